@@ -1,0 +1,82 @@
+// gexec: parse the command line, call the library, return its exit status.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "gexec/app/commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"gexec: runs JSON graphs of GEMM and elementwise ops on NVIDIA GPUs and checks them against a CPU reference"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("gexec ") + GEXEC_VERSION);
+  bool verbose = false, quiet = false;
+  app.add_flag("-v,--verbose", verbose, "More diagnostics on stderr (pass timings, choices)");
+  app.add_flag("-q,--quiet", quiet, "Only errors on stderr");
+
+  gexec::RunOptions run;
+  uint64_t seed = 0;
+  std::string arch;
+  double atol = 0, rtol = 0;
+  auto* run_cmd = app.add_subcommand("run", "Run a graph and check its outputs against the CPU reference");
+  run_cmd->add_option("graph", run.graph_path, "Graph file (JSON)")->required();
+  auto* seed_opt = run_cmd->add_option("--seed", seed, "Seed for the inputs (overrides the graph's; default 0)");
+  run_cmd->add_flag("--dry-run", run.dry_run, "Load, run the passes, select kernels and plan buffers; touch no device");
+  auto* arch_opt = run_cmd->add_option("--arch", arch, "Device to assume in a dry-run, e.g. sm_90 (default: detected, else sm_90)");
+  run_cmd->add_option("--device", run.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--backend", run.backend, "auto, cuda or cpu")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  auto* atol_opt = run_cmd->add_option("--atol", atol, "Absolute tolerance (default per output dtype)")->check(CLI::NonNegativeNumber);
+  auto* rtol_opt = run_cmd->add_option("--rtol", rtol, "Relative tolerance, times each element's scale (default per dtype)")->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--passes", run.passes, "Pass pipeline: default, none, or a comma-separated list");
+  run_cmd->add_flag("--print-after-all", run.print_after_all, "Print the graph after every pass");
+  run_cmd->add_option("--print-after", run.print_after, "Print the graph after the named pass");
+  run_cmd->add_option("--emit-graph", run.emit_graph, "Write the graph after the passes to this file");
+  run_cmd->add_option("--dump", run.dump_dir, "Write every graph input and output as .npy into this folder");
+  run_cmd->add_option("--verify", run.verify, "Check the outputs: auto, full or none")
+      ->check(CLI::IsMember({"auto", "full", "none"}));
+  run_cmd->add_option("--iters", run.timing.iters, "Time this many iterations after the checked run")
+      ->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--warmup", run.timing.warmup_iters, "Untimed iterations before timing (default 10)")
+      ->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--warmup-ms", run.timing.warmup_ms, "Also warm up for this many milliseconds")
+      ->check(CLI::NonNegativeNumber);
+  bool graph = false, no_graph = false;
+  auto* graph_flag = run_cmd->add_flag("--cuda-graph", graph, "Replay a captured CUDA graph when timing (the default)");
+  run_cmd->add_flag("--no-cuda-graph", no_graph, "Time direct launches instead of a graph replay")->excludes(graph_flag);
+  run_cmd->add_flag("--profile", run.timing.profile, "Also time each op on its own");
+  double peak = 0;
+  auto* peak_opt = run_cmd->add_option("--peak-tflops", peak, "The device's peak for '% of peak' (default: measured once, cached)")
+      ->check(CLI::PositiveNumber);
+
+  std::vector<std::string> files;
+  auto* validate_cmd = app.add_subcommand("validate", "Check graph files and report every problem");
+  validate_cmd->add_option("files", files, "Graph files")->required();
+
+  auto* kernels_cmd = app.add_subcommand("kernels", "Print the kernel table");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help and --version exit 0; usage errors are bad input
+  }
+  spdlog::set_default_logger(spdlog::stderr_color_mt("gexec"));
+  spdlog::set_pattern("gexec: %l: %v");
+  spdlog::set_level(quiet ? spdlog::level::err : verbose ? spdlog::level::debug : spdlog::level::info);
+
+  gexec::Exit status = gexec::Exit::ok;
+  if (*run_cmd) {
+    if (seed_opt->count()) run.seed = seed;
+    if (arch_opt->count()) run.arch = arch;
+    if (atol_opt->count()) run.atol = atol;
+    if (rtol_opt->count()) run.rtol = rtol;
+    if (peak_opt->count()) run.peak_tflops = peak;
+    run.timing.cuda_graph = !no_graph;
+    status = gexec::run_command(run, std::cout, std::cerr);
+  } else if (*validate_cmd) {
+    status = gexec::validate_command(files, std::cout, std::cerr);
+  } else if (*kernels_cmd) {
+    status = gexec::kernels_command(std::cout);
+  }
+  return static_cast<int>(status);
+}

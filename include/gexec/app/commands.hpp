@@ -1,0 +1,42 @@
+// The library behind the command line: each subcommand as one call that prints its results
+// and returns the exit status. main() only parses flags and calls these.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "gexec/exec/timing.hpp"
+#include "gexec/status.hpp"
+
+namespace gexec {
+
+struct RunOptions {
+  std::string graph_path;
+  std::optional<uint64_t> seed;      // overrides the graph's seed; default 0
+  bool dry_run = false;
+  std::optional<std::string> arch;   // stands in for the device in a dry-run; default: detected, else sm_90
+  int device = 0;
+  std::string backend = "auto";      // auto, cuda or cpu
+  std::optional<double> atol, rtol;  // override the per-dtype defaults
+  std::string passes = "default";    // "default", "none" or a comma-separated list
+  bool print_after_all = false;
+  std::string print_after;
+  std::string emit_graph;            // write the graph after the passes here
+  TimingOptions timing;              // timing.iters > 0 times the run
+  std::optional<double> peak_tflops; // the device's peak for "% of peak"; default: measured once and cached
+  std::string dump_dir;              // write every graph input and output as .npy here
+  std::string verify = "auto";       // full, sample, none, or auto (full below a size, sampled above)
+};
+
+Exit run_command(const RunOptions& opts, std::ostream& out, std::ostream& err);
+
+// `gexec validate FILE...`: "FILE: ok (N tensors, M ops)" on out, problems on err.
+Exit validate_command(const std::vector<std::string>& files, std::ostream& out, std::ostream& err);
+
+// `gexec kernels`: the kernel table.
+Exit kernels_command(std::ostream& out);
+
+}  // namespace gexec

@@ -1,0 +1,67 @@
+// The interface every backend implements: memory, input initialisation, kernels, timing.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "gexec/exec/timing.hpp"
+#include "gexec/ir/graph.hpp"
+#include "gexec/kernels/kernel_def.hpp"
+#include "gexec/status.hpp"
+
+namespace gexec {
+
+// One op bound to its buffers. Built once before the runs.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // Once, before the first run: plans, algorithm choice, workspaces, conversions of constants.
+  virtual Status prepare() = 0;
+  // Enqueues one execution on the device's stream. Never allocates or synchronises.
+  virtual Status run() = 0;
+};
+
+// The device addresses of an op's operands, in the op's input and output order.
+struct Binding {
+  std::vector<void*> inputs, outputs;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual Backend backend() const = 0;
+  virtual const DeviceCaps& caps() const = 0;
+
+  // The one arena for every tensor; runtime error naming the bytes needed and free when it
+  // does not fit. Released with the Device.
+  virtual Result<void*> allocate_arena(int64_t bytes) = 0;
+
+  // Writes a graph input's values at dst: drawn on the device from (seed, name) when the init
+  // is random or constant, bit-identical to generate_input(); uploaded otherwise.
+  virtual Status fill_input(const Tensor& t, void* dst, uint64_t seed) = 0;
+  virtual Status upload(void* dst, const void* src, size_t bytes) = 0;
+  virtual Status download(void* dst, const void* src, size_t bytes) = 0;
+  // Fills with 0xFF bytes (NaN in every dtype) so that unwritten output shows up in the check.
+  virtual Status poison(void* dst, size_t bytes) = 0;
+
+  virtual Result<std::unique_ptr<Kernel>> make_kernel(const KernelDef& def, const Graph& g, const Op& op,
+                                                      const Binding& binding) = 0;
+  // Waits for all enqueued work; reports any asynchronous failure.
+  virtual Status synchronize() = 0;
+
+  // Times `enqueue` (one run of the graph): warm-up, then opts.iters timed iterations; returns
+  // one time per iteration in microseconds. *graph_used says whether a captured graph was
+  // replayed (opts.cuda_graph and the run could be captured).
+  virtual Result<std::vector<double>> time_runs(const std::function<Status()>& enqueue, const TimingOptions& opts,
+                                                bool* graph_used) {
+    (void)enqueue, (void)opts, (void)graph_used;
+    return runtime_error("timing is not supported on this backend");
+  }
+
+  // The device's dense f16 matrix rate in TFLOP/s, measured once and cached; an error when unknown.
+  virtual Result<double> peak_tflops() { return runtime_error("the peak of this backend is unknown"); }
+};
+
+}  // namespace gexec

@@ -1,0 +1,51 @@
+// Runs a selected, planned graph on a Device: set up once (arena, inputs, kernels), then runs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "gexec/exec/buffer_plan.hpp"
+#include "gexec/exec/device.hpp"
+#include "gexec/kernels/select.hpp"
+
+namespace gexec {
+
+class Executor {
+ public:
+  // Allocates the arena, fills the graph inputs from the seed, builds every kernel, runs the
+  // hoisted ops and prepares the others. Nothing of this is repeated per run.
+  static Result<std::unique_ptr<Executor>> create(Device& device, Graph graph, const Selection& selection,
+                                                  const BufferPlan& plan, uint64_t seed);
+
+  // Enqueues one run: every op that is not hoisted, in order. No allocation, no synchronisation.
+  Status enqueue();
+  // Enqueues the k-th op that runs every time (for per-op timing); k < kernel_count().
+  Status enqueue_op(size_t k) { return kernels_[k]->run(); }
+  // The op of the k-th kernel that runs every time.
+  const Op& op_of_kernel(size_t k) const { return graph_.ops[run_ops_[k]]; }
+  // Poisons the outputs, enqueues one run and waits for it: a run whose outputs are checked.
+  Status run_checked();
+
+  // The stored bytes of a tensor, copied to the host.
+  Result<std::vector<uint8_t>> read(TensorId t) const;
+
+  const Graph& graph() const { return graph_; }
+  Device& device() const { return device_; }
+  size_t kernel_count() const { return kernels_.size(); }
+
+ private:
+  Executor(Device& device, Graph graph) : device_(device), graph_(std::move(graph)) {}
+  void* address(TensorId t) const;
+
+  Device& device_;
+  Graph graph_;
+  std::vector<int64_t> offset_;
+  std::vector<TensorId> poisoned_;
+  char* base_ = nullptr;
+  std::vector<std::unique_ptr<Kernel>> kernels_;  // the ops that run every time, in order
+  std::vector<size_t> run_ops_;                   // their op indexes
+  std::vector<std::unique_ptr<Kernel>> once_;     // hoisted ops, kept alive with their buffers
+};
+
+}  // namespace gexec

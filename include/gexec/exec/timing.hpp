@@ -1,0 +1,45 @@
+// Timing options and statistics of repeated runs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace gexec {
+
+// What a timing run did besides its samples, for the report (filled in where asked for).
+struct TimingInfo {
+  int reps = 1;                // back-to-back iterations per sample; each sample is their mean
+  int64_t warmup_iters = 0;    // untimed iterations run first, calibration included
+  double warmup_ms = 0;        // their wall time
+};
+
+struct TimingOptions {
+  int iters = 0;            // timed iterations; 0: no timing
+  int warmup_iters = 10;    // untimed iterations first
+  double warmup_ms = 0;     // and/or untimed iterations until this much time has passed
+  bool cuda_graph = true;   // capture one run as a CUDA graph and replay it, where it can be captured
+  bool profile = false;     // also time each op on its own
+  TimingInfo* info = nullptr;  // where given, Device::time_runs writes what it did here
+};
+
+// Statistics of per-iteration times, in microseconds.
+struct TimingStats {
+  int64_t samples = 0;
+  double min = 0, median = 0, mean = 0, p90 = 0, p99 = 0, max = 0;
+  double cv = 0;  // standard deviation over mean
+};
+
+TimingStats summarize(std::vector<double> micros);
+
+// A timed sample lasts at least this long: a single launch of a tiny graph is shorter than
+// the events' resolution and jitter, so such graphs are timed in batches.
+constexpr double kMinSampleMicros = 100;
+// How many back-to-back iterations make one sample, from an estimate of one iteration's time:
+// 1 at or above kMinSampleMicros, else enough to reach it (at most kMaxReps).
+constexpr int kMaxReps = 10000;
+int reps_for_sample(double micros_per_iter);
+
+// Above this coefficient of variation the report warns that the timings are noisy.
+constexpr double kNoisyCv = 0.10;
+
+}  // namespace gexec

@@ -1,0 +1,51 @@
+// Element types and layouts of tensors, with the exact conversions between f16/bf16 bits and float.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string_view>
+
+namespace gexec {
+
+enum class DType : uint8_t { f16, bf16, f32 };
+enum class Layout : uint8_t { rowmajor, colmajor };
+
+constexpr int dtype_size(DType t) { return t == DType::f32 ? 4 : 2; }
+constexpr std::string_view dtype_name(DType t) {
+  return t == DType::f16 ? "f16" : t == DType::bf16 ? "bf16" : "f32";
+}
+constexpr std::string_view layout_name(Layout l) { return l == Layout::rowmajor ? "rowmajor" : "colmajor"; }
+std::optional<DType> parse_dtype(std::string_view s);
+std::optional<Layout> parse_layout(std::string_view s);
+
+// Exact widening conversions.
+inline float f32_from_bits(uint32_t b) { float f; std::memcpy(&f, &b, 4); return f; }
+inline uint32_t bits_from_f32(float f) { uint32_t b; std::memcpy(&b, &f, 4); return b; }
+inline float bf16_to_float(uint16_t h) { return f32_from_bits(uint32_t(h) << 16); }
+float f16_to_float(uint16_t h);
+
+// Round-to-nearest-even narrowing conversions (overflow gives infinity, NaN stays NaN).
+uint16_t float_to_f16(float f);
+uint16_t float_to_bf16(float f);
+
+// Reads element i of a buffer of the given dtype as float.
+inline float load_as_float(const void* data, DType t, int64_t i) {
+  switch (t) {
+    case DType::f16: return f16_to_float(static_cast<const uint16_t*>(data)[i]);
+    case DType::bf16: return bf16_to_float(static_cast<const uint16_t*>(data)[i]);
+    case DType::f32: return static_cast<const float*>(data)[i];
+  }
+  return 0.0f;
+}
+
+// Writes element i, rounding to the dtype.
+inline void store_from_float(void* data, DType t, int64_t i, float v) {
+  switch (t) {
+    case DType::f16: static_cast<uint16_t*>(data)[i] = float_to_f16(v); break;
+    case DType::bf16: static_cast<uint16_t*>(data)[i] = float_to_bf16(v); break;
+    case DType::f32: static_cast<float*>(data)[i] = v; break;
+  }
+}
+
+}  // namespace gexec

@@ -1,0 +1,46 @@
+// A tensor of the graph: name, shape, dtype, layout, and how a graph input is initialised.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gexec/ir/dtype.hpp"
+
+namespace gexec {
+
+using TensorId = int32_t;
+using OpId = int32_t;
+constexpr int32_t kNone = -1;
+
+enum class InitKind : uint8_t { normal, uniform, zeros, ones, values, file };
+
+struct Init {
+  InitKind kind = InitKind::normal;
+  double mean = 0.0, std = 1.0;   // normal
+  double low = -1.0, high = 1.0;  // uniform
+  std::vector<double> values;     // values, and file (the file's data, read at load time)
+  std::string file;               // file: the path as written in the graph
+  bool operator==(const Init&) const = default;
+};
+
+struct Tensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = DType::f32;
+  Layout layout = Layout::rowmajor;
+  bool constant = false;
+  std::optional<Init> init;  // as written; graph inputs without one use Init{} (normal, 0, 1)
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+  int64_t bytes() const { return numel() * dtype_size(dtype); }
+  int rank() const { return static_cast<int>(shape.size()); }
+  bool operator==(const Tensor&) const = default;
+};
+
+}  // namespace gexec

@@ -1,0 +1,33 @@
+// Comparing an output with the reference under a per-dtype tolerance.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gexec/ir/tensor.hpp"
+#include "gexec/verify/reference.hpp"
+
+namespace gexec {
+
+// An element passes when |got - ref| <= atol + rtol * scale (RefTensor::scale).
+struct Tolerance {
+  double atol = 0, rtol = 0;
+};
+Tolerance default_tolerance(DType output);
+
+struct OutputCheck {
+  std::string name;
+  DType dtype = DType::f32;
+  int64_t count = 0;
+  double max_abs = 0, max_rel = 0;  // max |got-ref|, max |got-ref| / |ref| over ref != 0
+  double rel_fro = 0;               // ||got - ref|| / ||ref||
+  int64_t worst = -1;               // element with the largest error relative to its bound
+  double worst_got = 0, worst_ref = 0;
+  int64_t beyond = 0;               // elements over the tolerance (NaN and infinity included)
+  Tolerance tol;
+  bool pass = false;
+};
+
+OutputCheck compare_output(const Tensor& t, const void* got, const RefTensor& ref, Tolerance tol);
+
+}  // namespace gexec

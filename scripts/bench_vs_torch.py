@@ -1,0 +1,512 @@
+#!/usr/bin/env python3
+"""Benchmarks gexec's fused GEMM + bias + ReLU against PyTorch on the same GPU and the same data.
+
+Runs on a machine with a CUDA device and PyTorch; elsewhere it says so and exits 0.
+
+    python3 scripts/bench_vs_torch.py --gexec build/release/gexec --out docs
+
+For each shape and dtype it writes two graphs (GEMM_BIAS_ACT with ReLU, and a plain MATMUL),
+times them with `gexec run --iters`, loads the inputs gexec used from its --dump into PyTorch,
+checks PyTorch's result against gexec's output, and times three PyTorch versions on those
+tensors with the method gexec uses. Prints one table and writes OUT/performance.md and
+OUT/performance.png.
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SKIP_MESSAGE = "skipped: needs PyTorch and a CUDA device"
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = "graphs/gemm_bias_relu.json"
+
+# (M, N, K); every shape in f16, the large ones in bf16 too.
+SHAPES = [(64, 96, 80), (128, 128, 128), (1024, 1024, 1024), (4096, 4096, 4096), (8192, 8192, 8192),
+          (4096, 11008, 4096), (8192, 4096, 1024), (16, 4096, 4096), (4095, 4097, 4093)]
+BF16_MIN_MACS = 8192 * 4096 * 1024
+TARGET_MIN_MACS = 1024 ** 3  # "every shape >= 1024^3" for the target against PyTorch
+
+MIN_SAMPLE_US = 100.0  # the batch rule of gexec's timer (include/gexec/exec/timing.hpp)
+MAX_REPS = 10000
+
+COLUMNS = ["gexec fused", "gexec plain", "torch relu(addmm)", "torch _addmm_activation", "torch graph"]
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--gexec", default="build/release/gexec", help="the gexec executable")
+    p.add_argument("--out", default="docs", help="where performance.md and performance.png go")
+    p.add_argument("--warmup-ms", type=float, default=200.0, help="warm-up of every timing")
+    p.add_argument("--shapes", default="", help="only these, e.g. 4096x4096x4096,64x96x80 (default: all)")
+    p.add_argument("--no-bf16", action="store_true", help="f16 only")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds allowed to one gexec run")
+    return p.parse_args()
+
+
+def samples_for(m, n, k):
+    """Fewer samples for the large shapes: the whole benchmark stays within a few minutes."""
+    macs = m * n * k
+    return 300 if macs < 2 ** 30 else 100 if macs < 2 ** 34 else 40
+
+
+def cases(args):
+    wanted = {s.strip() for s in args.shapes.split(",") if s.strip()}
+    out = []
+    for m, n, k in SHAPES:
+        if wanted and f"{m}x{n}x{k}" not in wanted:
+            continue
+        out.append((m, n, k, "f16"))
+    if not args.no_bf16:
+        for m, n, k in SHAPES:
+            if m * n * k >= BF16_MIN_MACS and (not wanted or f"{m}x{n}x{k}" in wanted):
+                out.append((m, n, k, "bf16"))
+    return out
+
+
+def shape_label(m, n, k):
+    return f"{m}^3" if m == n == k else f"{m}x{n}x{k}"
+
+
+# ---------------------------------------------------------------- gexec
+
+def write_graph(path, m, n, k, dtype, fused):
+    tensors = [{"name": "A", "shape": [m, k], "dtype": dtype},
+               {"name": "B", "shape": [k, n], "dtype": dtype}]
+    if fused:
+        tensors.append({"name": "Bias", "shape": [n], "dtype": dtype, "constant": True})
+        op = {"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "Bias"], "outputs": ["C"],
+              "attrs": {"mnk": [m, n, k], "act": "relu"}}
+    else:
+        op = {"op_type": "MATMUL", "inputs": ["A", "B"], "outputs": ["C"]}
+    tensors.append({"name": "C", "shape": [m, n], "dtype": dtype})
+    graph = {"format": "gexec.graph", "version": 1,
+             "name": f"{'gemm_bias_relu' if fused else 'matmul'}_{m}x{n}x{k}_{dtype}",
+             "tensors": tensors, "ops": [op], "outputs": ["C"]}
+    Path(path).write_text(json.dumps(graph, indent=1) + "\n")
+
+
+class GexecError(Exception):
+    pass
+
+
+def run_gexec(gexec, graph, extra, timeout):
+    """Runs `gexec run graph extra...`; returns (the timing-json object or None, wall seconds)."""
+    cmd = [gexec, "run", str(graph)] + extra
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise GexecError(f"timed out after {timeout:.0f} s: {' '.join(cmd)}")
+    wall = time.perf_counter() - t0
+    timing = None
+    for line in p.stdout.splitlines():
+        if line.startswith("timing-json: "):
+            timing = json.loads(line[len("timing-json: "):])
+    if p.returncode != 0:
+        last = (p.stderr.strip().splitlines() or p.stdout.strip().splitlines() or ["no output"])[-1]
+        raise GexecError(f"gexec exited with {p.returncode}: {last}")
+    return timing, wall
+
+
+def time_gexec(args, graph, iters, extra=()):
+    timing, _ = run_gexec(args.gexec, graph, ["--iters", str(iters), "--warmup-ms", str(args.warmup_ms)] + list(extra),
+                          args.timeout)
+    if timing is None:
+        raise GexecError("gexec printed no timing-json line")
+    return timing
+
+
+# ---------------------------------------------------------------- PyTorch
+
+def time_torch(torch, fn, iters, warmup_ms):
+    """gexec's method: warm-up for warmup_ms in chunks (synchronising only between chunks),
+    calibration of the batch size, then `iters` samples of `reps` back-to-back calls between
+    two CUDA events; returns the median per call in microseconds, and reps."""
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    chunk = 1
+    while True:
+        c0 = time.perf_counter()
+        for _ in range(chunk):
+            fn()
+        torch.cuda.synchronize()
+        if (time.perf_counter() - t0) * 1e3 >= warmup_ms:
+            break
+        if (time.perf_counter() - c0) * 1e3 < 10 and chunk < 2 ** 20:
+            chunk *= 2
+    start = torch.cuda.Event(enable_timing=True)
+    stop = torch.cuda.Event(enable_timing=True)
+    n = 1
+    while True:
+        start.record()
+        for _ in range(n):
+            fn()
+        stop.record()
+        stop.synchronize()
+        us = start.elapsed_time(stop) * 1e3
+        per = us / n
+        if us >= MIN_SAMPLE_US or n >= MAX_REPS:
+            break
+        n = min(MAX_REPS, max(2 * n, math.ceil(2 * MIN_SAMPLE_US / max(per, 0.01))))
+    reps = 1 if per >= MIN_SAMPLE_US else min(MAX_REPS, math.ceil(MIN_SAMPLE_US / max(per, 1e-6)))
+    marks = [torch.cuda.Event(enable_timing=True) for _ in range(iters + 1)]
+    marks[0].record()
+    for i in range(iters):
+        for _ in range(reps):
+            fn()
+        marks[i + 1].record()
+    torch.cuda.synchronize()
+    samples = [marks[i].elapsed_time(marks[i + 1]) * 1e3 / reps for i in range(iters)]
+    return statistics.median(samples), reps
+
+
+def torch_variants(torch, a, b, bias):
+    """The three PyTorch versions of relu(A @ B + bias); the last replays a captured graph,
+    returned with its output so that both live as long as the timing."""
+    eager = lambda: torch.relu(torch.addmm(bias, a, b))
+    fused = lambda: torch._addmm_activation(bias, a, b)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up before capture, as torch.cuda.graphs asks
+        for _ in range(3):
+            fused()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_out = fused()
+    return {"torch relu(addmm)": eager, "torch _addmm_activation": fused, "torch graph": graph.replay}, (graph, static_out)
+
+
+def load_inputs(torch, np, dump, dtype):
+    tdtype = torch.float16 if dtype == "f16" else torch.bfloat16
+    out = {}
+    for name in ("A", "B", "Bias", "C"):
+        arr = np.load(Path(dump) / f"{name}.npy")
+        # bf16 is dumped widened to float32; narrowing it back is exact.
+        t = torch.from_numpy(np.ascontiguousarray(arr)).to("cuda")
+        out[name] = t.float() if name == "C" else t.to(tdtype)
+    return out
+
+
+def sanity(torch, t, fn):
+    """Largest |torch - gexec| over the largest |result|: both accumulate in f32 and round once."""
+    ref = fn().float()
+    scale = max(ref.abs().max().item(), 1e-6)
+    err = (ref - t["C"]).abs().max().item() / scale
+    return err, err <= 2e-2
+
+
+# ---------------------------------------------------------------- one case
+
+def run_case(args, torch, np, tmp, m, n, k, dtype):
+    row = {"m": m, "n": n, "k": k, "dtype": dtype, "us": {}, "errors": [], "check": ""}
+    iters = samples_for(m, n, k)
+    fused_g, plain_g, dump = tmp / "fused.json", tmp / "plain.json", tmp / "dump"
+    write_graph(fused_g, m, n, k, dtype, True)
+    write_graph(plain_g, m, n, k, dtype, False)
+    shutil.rmtree(dump, ignore_errors=True)
+    try:
+        t = time_gexec(args, fused_g, iters, ["--verify", "sample", "--dump", str(dump)])
+        row["us"]["gexec fused"] = t["median_us"]
+        row["reps"] = t.get("reps")
+        row["graph"] = t.get("graph_used")
+        row["peak"] = t.get("peak_tflops")
+    except (GexecError, ValueError, KeyError) as e:
+        row["errors"].append(f"gexec fused: {e}")
+    try:
+        row["us"]["gexec plain"] = time_gexec(args, plain_g, iters, ["--verify", "sample"])["median_us"]
+    except (GexecError, ValueError, KeyError) as e:
+        row["errors"].append(f"gexec plain: {e}")
+    if not (dump / "A.npy").exists():
+        row["errors"].append("torch: no dumped inputs from gexec to run on")
+        return row
+    graph = None
+    try:
+        tensors = load_inputs(torch, np, dump, dtype)
+        shutil.rmtree(dump, ignore_errors=True)
+        a, b, bias = tensors["A"], tensors["B"], tensors["Bias"]
+        variants, graph = torch_variants(torch, a, b, bias)
+        err, ok = sanity(torch, tensors, variants["torch _addmm_activation"])
+        row["check"] = f"{'ok' if ok else 'MISMATCH'} {err:.1e}"
+        for name, fn in variants.items():
+            row["us"][name], _ = time_torch(torch, fn, iters, args.warmup_ms)
+    except Exception as e:  # a failed shape is recorded and the others still run
+        row["errors"].append(f"torch: {type(e).__name__}: {e}")
+    finally:
+        shutil.rmtree(dump, ignore_errors=True)
+        del graph
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+    return row
+
+
+def tflops(row, col):
+    us = row["us"].get(col)
+    return 2.0 * row["m"] * row["n"] * row["k"] / (us * 1e-6) / 1e12 if us else None
+
+
+def ratio(row, col):
+    f, o = row["us"].get("gexec fused"), row["us"].get(col)
+    return f / o if f and o else None
+
+
+def torch_best(row):
+    times = [row["us"][c] for c in COLUMNS[2:] if c in row["us"]]
+    return min(times) if len(times) == 3 else None
+
+
+# ---------------------------------------------------------------- the example graph
+
+def example_timings(args):
+    res = {"errors": []}
+    for key, extra in (("graph_us", []), ("direct_us", ["--no-cuda-graph"])):
+        try:
+            t = time_gexec(args, REPO / EXAMPLE, 1000, extra)
+            res[key] = t["median_us"]
+            res[key + "_reps"] = t.get("reps")
+            if key == "graph_us" and not t.get("graph_used"):
+                res["errors"].append("the example was not replayed as a CUDA graph")
+        except (GexecError, ValueError, KeyError) as e:
+            res["errors"].append(f"example {key}: {e}")
+    try:
+        run_gexec(args.gexec, REPO / EXAMPLE, [], args.timeout)  # untimed: loads the binary and driver into the page cache
+        walls = [run_gexec(args.gexec, REPO / EXAMPLE, [], args.timeout)[1] for _ in range(5)]
+        res["process_s"] = statistics.median(walls)
+    except GexecError as e:
+        res["errors"].append(f"example process: {e}")
+    return res
+
+
+# ---------------------------------------------------------------- output
+
+def fmt_us(v):
+    return "-" if v is None else f"{v:.1f}" if v >= 100 else f"{v:.2f}"
+
+
+def fmt_x(v):
+    return "-" if v is None else f"{v:.2f}x"
+
+
+def fmt_tf(v):
+    return "-" if v is None else f"{v:.1f}" if v >= 10 else f"{v:.3f}"
+
+
+HEAD = ["shape (MxNxK)", "dtype"] + [c + " us" for c in COLUMNS] + [
+    "fused/plain", "fused/relu(addmm)", "fused/_addmm_act", "fused/torch graph", "fused TFLOP/s", "check"]
+
+
+def table_rows(rows):
+    out = []
+    for r in rows:
+        out.append([f"{r['m']}x{r['n']}x{r['k']}", r["dtype"]] + [fmt_us(r["us"].get(c)) for c in COLUMNS] +
+                   [fmt_x(ratio(r, c)) for c in COLUMNS[1:]] + [fmt_tf(tflops(r, "gexec fused")), r["check"] or "-"])
+    return out
+
+
+def print_table(rows):
+    body = table_rows(rows)
+    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(HEAD)]
+    print("  ".join(h.rjust(w) for h, w in zip(HEAD, widths)))
+    for b in body:
+        print("  ".join(c.rjust(w) for c, w in zip(b, widths)))
+    for r in rows:
+        for e in r["errors"]:
+            print(f"  {r['m']}x{r['n']}x{r['k']} {r['dtype']}: {e}")
+
+
+def targets(rows, ex):
+    """(target, measured, verdict) for each target of the issue; f16 rows only."""
+    out = []
+    f16 = {(r["m"], r["n"], r["k"]): r for r in rows if r["dtype"] == "f16"}
+
+    def verdict(value, limit):
+        return "not measured" if value is None else "met" if value <= limit else "missed"
+
+    for s in ((4096, 4096, 4096), (8192, 8192, 8192)):
+        r = f16.get(s)
+        v = ratio(r, "gexec plain") if r else None
+        out.append((f"fused <= 1.03x plain, {shape_label(*s)} f16", fmt_x(v), verdict(v, 1.03)))
+    for s, r in f16.items():
+        if s[0] * s[1] * s[2] < TARGET_MIN_MACS:
+            continue
+        best = torch_best(r)
+        v = r["us"]["gexec fused"] / best if best and r["us"].get("gexec fused") else None
+        out.append((f"fused <= 0.95x PyTorch's best, {shape_label(*s)} f16", fmt_x(v), verdict(v, 0.95)))
+    g, d, p = ex.get("graph_us"), ex.get("direct_us"), ex.get("process_s")
+    out.append(("example graph per iteration, graph replay <= 4 us", fmt_us(g) + " us" if g else "-", verdict(g, 4.0)))
+    out.append(("example graph per iteration, direct launches <= 7 us", fmt_us(d) + " us" if d else "-",
+                verdict(d, 7.0)))
+    out.append((f"whole process `gexec run {EXAMPLE}` < 0.5 s", f"{p:.3f} s" if p else "-",
+                "not measured" if p is None else "met" if p < 0.5 else "missed"))
+    return out
+
+
+def versions(torch, args):
+    v = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "torch CUDA": torch.version.cuda,
+         "python": platform.python_version()}
+    try:
+        v["gexec"] = subprocess.run([args.gexec, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired) as e:
+        v["gexec"] = f"unknown ({e})"
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30)
+        v["driver"] = smi.stdout.strip().splitlines()[0] if smi.returncode == 0 and smi.stdout.strip() else "unknown"
+    except (OSError, subprocess.TimeoutExpired):
+        v["driver"] = "unknown"
+    return v
+
+
+def plot(rows, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed: no plot"
+    labels = [f"{shape_label(r['m'], r['n'], r['k'])}\n{r['dtype']}" for r in rows]
+    width = 0.8 / len(COLUMNS)
+    fig, ax = plt.subplots(figsize=(max(10, 1.1 * len(rows)), 5.5))
+    for i, col in enumerate(COLUMNS):
+        xs = [j + (i - (len(COLUMNS) - 1) / 2) * width for j in range(len(rows))]
+        ax.bar(xs, [tflops(r, col) or 0 for r in rows], width, label=col)
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels(labels, fontsize=8)
+    ax.set_yscale("log")
+    ax.set_ylabel("TFLOP/s (2MNK / median time)")
+    ax.set_title("GEMM + bias + ReLU: gexec and PyTorch on the same GPU and data")
+    ax.grid(axis="y", which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return None
+
+
+def write_markdown(path, rows, ex, ver, command, plot_note, elapsed, warmup_ms):
+    def md_table(head, body):
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(b) + " |" for b in body]
+        return "\n".join(lines)
+
+    peak = next((r.get("peak") for r in rows if r.get("peak")), None)
+    errors = [f"- {r['m']}x{r['n']}x{r['k']} {r['dtype']}: {e}" for r in rows for e in r["errors"]] + \
+             [f"- {e}" for e in ex["errors"]]
+    text = f"""# Performance
+
+gexec against PyTorch on {ver['device']}, {datetime.date.today().isoformat()}: medians of one run,
+on the same input values (PyTorch reads the inputs gexec drew, from its `--dump`).
+
+Reproduce on a machine with a CUDA device and PyTorch (takes a few minutes):
+
+    {command}
+
+## Method
+
+- **gexec fused**: a graph with one `GEMM_BIAS_ACT` (act relu): A [M,K], B [K,N], bias [N] and
+  C [M,N], all of the row's dtype. `gexec run G --iters N --warmup-ms {warmup_ms:g} --verify sample --dump DIR`,
+  CUDA graph replay (the default). **gexec plain**: the same with one `MATMUL` and no bias.
+- gexec's timer: warm-up by duration, then N samples, each of R back-to-back iterations between
+  two CUDA events (R chosen once so that a sample lasts at least 100 us; 1 for larger
+  iterations), nothing synchronised or allocated inside the loop; the median of the per-iteration times.
+- **PyTorch**, on the same tensors and with the same method (warm-up, batches of back-to-back
+  calls, CUDA events, median): `torch.relu(torch.addmm(bias, A, B))`,
+  `torch._addmm_activation(bias, A, B)`, and a `torch.cuda.CUDAGraph` replay of the latter.
+- Ratios are gexec fused time / the other time: below 1 means gexec fused is faster.
+  TFLOP/s is 2MNK / median time (the bias and ReLU are not counted).
+- check: the largest |PyTorch - gexec| over the largest |result| (a sanity check; gexec checks
+  its own output against its CPU reference with `--verify sample`).
+- Device peak as gexec measured it (8192^3 f16 cuBLASLt GEMM): {f'{peak:.1f} TFLOP/s' if peak else 'unknown'}.
+
+## Results
+
+{md_table(HEAD, table_rows(rows))}
+
+{'![TFLOP/s per shape and implementation](performance.png)' if not plot_note else plot_note}
+
+## The example graph (`{EXAMPLE}`, 64x96x80, f16)
+
+| measurement | value |
+|---|---|
+| per iteration, CUDA graph replay | {fmt_us(ex.get('graph_us'))} us (samples of {ex.get('graph_us_reps', '-')} iterations) |
+| per iteration, direct launches (`--no-cuda-graph`) | {fmt_us(ex.get('direct_us'))} us (samples of {ex.get('direct_us_reps', '-')} iterations) |
+| whole process `gexec run {EXAMPLE}`, median of 5 | {f"{ex['process_s']:.3f} s" if ex.get('process_s') else '-'} |
+
+## Targets
+
+{md_table(["target", "measured", "verdict"], [list(t) for t in targets(rows, ex)])}
+
+## Errors
+
+{chr(10).join(errors) if errors else 'None.'}
+
+## Versions
+
+{md_table(["", ""], [[k, str(v)] for k, v in ver.items()])}
+
+The whole benchmark took {elapsed:.0f} s.
+"""
+    Path(path).write_text(text)
+
+
+def main():
+    args = parse_args()
+    try:
+        import numpy as np
+        import torch
+    except ImportError:
+        print(SKIP_MESSAGE)
+        return 0
+    if not torch.cuda.is_available():
+        print(SKIP_MESSAGE)
+        return 0
+    gexec = Path(args.gexec)
+    if not gexec.is_absolute():
+        gexec = (Path.cwd() / gexec).resolve()
+    if not gexec.exists():
+        print(f"bench_vs_torch: no gexec at {gexec}; build it first (scripts/build.sh release)", file=sys.stderr)
+        return 2
+    args.gexec = str(gexec)
+    out_dir = Path(args.out)
+    if not out_dir.is_absolute():
+        out_dir = Path.cwd() / out_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    command = "python3 scripts/bench_vs_torch.py " + " ".join(sys.argv[1:])
+
+    start = time.perf_counter()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="gexec-bench-") as tmp:
+        for m, n, k, dtype in cases(args):
+            print(f"{m}x{n}x{k} {dtype} ...", file=sys.stderr, flush=True)
+            rows.append(run_case(args, torch, np, Path(tmp), m, n, k, dtype))
+    print("example graph ...", file=sys.stderr, flush=True)
+    ex = example_timings(args)
+    elapsed = time.perf_counter() - start
+
+    print_table(rows)
+    print(f"example graph: graph replay {fmt_us(ex.get('graph_us'))} us, direct launches {fmt_us(ex.get('direct_us'))} us, "
+          f"whole process {ex['process_s']:.3f} s" if ex.get("process_s") else "example graph: see the errors")
+    for e in ex["errors"]:
+        print(f"  {e}")
+    for name, value, verdict in targets(rows, ex):
+        print(f"target: {name}: {value} ({verdict})")
+
+    plot_note = plot(rows, out_dir / "performance.png")
+    ver = versions(torch, args)
+    write_markdown(out_dir / "performance.md", rows, ex, ver, command, plot_note, elapsed, args.warmup_ms)
+    print(f"wrote {out_dir / 'performance.md'}" + ("" if plot_note else f" and {out_dir / 'performance.png'}"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Everything to run on a GPU machine in one go: build, every test, every graph (checked, timed,
+# under compute-sanitizer), and the benchmark against PyTorch. A summary goes to stdout; the
+# build log, the sanitizer's full output and the benchmark's files go to $OUT (default out/).
+#   scripts/gpu_check.sh [all|build|tests|graphs|sanitizer|bench]...
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+stages=${*:-all}
+want() { [[ " $stages " == *" all "* || " $stages " == *" $1 "* ]]; }
+gexec=build/release/gexec
+status=0
+note() { printf '\n=== %s\n' "$*"; }
+
+note "device"
+nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.max.sm --format=csv 2>&1
+
+if want build || want tests || want graphs || want sanitizer || want bench; then
+  note "build"
+  bash scripts/setup.sh
+  start=$(date +%s)
+  if ! GEXEC_CUDA_ARCH=90 bash scripts/build.sh release > "$OUT/build.log" 2>&1; then
+    tail -40 "$OUT/build.log"; echo "build failed"; exit 1
+  fi
+  echo "built in $(( $(date +%s) - start )) s"
+fi
+
+if want tests; then
+  note "tests"
+  ctest --test-dir build/release --output-on-failure --timeout 900 2>&1 | tail -40 || status=1
+  note "gpu tests (detail)"
+  build/release/tests/gexec_gpu_tests 2>&1 | tail -15
+fi
+
+if want graphs; then
+  note "graphs"
+  for g in graphs/*.json; do
+    echo "--- $g"
+    /usr/bin/time -f "wall %e s, max rss %M KiB" "$gexec" run "$g" 2>&1 | tail -14
+  done
+  note "example timed"
+  "$gexec" run graphs/gemm_bias_relu.json --iters 2000 --warmup-ms 200 2>&1 | tail -12
+  "$gexec" run graphs/gemm_bias_relu.json --iters 2000 --warmup-ms 200 --no-cuda-graph 2>&1 | tail -12
+  "$gexec" run graphs/mlp3.json --iters 200 --profile 2>&1 | tail -16
+  note "whole process, 5 times"
+  for i in 1 2 3 4 5; do /usr/bin/time -f "%e s" "$gexec" -q run graphs/gemm_bias_relu.json >/dev/null; done 2>&1
+fi
+
+if want sanitizer; then
+  note "compute-sanitizer"
+  for tool in memcheck racecheck; do
+    for g in graphs/*.json; do
+      printf '%s %s: ' "$tool" "$g"
+      log=$(mktemp)
+      compute-sanitizer --tool "$tool" --error-exitcode 9 "$gexec" -q run "$g" > "$log" 2>&1
+      rc=$?; echo "exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | head -1)"
+      { echo "### $tool $g (exit $rc)"; cat "$log"; } >> "$OUT/sanitizer.log"
+      [ $rc -eq 0 ] || status=1
+    done
+  done
+fi
+
+if want bench; then
+  note "benchmark"
+  PYTHONUNBUFFERED=1 python3 scripts/bench_vs_torch.py --gexec "$gexec" --out docs 2>&1 | tail -40
+  cp -f docs/performance.md docs/performance.png "$OUT/" 2>/dev/null || true
+fi
+exit $status

@@ -1,0 +1,20 @@
+// --dump DIR: every graph input and output written as NumPy .npy, named after the tensor.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gexec/ir/graph.hpp"
+#include "gexec/status.hpp"
+
+namespace gexec {
+
+// Writes DIR/<name>.npy for each tensor: f16 as "<f2", f32 as "<f4", bf16 widened exactly to
+// "<f4" (NumPy has no bf16). Every array has the tensor's logical shape in C order (colmajor
+// tensors are transposed on the way). Returns the names of the bf16 tensors that were widened.
+Result<std::vector<std::string>> dump_tensors(const std::string& dir, const Graph& g,
+                                              const std::map<std::string, std::vector<uint8_t>>& bytes);
+
+}  // namespace gexec

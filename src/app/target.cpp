@@ -1,0 +1,79 @@
+// Backend choice: --backend auto takes CUDA where a device is present, the CPU otherwise.
+#include "target.hpp"
+
+#if GEXEC_HAVE_CUDA
+#include "gexec/backends/cuda_device.hpp"
+#endif
+#if GEXEC_HAVE_CPU
+#include "gexec/backends/cpu_device.hpp"
+#endif
+
+namespace gexec {
+namespace {
+
+int cuda_devices(std::string* why) {
+#if GEXEC_HAVE_CUDA
+  return cuda_device_count(why);
+#else
+  *why = "this build has no CUDA backend";
+  return 0;
+#endif
+}
+
+Result<Target> cuda_target(const RunOptions& opts) {
+  Target t;
+  t.backend = Backend::cuda;
+  std::string why;
+  if (opts.dry_run) {
+    if (opts.arch || cuda_devices(&why) == 0) {
+      auto caps = caps_for_arch(opts.arch.value_or("sm_90"));
+      if (!caps) return caps.error();
+      t.caps = *caps;
+      return t;
+    }
+#if GEXEC_HAVE_CUDA
+    auto caps = detect_cuda_caps(opts.device);
+    if (!caps) return caps.error();
+    t.caps = *caps;
+#endif
+    return t;
+  }
+#if GEXEC_HAVE_CUDA
+  auto dev = open_cuda_device(opts.device);
+  if (!dev) return dev.error();
+  t.device = std::move(*dev);
+  t.caps = t.device->caps();
+  return t;
+#else
+  return runtime_error("this build has no CUDA backend (configured with GEXEC_CUDA=OFF)");
+#endif
+}
+
+Result<Target> cpu_target() {
+#if GEXEC_HAVE_CPU
+  Target t;
+  t.backend = Backend::cpu;
+  t.device = open_cpu_device();
+  t.caps = t.device->caps();
+  return t;
+#else
+  return runtime_error("this build has no CPU backend (no OpenBLAS was found when it was configured)");
+#endif
+}
+
+}  // namespace
+
+Result<Target> choose_target(const RunOptions& opts) {
+  if (opts.backend == "cuda") return cuda_target(opts);
+  if (opts.backend == "cpu") return cpu_target();
+  if (opts.backend != "auto")
+    return bad_input("--backend: unknown backend \"" + opts.backend + "\"; expected one of auto, cuda, cpu");
+  std::string why;
+  if (opts.dry_run || cuda_devices(&why) > 0) return cuda_target(opts);
+  auto t = cpu_target();
+  if (!t) return runtime_error("no CUDA device (" + why + ") and " + t.error().message);
+  t->notice = "no CUDA device (" + why + "): running on the CPU backend";
+  return t;
+}
+
+}  // namespace gexec

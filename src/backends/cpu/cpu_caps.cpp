@@ -1,0 +1,87 @@
+// The declarations of the CPU kernels (cpu_gemm.cpp, cpu_elementwise.cpp). Compiled into the
+// core without BLAS headers, so that the table and dry-runs need no OpenBLAS.
+#include <climits>
+#include <string>
+
+#include "gexec/ir/gemm_shape.hpp"
+#include "gexec/kernels/declared.hpp"
+
+namespace gexec {
+namespace {
+
+// A tensor that keeps its values between runs: a constant graph input.
+bool ready_before_runs(const Graph& g, TensorId t) {
+  if (!g.tensor(t).constant) return false;
+  for (const Op& op : g.ops)
+    for (TensorId o : op.outputs)
+      if (o == t) return false;
+  return true;
+}
+
+// Accepts every product whose shapes agree and whose sizes fit cblas_sgemm's int arguments.
+Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
+  Verdict v;
+  std::string why;
+  const auto s = gemm_shape(g, op, &why);
+  if (!s) {
+    v.rejected = why;
+    return v;
+  }
+  if (s->m > INT_MAX || s->n > INT_MAX || s->k > INT_MAX) {
+    v.rejected = "M, N or K beyond cblas_sgemm's 32-bit sizes";
+    return v;
+  }
+  for (int i = 0; i < 2; ++i) {
+    const Tensor& t = g.tensor(op.inputs[static_cast<size_t>(i)]);
+    if (t.dtype == DType::f32) continue;
+    const bool once = ready_before_runs(g, op.inputs[static_cast<size_t>(i)]);
+    v.notes.push_back(std::string(i == 0 ? "A " : "B ") + std::string(dtype_name(t.dtype)) +
+                      ": converting to f32 for cblas_sgemm " + (once ? "once, before the runs" : "in every run"));
+  }
+  const Tensor& c = g.tensor(op.outputs[0]);
+  const bool epilogue = s->has_bias || (op.type == OpType::GEMM_BIAS_ACT && op.attrs.act != Act::none);
+  if (c.dtype != DType::f32)
+    v.notes.push_back(std::string("computing into an f32 scratch buffer, then ") + (epilogue ? "bias, activation and " : "") +
+                      "rounding to " + std::string(dtype_name(c.dtype)) + " in one pass");
+  else if (epilogue)
+    v.notes.push_back("bias and activation in one pass over C after the product");
+  return v;
+}
+
+}  // namespace
+
+std::vector<KernelDef> cpu_kernel_defs() {
+  const std::vector<DType> all = {DType::f16, DType::bf16, DType::f32};
+  auto def = [&](std::string name, OpType op, size_t inputs, std::string summary) {
+    KernelDef d;
+    d.name = std::move(name);
+    d.op = op;
+    d.backend = Backend::cpu;
+    d.priority = 10;
+    d.inputs.assign(inputs, all);
+    d.outputs = all;
+    d.colmajor = true;  // operands are read by logical element, or mapped onto BLAS transposes
+    d.summary = std::move(summary);
+    return d;
+  };
+  KernelDef gemm = def("cpu.gemm_bias_act", OpType::GEMM_BIAS_ACT, 3,
+                       "C = act(alpha * op(A) op(B) + bias): OpenBLAS cblas_sgemm, then bias and activation "
+                       "in one pass while rounding to C's dtype");
+  gemm.transposes = gemm.batched = true;
+  gemm.acts = {Act::none, Act::relu, Act::gelu};
+  gemm.check = check_gemm;
+  KernelDef matmul = def("cpu.matmul", OpType::MATMUL, 2, "C = alpha * op(A) op(B): OpenBLAS cblas_sgemm");
+  matmul.transposes = matmul.batched = true;
+  matmul.check = check_gemm;
+  return {
+      gemm,
+      matmul,
+      def("cpu.bias_add", OpType::BIAS_ADD, 2, "Y = X + b[col], in f32, rounded once to Y's dtype; threaded"),
+      def("cpu.add", OpType::ADD, 2, "Z = X + Y, in f32, rounded once to Z's dtype; threaded"),
+      def("cpu.relu", OpType::RELU, 1, "Y = max(X, 0); threaded"),
+      def("cpu.gelu", OpType::GELU, 1, "Y = GELU(X), tanh or erf form, in f32; threaded"),
+      def("cpu.cast", OpType::CAST, 1, "Y = X converted to Y's dtype, round to nearest even; threaded"),
+  };
+}
+
+}  // namespace gexec

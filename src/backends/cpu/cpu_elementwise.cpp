@@ -1,0 +1,95 @@
+// The CPU elementwise kernels: BIAS_ADD, ADD, RELU, GELU, CAST, in f32, threaded over elements.
+#include <cmath>
+#include <string>
+
+#include "cpu_kernels.hpp"
+
+namespace gexec::cpu {
+namespace {
+
+// Where logical (row-major) element l of an operand is stored.
+struct Operand {
+  void* data = nullptr;
+  DType dtype = DType::f32;
+  int64_t rows = 0, cols = 0;
+  bool colmajor = false;
+  int64_t at(int64_t l) const { return colmajor ? (l % cols) * rows + l / cols : l; }
+  float load(int64_t l) const { return load_as_float(data, dtype, at(l)); }
+};
+
+Operand operand(const Tensor& t, void* data) {
+  Operand o;
+  o.data = data;
+  o.dtype = t.dtype;
+  o.colmajor = t.rank() == 2 && t.layout == Layout::colmajor;
+  if (o.colmajor) o.rows = t.shape[0], o.cols = t.shape[1];
+  return o;
+}
+
+float gelu_tanh(float x) { return 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x))); }
+float gelu_erf(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678f)); }
+
+class ElementwiseKernel final : public Kernel {
+ public:
+  ElementwiseKernel(const Op& op, std::vector<Operand> in, Operand out, int64_t count, int64_t bias_len)
+      : type_(op.type), approx_(op.attrs.approximate), in_(std::move(in)), out_(out), count_(count), bias_len_(bias_len) {}
+
+  Status prepare() override { return {}; }
+
+  Status run() override {
+    // Below 32K elements a thread costs more than the work it takes over.
+    parallel_for(count_, int64_t(1) << 15, [this](int64_t begin, int64_t end) { run_range(begin, end); });
+    return {};
+  }
+
+ private:
+  void run_range(int64_t begin, int64_t end) const {
+    const Operand& x = in_[0];
+    for (int64_t l = begin; l < end; ++l) {
+      const float v = x.load(l);
+      float r = v;
+      switch (type_) {
+        case OpType::BIAS_ADD: r = v + load_as_float(in_[1].data, in_[1].dtype, l % bias_len_); break;
+        case OpType::ADD: r = v + in_[1].load(l); break;
+        case OpType::RELU: r = v < 0 ? 0.0f : v; break;  // NaN passes through
+        case OpType::GELU: r = approx_ == GeluApprox::tanh ? gelu_tanh(v) : gelu_erf(v); break;
+        default: break;  // CAST: the store rounds
+      }
+      store_from_float(out_.data, out_.dtype, out_.at(l), r);
+    }
+  }
+
+  OpType type_;
+  GeluApprox approx_;
+  std::vector<Operand> in_;
+  Operand out_;
+  int64_t count_, bias_len_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const Graph& g, const Op& op, const Binding& binding) {
+  const bool binary = op.type == OpType::BIAS_ADD || op.type == OpType::ADD;
+  const size_t inputs = binary ? 2 : 1;
+  if (op.inputs.size() != inputs || op.outputs.size() != 1 || binding.inputs.size() != inputs ||
+      binding.outputs.size() != 1)
+    return bad_input("op " + op.name + ": expected " + std::to_string(inputs) + " input(s) and one output, bound");
+  const Tensor& x = g.tensor(op.inputs[0]);
+  const Tensor& y = g.tensor(op.outputs[0]);
+  if (x.numel() != y.numel()) return bad_input("op " + op.name + ": input and output element counts differ");
+  int64_t bias_len = 1;
+  if (op.type == OpType::BIAS_ADD) {
+    bias_len = x.shape.empty() ? 0 : x.shape.back();
+    if (bias_len <= 0 || g.tensor(op.inputs[1]).numel() != bias_len)
+      return bad_input("op " + op.name + ": bias length differs from X's last dimension");
+  }
+  if (op.type == OpType::ADD && g.tensor(op.inputs[1]).numel() != x.numel())
+    return bad_input("op " + op.name + ": ADD operands differ in element count");
+  std::vector<Operand> in;
+  for (size_t i = 0; i < inputs; ++i) in.push_back(operand(g.tensor(op.inputs[i]), binding.inputs[i]));
+  std::unique_ptr<Kernel> k =
+      std::make_unique<ElementwiseKernel>(op, std::move(in), operand(y, binding.outputs[0]), y.numel(), bias_len);
+  return k;
+}
+
+}  // namespace gexec::cpu

@@ -1,0 +1,190 @@
+// The CPU product: f32 operands (converted from f16/bf16 where needed) through OpenBLAS's
+// cblas_sgemm, then bias, activation and rounding to C's dtype in one threaded pass.
+#include <cblas.h>
+
+#include <cmath>
+#include <string>
+
+#include "cpu_kernels.hpp"
+#include "gexec/ir/gemm_shape.hpp"
+
+namespace gexec::cpu {
+namespace {
+
+// An operand of the product in its arena bytes, and an f32 copy when it is not f32.
+struct Source {
+  const void* data = nullptr;
+  DType dtype = DType::f32;
+  int64_t count = 0;
+  bool constant = false;  // keeps its values between runs: converted once
+  bool converted = false;
+  std::vector<float> f32;
+
+  const float* ready() {
+    if (dtype == DType::f32) return static_cast<const float*>(data);
+    if (!(constant && converted)) {
+      parallel_for(count, int64_t(1) << 16, [this](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) f32[static_cast<size_t>(i)] = load_as_float(data, dtype, i);
+      });
+      converted = true;
+    }
+    return f32.data();
+  }
+};
+
+Source source(const void* data, DType dtype, int64_t count, bool constant) {
+  Source s;
+  s.data = data, s.dtype = dtype, s.count = count, s.constant = constant;
+  return s;
+}
+
+// How cblas_sgemm (row-major convention) reads a stored operand: its leading dimension and
+// whether op(X) is the transpose of the row-major matrix in memory. A colmajor [rows, cols]
+// matrix is the row-major storage of its transpose.
+struct BlasView {
+  int ld = 0;
+  bool trans = false;
+  int64_t stride = 0;  // elements between batch entries; 0 for a shared operand
+};
+
+BlasView blas_view(const Tensor& t, bool trans, bool batched) {
+  const int64_t rows = t.shape[static_cast<size_t>(t.rank() - 2)], cols = t.shape.back();
+  const bool col = t.rank() == 2 && t.layout == Layout::colmajor;
+  return {static_cast<int>(col ? rows : cols), trans != col, batched ? rows * cols : 0};
+}
+
+bool tensor_is_constant(const Graph& g, TensorId id) {
+  if (!g.tensor(id).constant) return false;
+  for (const Op& op : g.ops)
+    for (TensorId o : op.outputs)
+      if (o == id) return false;
+  return true;
+}
+
+template <DType D>
+void store(void* dst, int64_t i, float v) {
+  if constexpr (D == DType::f32) static_cast<float*>(dst)[i] = v;
+  if constexpr (D == DType::f16) static_cast<uint16_t*>(dst)[i] = float_to_f16(v);
+  if constexpr (D == DType::bf16) static_cast<uint16_t*>(dst)[i] = float_to_bf16(v);
+}
+
+template <Act A>
+float activate(float v) {
+  if constexpr (A == Act::relu) return v < 0 ? 0.0f : v;  // NaN passes through
+  if constexpr (A == Act::gelu) return 0.5f * v * (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+  return v;
+}
+
+// Lines [l0, l1) of the product, each `len` elements in storage order: adds the bias (along the
+// line for row-major C, one value per line, a column, for colmajor C), activates, rounds.
+template <Act A, DType D>
+void finish_lines(const float* src, void* dst, const float* bias, bool bias_along, int64_t len, int64_t l0,
+                  int64_t l1) {
+  for (int64_t line = l0; line < l1; ++line) {
+    const float* in = src + line * len;
+    const int64_t base = line * len;
+    if (!bias) {
+      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(in[p]));
+    } else if (bias_along) {
+      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(in[p] + bias[p]));
+    } else {
+      const float b = bias[line];
+      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(in[p] + b));
+    }
+  }
+}
+
+template <Act A>
+auto finisher(DType d) {
+  return d == DType::f32 ? finish_lines<A, DType::f32> : d == DType::f16 ? finish_lines<A, DType::f16>
+                                                                         : finish_lines<A, DType::bf16>;
+}
+
+class GemmKernel final : public Kernel {
+ public:
+  GemmKernel(const Graph& g, const Op& op, const GemmShape& s, const Binding& binding) : s_(s) {
+    const Tensor& a = g.tensor(op.inputs[0]);
+    const Tensor& b = g.tensor(op.inputs[1]);
+    const Tensor& c = g.tensor(op.outputs[0]);
+    a_ = source(binding.inputs[0], a.dtype, a.numel(), tensor_is_constant(g, op.inputs[0]));
+    b_ = source(binding.inputs[1], b.dtype, b.numel(), tensor_is_constant(g, op.inputs[1]));
+    va_ = blas_view(a, s.trans_a, s.batch > 1 || a.rank() == 3);
+    vb_ = blas_view(b, s.trans_b, s.b_batched);
+    if (s.has_bias)
+      bias_ = source(binding.inputs[2], g.tensor(op.inputs[2]).dtype, s.n, tensor_is_constant(g, op.inputs[2]));
+    c_ = binding.outputs[0];
+    c_dtype_ = c.dtype;
+    c_colmajor_ = c.rank() == 2 && c.layout == Layout::colmajor;
+    act_ = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
+  }
+
+  Status prepare() override {
+    if (a_.dtype != DType::f32) a_.f32.resize(static_cast<size_t>(a_.count));
+    if (b_.dtype != DType::f32) b_.f32.resize(static_cast<size_t>(b_.count));
+    if (s_.has_bias && bias_.dtype != DType::f32) bias_.f32.resize(static_cast<size_t>(s_.n));
+    if (c_dtype_ != DType::f32) c32_.resize(static_cast<size_t>(s_.batch * s_.m * s_.n));
+    prepared_ = true;
+    return {};
+  }
+
+  Status run() override {
+    if (!prepared_) return runtime_error("cpu.gemm: run() before prepare()");
+    const float* a = a_.ready();
+    const float* b = b_.ready();
+    float* c = c_dtype_ == DType::f32 ? static_cast<float*>(c_) : c32_.data();
+    const int m = static_cast<int>(s_.m), n = static_cast<int>(s_.n), k = static_cast<int>(s_.k);
+    const auto tr = [](bool t) { return t ? CblasTrans : CblasNoTrans; };
+    for (int64_t e = 0; e < s_.batch; ++e) {
+      const float* ae = a + e * va_.stride;
+      const float* be = b + e * vb_.stride;
+      float* ce = c + e * s_.m * s_.n;
+      if (!c_colmajor_) {
+        cblas_sgemm(CblasRowMajor, tr(va_.trans), tr(vb_.trans), m, n, k, float(s_.alpha), ae, va_.ld, be, vb_.ld,
+                    0.0f, ce, n);
+      } else {  // C^T (row-major [n, m]) = op(B)^T op(A)^T
+        cblas_sgemm(CblasRowMajor, tr(!vb_.trans), tr(!va_.trans), n, m, k, float(s_.alpha), be, vb_.ld, ae, va_.ld,
+                    0.0f, ce, m);
+      }
+    }
+    const float* bias = s_.has_bias ? bias_.ready() : nullptr;
+    if (c_dtype_ == DType::f32 && !bias && act_ == Act::none) return {};
+    const auto finish = act_ == Act::relu ? finisher<Act::relu>(c_dtype_)
+                        : act_ == Act::gelu ? finisher<Act::gelu>(c_dtype_)
+                                            : finisher<Act::none>(c_dtype_);
+    // Row-major C: one line per row, the bias along it; colmajor C: one line per column.
+    const int64_t lines = c_colmajor_ ? s_.n : s_.batch * s_.m, len = c_colmajor_ ? s_.m : s_.n;
+    void* dst = c_;
+    const bool along = !c_colmajor_;
+    parallel_for(lines, std::max<int64_t>(1, (int64_t(1) << 15) / len), [&](int64_t l0, int64_t l1) {
+      finish(c, dst, bias, along, len, l0, l1);
+    });
+    return {};
+  }
+
+ private:
+  GemmShape s_;
+  Source a_, b_, bias_;
+  BlasView va_, vb_;
+  void* c_ = nullptr;
+  DType c_dtype_ = DType::f32;
+  bool c_colmajor_ = false;
+  Act act_ = Act::none;
+  std::vector<float> c32_;
+  bool prepared_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> make_gemm_kernel(const Graph& g, const Op& op, const Binding& binding) {
+  std::string why;
+  const auto s = gemm_shape(g, op, &why);
+  if (!s) return bad_input("op " + op.name + ": " + why);
+  if (binding.inputs.size() != op.inputs.size() || binding.outputs.size() != 1)
+    return bad_input("op " + op.name + ": the binding does not match the op's operands");
+  if (s->m > INT32_MAX || s->n > INT32_MAX || s->k > INT32_MAX)
+    return bad_input("op " + op.name + ": M, N or K beyond cblas_sgemm's 32-bit sizes");
+  std::unique_ptr<Kernel> k = std::make_unique<GemmKernel>(g, op, *s, binding);
+  return k;
+}
+
+}  // namespace gexec::cpu

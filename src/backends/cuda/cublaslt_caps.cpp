@@ -1,0 +1,96 @@
+// What the cuBLASLt GEMM kernels support, beside their code (src/backends/cuda/cublaslt_gemm.cpp).
+// Compiled into the core without CUDA headers, so that selection and dry-runs need no GPU.
+#include <climits>
+#include <string>
+
+#include "gemm_view.hpp"
+#include "gexec/kernels/declared.hpp"
+
+namespace gexec {
+namespace {
+
+std::string name(DType t) { return std::string(dtype_name(t)); }
+
+std::string when(bool once) { return once ? "once, before the runs" : "in every run"; }
+
+// Accepts every product whose shapes agree; the notes say what runs beyond the one cuBLASLt call.
+Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
+  Verdict v;
+  std::string why;
+  const auto shape = gemm_shape(g, op, &why);
+  if (!shape) {
+    v.rejected = why;
+    return v;
+  }
+  if (shape->batch > INT32_MAX) {
+    v.rejected = "batch " + std::to_string(shape->batch) + " is beyond cuBLASLt's 32-bit batch count";
+    return v;
+  }
+  const DType a = g.tensor(op.inputs[0]).dtype, b = g.tensor(op.inputs[1]).dtype;
+  const DType c = g.tensor(op.outputs[0]).dtype;
+  const auto types = cuda::gemm_types(a, b, c);
+  const auto view = cuda::gemm_view(*shape);
+  const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
+  const DType bias_t = shape->has_bias ? g.tensor(op.inputs[2]).dtype : c;
+  const auto epi = cuda::gemm_epilogue(view, types, shape->has_bias, bias_t, act);
+
+  if (types.convert_a || types.convert_b) {
+    std::string which = types.convert_a && types.convert_b ? "A and B" : types.convert_a ? "A" : "B";
+    const bool once = (!types.convert_a || cuda::ready_before_runs(g, op.inputs[0])) &&
+                      (!types.convert_b || cuda::ready_before_runs(g, op.inputs[1]));
+    v.notes.push_back("A " + name(a) + " and B " + name(b) + " meet in f32: converting " + which + " to f32 " +
+                      when(once));
+  }
+  if (types.tf32()) v.notes.push_back("f32 inputs: TF32 tensor cores (10-bit mantissa products, f32 accumulation)");
+  if (types.convert_out)
+    v.notes.push_back("cuBLASLt writes " + name(types.ab) + " products as " + name(types.ab) +
+                      (types.ab == DType::f32 ? "" : " or f32") + " only: computing into an f32 scratch buffer, converted to " +
+                      name(c) + " in every run");
+  if (epi.convert_bias) {
+    const std::string out = types.convert_out ? "the f32 product" : name(types.d) + " output";
+    v.notes.push_back("bias " + name(bias_t) + " with " + out + " needs a bias in the " +
+                      (types.convert_out ? "product's" : "output") + " dtype: converting " +
+                      (cuda::ready_before_runs(g, op.inputs[2]) ? "the constant bias " + when(true)
+                                                                : "the bias " + when(false)));
+  }
+  if (epi.needs_tail)
+    v.notes.push_back("colmajor C: the bias runs along C's columns, which cuBLASLt's bias epilogue cannot add "
+                      "there; a separate kernel adds the bias" +
+                      std::string(act != Act::none ? " and the activation" : "") + " after the product");
+  return v;
+}
+
+KernelDef gemm_def(std::string kernel_name, OpType op, std::string summary) {
+  const std::vector<DType> all = {DType::f16, DType::bf16, DType::f32};
+  KernelDef d;
+  d.name = std::move(kernel_name);
+  d.op = op;
+  d.backend = Backend::cuda;
+  d.priority = 100;
+  d.inputs = op == OpType::GEMM_BIAS_ACT ? std::vector<std::vector<DType>>{all, all, all}
+                                         : std::vector<std::vector<DType>>{all, all};
+  d.outputs = all;
+  d.colmajor = true;
+  d.transposes = true;
+  d.batched = true;
+  d.acts = op == OpType::GEMM_BIAS_ACT ? std::vector<Act>{Act::none, Act::relu, Act::gelu} : std::vector<Act>{};
+  // Tensor-core kernels read 16-byte vectors; the preference passes the actual alignment too.
+  d.align_bytes = 16;
+  // bf16 tensor cores (and the bf16 GEMMs cuBLASLt offers) start with Ampere, sm_80.
+  d.min_cc = 80;
+  d.summary = std::move(summary);
+  d.check = check_gemm;
+  return d;
+}
+
+}  // namespace
+
+std::vector<KernelDef> cublaslt_kernel_defs() {
+  return {
+      gemm_def("cublaslt.gemm_bias_act", OpType::GEMM_BIAS_ACT,
+               "cuBLASLt GEMM with the bias and activation in its epilogue (RELU_BIAS, GELU_BIAS, ...)"),
+      gemm_def("cublaslt.matmul", OpType::MATMUL, "cuBLASLt GEMM, alpha * op(A) * op(B)"),
+  };
+}
+
+}  // namespace gexec

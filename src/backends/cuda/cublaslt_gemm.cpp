@@ -1,0 +1,277 @@
+// The cuBLASLt GEMM kernel. Row-major products run through the column-major view (gemm_view.hpp);
+// everything cuBLASLt needs is built once in prepare(), and run() only launches.
+#include "cublaslt_gemm.hpp"
+
+#include <cstdint>
+
+#include "elementwise.hpp"
+
+namespace gexec::cuda {
+namespace {
+
+constexpr int kHeuristicCandidates = 8;
+
+cudaDataType_t cuda_type(DType t) {
+  switch (t) {
+    case DType::f16: return CUDA_R_16F;
+    case DType::bf16: return CUDA_R_16BF;
+    case DType::f32: return CUDA_R_32F;
+  }
+  return CUDA_R_32F;
+}
+
+cublasLtEpilogue_t epilogue_for(bool fuse, bool bias, Act act) {
+  if (!fuse) return CUBLASLT_EPILOGUE_DEFAULT;
+  switch (act) {
+    case Act::none: return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+    case Act::relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    case Act::gelu: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+const char* epilogue_name(cublasLtEpilogue_t e) {
+  switch (e) {
+    case CUBLASLT_EPILOGUE_BIAS: return "BIAS";
+    case CUBLASLT_EPILOGUE_RELU: return "RELU";
+    case CUBLASLT_EPILOGUE_RELU_BIAS: return "RELU_BIAS";
+    case CUBLASLT_EPILOGUE_GELU: return "GELU";
+    case CUBLASLT_EPILOGUE_GELU_BIAS: return "GELU_BIAS";
+    default: return "DEFAULT";
+  }
+}
+
+// The largest power of two (up to 256) dividing the address and, for a batch, the byte stride
+// between entries: what every matrix of the operand is aligned to.
+uint32_t alignment(const void* p, int64_t stride_elems, int elem_bytes) {
+  const uint64_t addr = reinterpret_cast<uintptr_t>(p);
+  const uint64_t stride = uint64_t(stride_elems) * uint64_t(elem_bytes);
+  uint32_t al = 256;
+  while (al > 1 && (addr % al != 0 || (stride != 0 && stride % al != 0))) al /= 2;
+  return al;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<CublasLtGemm>> CublasLtGemm::create(CudaDevice& device, const KernelDef& def,
+                                                           const Graph& g, const Op& op, const Binding& binding) {
+  if (op.type != OpType::MATMUL && op.type != OpType::GEMM_BIAS_ACT)
+    return runtime_error("kernel " + def.name + " cannot run " + std::string(op_type_name(op.type)));
+  std::string why;
+  const auto shape = gemm_shape(g, op, &why);
+  if (!shape) return bad_input(why);
+  if (binding.inputs.size() != op.inputs.size() || binding.outputs.size() != 1)
+    return runtime_error("kernel " + def.name + " was bound to " + std::to_string(binding.inputs.size()) +
+                         " inputs and " + std::to_string(binding.outputs.size()) + " outputs");
+  std::unique_ptr<CublasLtGemm> k(new CublasLtGemm());
+  k->device_ = &device;
+  k->op_name_ = op.name;
+  k->shape_ = *shape;
+  k->view_ = gemm_view(*shape);
+  k->a_t_ = g.tensor(op.inputs[0]).dtype;
+  k->b_t_ = g.tensor(op.inputs[1]).dtype;
+  k->c_t_ = g.tensor(op.outputs[0]).dtype;
+  k->bias_t_ = shape->has_bias ? g.tensor(op.inputs[2]).dtype : k->c_t_;
+  k->act_ = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
+  k->types_ = gemm_types(k->a_t_, k->b_t_, k->c_t_);
+  k->epi_ = gemm_epilogue(k->view_, k->types_, shape->has_bias, k->bias_t_, k->act_);
+  k->a_ = binding.inputs[0];
+  k->b_ = binding.inputs[1];
+  k->bias_ = shape->has_bias ? binding.inputs[2] : nullptr;
+  k->c_ = binding.outputs[0];
+  k->a_ready_ = ready_before_runs(g, op.inputs[0]);
+  k->b_ready_ = ready_before_runs(g, op.inputs[1]);
+  k->bias_ready_ = shape->has_bias && ready_before_runs(g, op.inputs[2]);
+  if (k->epi_.needs_tail)
+    k->fallback_reason_ = "colmajor C: the bias runs along C's columns, which cuBLASLt's bias epilogue cannot "
+                          "add there; a separate kernel adds it after the product";
+  return k;
+}
+
+// A run may still be in flight on the stream: its scratch buffers must outlive it.
+CublasLtGemm::~CublasLtGemm() {
+  if (device_) (void)cudaStreamSynchronize(device_->stream());
+}
+
+std::string CublasLtGemm::describe() const {
+  const GemmShape& s = shape_;
+  return "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k) +
+         " batch=" + std::to_string(s.batch) + ", A " + std::string(dtype_name(a_t_)) + " B " +
+         std::string(dtype_name(b_t_)) + " C " + std::string(dtype_name(c_t_)) + "; cuBLASLt reads " +
+         std::string(dtype_name(types_.ab)) + ", writes " + std::string(dtype_name(types_.d)) + ", D is " +
+         std::to_string(view_.m) + "x" + std::to_string(view_.n) + " ld " + std::to_string(view_.ld_d) +
+         (view_.batch > 1 ? " x" + std::to_string(view_.batch) : "") + ", op(X) " + (view_.x.trans ? "T" : "N") +
+         " op(Y) " + (view_.y.trans ? "T" : "N");
+}
+
+Status CublasLtGemm::build(bool fuse, bool* refused) {
+  *refused = false;
+  const int ab_bytes = dtype_size(types_.ab), d_bytes = dtype_size(types_.d);
+  const void* a_eff = types_.convert_a ? a_conv_.get() : a_;
+  const void* b_eff = types_.convert_b ? b_conv_.get() : b_;
+  const void* x = view_.x.is_b ? b_eff : a_eff;
+  const void* y = view_.y.is_b ? b_eff : a_eff;
+  const void* d = types_.convert_out ? d_scratch_.get() : c_;
+
+  // f16 and bf16 accumulate in f32; f32 inputs use TF32 tensor cores (the op asks for no more).
+  const cublasComputeType_t compute = types_.tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  auto desc = make_matmul_desc(compute, CUDA_R_32F);
+  if (!desc) return desc.error();
+  const int32_t trans_x = view_.x.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int32_t trans_y = view_.y.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_TRANSA, trans_x));
+  GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_TRANSB, trans_y));
+  const cublasLtEpilogue_t epi = epilogue_for(fuse, shape_.has_bias, act_);
+  GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(epi)));
+  if (fuse && shape_.has_bias) {
+    // The bias data type is left at its default, D's dtype: the bias was converted to it if needed.
+    // The heuristic reads the pointer's alignment, so it is set before the query.
+    const void* bias = epi_.convert_bias ? bias_conv_.get() : bias_;
+    GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias));
+  }
+
+  auto lx = make_matrix_layout(cuda_type(types_.ab), uint64_t(view_.x.rows), uint64_t(view_.x.cols), view_.x.ld);
+  if (!lx) return lx.error();
+  auto ly = make_matrix_layout(cuda_type(types_.ab), uint64_t(view_.y.rows), uint64_t(view_.y.cols), view_.y.ld);
+  if (!ly) return ly.error();
+  auto ld = make_matrix_layout(cuda_type(types_.d), uint64_t(view_.m), uint64_t(view_.n), view_.ld_d);
+  if (!ld) return ld.error();
+  if (view_.batch > 1) {
+    const int32_t count = int32_t(view_.batch);
+    GEXEC_TRY(set_attribute(*lx, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, count));
+    GEXEC_TRY(set_attribute(*lx, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, int64_t(view_.x.stride)));
+    GEXEC_TRY(set_attribute(*ly, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, count));
+    GEXEC_TRY(set_attribute(*ly, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, int64_t(view_.y.stride)));
+    GEXEC_TRY(set_attribute(*ld, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, count));
+    GEXEC_TRY(set_attribute(*ld, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, int64_t(view_.stride_d)));
+  }
+
+  auto pref = make_preference();
+  if (!pref) return pref.error();
+  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(kGemmWorkspaceBytes)));
+  // The actual alignments, so that no algorithm assumes more than the buffers give.
+  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment(x, view_.x.stride, ab_bytes)));
+  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment(y, view_.y.stride, ab_bytes)));
+  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment(d, view_.stride_d, d_bytes)));
+  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment(d, view_.stride_d, d_bytes)));
+
+  std::vector<cublasLtMatmulHeuristicResult_t> results(kHeuristicCandidates);
+  int returned = 0;
+  const cublasStatus_t st =
+      cublasLtMatmulAlgoGetHeuristic(device_->cublaslt(), desc->get(), lx->get(), ly->get(), ld->get(), ld->get(),
+                                     pref->get(), kHeuristicCandidates, results.data(), &returned);
+  if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED)
+    return cublas_error(st, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__).with(describe());
+  std::vector<cublasLtMatmulHeuristicResult_t> usable;
+  if (st == CUBLAS_STATUS_SUCCESS)
+    for (int i = 0; i < returned && i < kHeuristicCandidates; ++i)
+      if (results[size_t(i)].state == CUBLAS_STATUS_SUCCESS && results[size_t(i)].workspaceSize <= kGemmWorkspaceBytes)
+        usable.push_back(results[size_t(i)]);
+  if (usable.empty()) {
+    if (fuse && epi != CUBLASLT_EPILOGUE_DEFAULT) {
+      *refused = true;
+      fallback_reason_ = std::string("cuBLASLt has no algorithm for the ") + epilogue_name(epi) +
+                         " epilogue here (" + describe() + "); a separate kernel adds the bias and activation " +
+                         "after the plain product";
+      return {};
+    }
+    return runtime_error(std::string("cuBLASLt has no algorithm for this product (") + describe() + ", epilogue " +
+                         epilogue_name(epi) + "): heuristic " + cublasLtGetStatusName(st) + ", " +
+                         std::to_string(returned) + " results");
+  }
+  desc_ = std::move(*desc);
+  layout_x_ = std::move(*lx);
+  layout_y_ = std::move(*ly);
+  layout_d_ = std::move(*ld);
+  pref_ = std::move(*pref);
+  candidates_ = std::move(usable);
+  chosen_ = 0;
+  fused_ = fuse && epi != CUBLASLT_EPILOGUE_DEFAULT;
+  return {};
+}
+
+Status CublasLtGemm::prepare() {
+  if (prepared_) return {};
+  const GemmShape& s = shape_;
+  const int64_t a_n = s.batch * s.m * s.k;
+  const int64_t b_n = (s.b_batched ? s.batch : 1) * s.k * s.n;
+  const int64_t c_n = s.batch * s.m * s.n;
+  const cudaStream_t stream = device_->stream();
+
+  auto ws = device_->gemm_workspace();
+  if (!ws) return ws.error();
+  workspace_ = *ws;
+
+  auto scratch = [](DeviceMemory& m, int64_t elems, DType t) -> Status {
+    auto r = DeviceMemory::allocate(size_t(elems) * size_t(dtype_size(t)));
+    if (!r) return r.error().with("allocating a scratch buffer");
+    m = std::move(*r);
+    return {};
+  };
+  if (types_.convert_a) {
+    GEXEC_TRY(scratch(a_conv_, a_n, types_.ab));
+    if (a_ready_) GEXEC_TRY(launch_convert(a_, a_t_, a_conv_.get(), types_.ab, a_n, stream));
+  }
+  if (types_.convert_b) {
+    GEXEC_TRY(scratch(b_conv_, b_n, types_.ab));
+    if (b_ready_) GEXEC_TRY(launch_convert(b_, b_t_, b_conv_.get(), types_.ab, b_n, stream));
+  }
+  if (types_.convert_out) GEXEC_TRY(scratch(d_scratch_, c_n, types_.d));
+  if (epi_.convert_bias) GEXEC_TRY(scratch(bias_conv_, s.n, types_.d));
+
+  bool refused = false;
+  GEXEC_TRY(build(epi_.fused, &refused));
+  if (refused) {
+    GEXEC_TRY(build(false, &refused));
+    epi_.needs_tail = true;
+    epi_.convert_bias = false;
+  }
+  if (fused_ && epi_.convert_bias && bias_ready_)
+    GEXEC_TRY(launch_convert(bias_, bias_t_, bias_conv_.get(), types_.d, s.n, stream));
+  prepared_ = true;
+  return {};
+}
+
+Status CublasLtGemm::select_candidate(int i) {
+  if (i < 0 || i >= candidate_count())
+    return runtime_error("op " + op_name_ + ": no cuBLASLt candidate " + std::to_string(i) + " (there are " +
+                         std::to_string(candidate_count()) + ")");
+  chosen_ = i;
+  return {};
+}
+
+Status CublasLtGemm::run() {
+  if (!prepared_) return runtime_error("op " + op_name_ + ": run() before prepare()");
+  const GemmShape& s = shape_;
+  const cudaStream_t stream = device_->stream();
+  if (types_.convert_a && !a_ready_)
+    GEXEC_TRY(launch_convert(a_, a_t_, a_conv_.get(), types_.ab, s.batch * s.m * s.k, stream));
+  if (types_.convert_b && !b_ready_)
+    GEXEC_TRY(launch_convert(b_, b_t_, b_conv_.get(), types_.ab, (s.b_batched ? s.batch : 1) * s.k * s.n, stream));
+  if (fused_ && epi_.convert_bias && !bias_ready_)
+    GEXEC_TRY(launch_convert(bias_, bias_t_, bias_conv_.get(), types_.d, s.n, stream));
+
+  const void* a_eff = types_.convert_a ? a_conv_.get() : a_;
+  const void* b_eff = types_.convert_b ? b_conv_.get() : b_;
+  void* d = types_.convert_out ? d_scratch_.get() : c_;
+  const float alpha = float(s.alpha), beta = 0.0f;
+  // beta is 0, so C is not read: D is passed for it, with D's layout.
+  GEXEC_CUBLAS_TRY(cublasLtMatmul(device_->cublaslt(), desc_.get(), &alpha, view_.x.is_b ? b_eff : a_eff,
+                                  layout_x_.get(), view_.y.is_b ? b_eff : a_eff, layout_y_.get(), &beta, d,
+                                  layout_d_.get(), d, layout_d_.get(), &candidates_[size_t(chosen_)].algo,
+                                  workspace_, kGemmWorkspaceBytes, stream));
+  if (epi_.needs_tail)
+    GEXEC_TRY(launch_bias_act(d, types_.d, s.batch, s.m, s.n, s.layout_c, s.has_bias ? bias_ : nullptr, bias_t_,
+                              act_, stream));
+  if (types_.convert_out) GEXEC_TRY(launch_convert(d, types_.d, c_, c_t_, s.batch * s.m * s.n, stream));
+  return {};
+}
+
+Result<std::unique_ptr<Kernel>> make_cublaslt_gemm(CudaDevice& device, const KernelDef& def, const Graph& g,
+                                                   const Op& op, const Binding& binding) {
+  auto k = CublasLtGemm::create(device, def, g, op, binding);
+  if (!k) return k.error();
+  return std::unique_ptr<Kernel>(std::move(*k));
+}
+
+}  // namespace gexec::cuda

@@ -1,0 +1,79 @@
+// The cuBLASLt GEMM kernel: MATMUL and GEMM_BIAS_ACT as one cached cuBLASLt plan per op.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_device.hpp"
+#include "gemm_view.hpp"
+#include "raii.hpp"
+
+namespace gexec::cuda {
+
+class CublasLtGemm final : public Kernel {
+ public:
+  static Result<std::unique_ptr<CublasLtGemm>> create(CudaDevice& device, const KernelDef& def, const Graph& g,
+                                                      const Op& op, const Binding& binding);
+  ~CublasLtGemm() override;
+
+  // Allocates the scratch buffers, converts what is fixed before the runs, builds the
+  // descriptors and queries the heuristic once.
+  Status prepare() override;
+  // Per-run conversions, one cublasLtMatmul, and the bias/activation kernel where not fused.
+  Status run() override;
+
+  // Why the bias and activation are not in the epilogue; empty when they are (or there are none).
+  std::string fallback_reason() const { return fallback_reason_; }
+  bool fused() const { return fused_; }
+
+  // The heuristic's candidates for autotuning: the first is used unless another is selected.
+  int candidate_count() const { return int(candidates_.size()); }
+  int selected_candidate() const { return chosen_; }
+  Status select_candidate(int i);
+  const std::vector<cublasLtMatmulHeuristicResult_t>& candidates() const { return candidates_; }
+  const GemmShape& shape() const { return shape_; }
+  const GemmView& view() const { return view_; }
+
+ private:
+  CublasLtGemm() = default;
+  // Descriptors, layouts and the heuristic for the fused epilogue or the plain product.
+  // Sets *refused (instead of failing) when cuBLASLt has no algorithm for it.
+  Status build(bool fuse, bool* refused);
+  std::string describe() const;
+
+  CudaDevice* device_ = nullptr;
+  std::string op_name_;
+  GemmShape shape_;
+  GemmView view_;
+  GemmTypes types_;
+  GemmEpilogue epi_;
+  Act act_ = Act::none;
+  DType a_t_ = DType::f16, b_t_ = DType::f16, bias_t_ = DType::f16, c_t_ = DType::f16;
+  const void* a_ = nullptr;
+  const void* b_ = nullptr;
+  const void* bias_ = nullptr;
+  void* c_ = nullptr;
+  bool a_ready_ = false, b_ready_ = false, bias_ready_ = false;  // fixed before the runs
+
+  // Scratch buffers owned by the kernel (empty when not needed).
+  DeviceMemory a_conv_, b_conv_, bias_conv_, d_scratch_;
+
+  bool prepared_ = false;
+  bool fused_ = false;
+  std::string fallback_reason_;
+  void* workspace_ = nullptr;
+  MatmulDesc desc_;
+  MatrixLayout layout_x_, layout_y_, layout_d_;
+  MatmulPreference pref_;
+  std::vector<cublasLtMatmulHeuristicResult_t> candidates_;
+  int chosen_ = 0;
+};
+
+Result<std::unique_ptr<Kernel>> make_cublaslt_gemm(CudaDevice& device, const KernelDef& def, const Graph& g,
+                                                   const Op& op, const Binding& binding);
+
+}  // namespace gexec::cuda

@@ -1,0 +1,194 @@
+// The CUDA backend's Device: capabilities, memory, input initialisation, kernel dispatch.
+#include "cuda_device.hpp"
+
+#include <string>
+#include <vector>
+
+#include "cublaslt_gemm.hpp"
+#include "cuda_timer.hpp"
+#include "peak.hpp"
+#include "elementwise.hpp"
+#include "gexec/rng/init.hpp"
+
+namespace gexec {
+
+int cuda_device_count(std::string* why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    if (why) *why = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+    (void)cudaGetLastError();  // leave no error behind for the next call to find
+    return 0;
+  }
+  if (n == 0 && why) *why = "the driver reports no CUDA device";
+  return n;
+}
+
+namespace cuda {
+namespace {
+
+Status check_ordinal(int ordinal) {
+  std::string why;
+  const int n = cuda_device_count(&why);
+  if (ordinal < 0 || ordinal >= n)
+    return runtime_error("there is no CUDA device " + std::to_string(ordinal) + " (" + std::to_string(n) +
+                         " visible" + (why.empty() ? "" : ": " + why) + ")");
+  return {};
+}
+
+// "13.0" from 13000; "13.1.0" from 130100.
+std::string runtime_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+std::string lt_version(size_t v) {
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
+// The current device's capabilities (cudaSetDevice done by the caller).
+Result<DeviceCaps> read_caps(int ordinal) {
+  DeviceCaps c;
+  cudaDeviceProp prop{};
+  GEXEC_CUDA_TRY(cudaGetDeviceProperties(&prop, ordinal));
+  int major = 0, minor = 0, sms = 0, rt = 0;
+  GEXEC_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal));
+  GEXEC_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ordinal));
+  GEXEC_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
+  GEXEC_CUDA_TRY(cudaRuntimeGetVersion(&rt));
+  size_t free_b = 0, total_b = 0;
+  GEXEC_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+  c.name = prop.name;
+  c.cc = major * 10 + minor;
+  c.total_bytes = int64_t(total_b);
+  c.free_bytes = int64_t(free_b);
+  c.sm_count = sms;
+  c.cuda_runtime = runtime_version(rt);
+  c.cublaslt = lt_version(cublasLtGetVersion());
+  c.detected = true;
+  return c;
+}
+
+// Whether an op's kernel is cuBLASLt's (by the name its declaration gives it).
+bool is_cublaslt(const KernelDef& def) { return def.name.rfind("cublaslt.", 0) == 0; }
+
+}  // namespace
+
+Result<std::unique_ptr<CudaDevice>> CudaDevice::open(int ordinal) {
+  GEXEC_TRY(check_ordinal(ordinal));
+  GEXEC_CUDA_TRY(cudaSetDevice(ordinal));
+  std::unique_ptr<CudaDevice> d(new CudaDevice());
+  d->ordinal_ = ordinal;
+  auto caps = read_caps(ordinal);
+  if (!caps) return caps.error();
+  d->caps_ = std::move(*caps);
+  auto stream = make_stream();
+  if (!stream) return stream.error();
+  d->stream_ = std::move(*stream);
+  auto lt = make_lt_handle();
+  if (!lt) return lt.error();
+  d->lt_ = std::move(*lt);
+  return d;
+}
+
+// Work still enqueued must finish before its memory goes.
+CudaDevice::~CudaDevice() {
+  if (stream_) (void)cudaStreamSynchronize(stream_.get());
+}
+
+Result<void*> CudaDevice::allocate_arena(int64_t bytes) {
+  if (bytes < 0) return runtime_error("arena of negative size " + std::to_string(bytes) + " bytes requested");
+  size_t free_b = 0, total_b = 0;
+  GEXEC_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+  // Refused before trying: a clear message rather than whatever cudaMalloc says.
+  if (uint64_t(bytes) > uint64_t(free_b))
+    return runtime_error("the graph needs " + std::to_string(bytes) + " bytes of device memory, and " +
+                         caps_.name + " has " + std::to_string(free_b) + " bytes free (of " +
+                         std::to_string(total_b) + ")");
+  auto m = DeviceMemory::allocate(size_t(bytes));
+  if (!m) return m.error().with("allocating the arena of " + std::to_string(bytes) + " bytes");
+  void* p = m->get();
+  arenas_.push_back(std::move(*m));
+  return p;
+}
+
+Result<void*> CudaDevice::gemm_workspace() {
+  if (!workspace_.get()) {
+    auto m = DeviceMemory::allocate(kGemmWorkspaceBytes);
+    if (!m) return m.error().with("allocating the cuBLASLt workspace");
+    workspace_ = std::move(*m);
+  }
+  return workspace_.get();
+}
+
+Status CudaDevice::fill_input(const Tensor& t, void* dst, uint64_t seed) {
+  const Init init = effective_init(t);
+  if (is_drawn(init)) {
+    Status s = launch_fill_random(dst, t.dtype, t.numel(), draw_params(init, seed, t), stream());
+    if (!s) return s.error().with("drawing the values of " + t.name);
+    // Waited for here, so that a failure is reported against the tensor that caused it.
+    s = synchronize();
+    if (!s) return s.error().with("drawing the values of " + t.name);
+    return {};
+  }
+  const std::vector<uint8_t> bytes = generate_input(t, seed);
+  Status s = upload(dst, bytes.data(), bytes.size());
+  if (!s) return s.error().with("uploading the values of " + t.name);
+  return {};
+}
+
+Status CudaDevice::upload(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return {};
+  GEXEC_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream()));
+  GEXEC_CUDA_TRY(cudaStreamSynchronize(stream()));
+  return {};
+}
+
+Status CudaDevice::download(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return {};
+  GEXEC_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream()));
+  GEXEC_CUDA_TRY(cudaStreamSynchronize(stream()));
+  return {};
+}
+
+Status CudaDevice::poison(void* dst, size_t bytes) {
+  if (bytes == 0) return {};
+  GEXEC_CUDA_TRY(cudaMemsetAsync(dst, 0xFF, bytes, stream()));
+  return {};
+}
+
+Result<std::unique_ptr<Kernel>> CudaDevice::make_kernel(const KernelDef& def, const Graph& g, const Op& op,
+                                                        const Binding& binding) {
+  if (def.backend != Backend::cuda)
+    return runtime_error("kernel " + def.name + " is not a CUDA kernel");
+  if (is_cublaslt(def)) return make_cublaslt_gemm(*this, def, g, op, binding);
+  return make_elementwise_kernel(def, g, op, binding, stream());
+}
+
+Status CudaDevice::synchronize() {
+  GEXEC_CUDA_TRY(cudaStreamSynchronize(stream()));
+  GEXEC_CUDA_TRY(cudaGetLastError());
+  return {};
+}
+
+Result<std::vector<double>> CudaDevice::time_runs(const std::function<Status()>& enqueue, const TimingOptions& opts,
+                                                  bool* graph_used) {
+  return time_on_stream(stream(), enqueue, opts, graph_used);
+}
+
+Result<double> CudaDevice::peak_tflops() { return measured_peak_tflops(ordinal(), stream(), cublaslt()); }
+
+}  // namespace cuda
+
+Result<std::unique_ptr<Device>> open_cuda_device(int ordinal) {
+  auto d = cuda::CudaDevice::open(ordinal);
+  if (!d) return d.error().with("opening CUDA device " + std::to_string(ordinal));
+  return std::unique_ptr<Device>(std::move(*d));
+}
+
+Result<DeviceCaps> detect_cuda_caps(int ordinal) {
+  if (Status s = cuda::check_ordinal(ordinal); !s) return s.error();
+  const cudaError_t e = cudaSetDevice(ordinal);
+  if (e != cudaSuccess) return cuda::cuda_error(e, "cudaSetDevice(ordinal)", __FILE__, __LINE__);
+  auto c = cuda::read_caps(ordinal);
+  if (!c) return c.error().with("reading the capabilities of CUDA device " + std::to_string(ordinal));
+  return c;
+}
+
+}  // namespace gexec

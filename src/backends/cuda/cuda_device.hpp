@@ -1,0 +1,57 @@
+// The CUDA device: one stream, one cuBLASLt handle, the arena, and the workspace its GEMMs share.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <vector>
+
+#include "gexec/backends/cuda_device.hpp"
+#include "raii.hpp"
+
+namespace gexec::cuda {
+
+// The cuBLASLt workspace each GEMM may use; large enough for every heuristic choice measured.
+constexpr size_t kGemmWorkspaceBytes = size_t(32) << 20;
+
+class CudaDevice final : public Device {
+ public:
+  static Result<std::unique_ptr<CudaDevice>> open(int ordinal);
+  ~CudaDevice() override;
+
+  Backend backend() const override { return Backend::cuda; }
+  const DeviceCaps& caps() const override { return caps_; }
+  Result<void*> allocate_arena(int64_t bytes) override;
+  Status fill_input(const Tensor& t, void* dst, uint64_t seed) override;
+  Status upload(void* dst, const void* src, size_t bytes) override;
+  Status download(void* dst, const void* src, size_t bytes) override;
+  Status poison(void* dst, size_t bytes) override;
+  Result<std::unique_ptr<Kernel>> make_kernel(const KernelDef& def, const Graph& g, const Op& op,
+                                              const Binding& binding) override;
+  Status synchronize() override;
+  Result<std::vector<double>> time_runs(const std::function<Status()>& enqueue, const TimingOptions& opts,
+                                        bool* graph_used) override;
+  Result<double> peak_tflops() override;
+
+  // For timing and the kernels. Kernels hold these, so they must be destroyed before the device.
+  int ordinal() const { return ordinal_; }
+  cudaStream_t stream() const { return stream_.get(); }
+  cublasLtHandle_t cublaslt() const { return lt_.get(); }
+  // The one cuBLASLt workspace, allocated on first use. All kernels run in order on the one
+  // stream, so no two of them use it at the same time, and one serves them all.
+  Result<void*> gemm_workspace();
+
+ private:
+  CudaDevice() = default;
+
+  int ordinal_ = 0;
+  DeviceCaps caps_;
+  // Declared before the stream and handle, so destroyed after them: memory outlives its users.
+  std::vector<DeviceMemory> arenas_;
+  DeviceMemory workspace_;
+  Stream stream_;
+  LtHandle lt_;
+};
+
+}  // namespace gexec::cuda

@@ -1,0 +1,329 @@
+// The fallback elementwise kernels: one grid-stride family that reads each operand in its own
+// dtype and layout, computes in f32 and rounds once to the output dtype (round to nearest even).
+#include "elementwise.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "check.hpp"
+
+namespace gexec::cuda {
+namespace {
+
+// Storage types: reading an element as float (exact) and rounding a float back (RNE).
+struct F16 {
+  using Bits = uint16_t;
+  __device__ static float to_float(uint16_t b) { return __half2float(__ushort_as_half(b)); }
+  __device__ static uint16_t from_float(float f) { return __half_as_ushort(__float2half_rn(f)); }
+};
+struct BF16 {
+  using Bits = uint16_t;
+  __device__ static float to_float(uint16_t b) { return __uint_as_float(uint32_t(b) << 16); }
+  __device__ static uint16_t from_float(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
+};
+struct F32 {
+  using Bits = float;
+  __device__ static float to_float(float f) { return f; }
+  __device__ static float from_float(float f) { return f; }
+};
+
+template <class T>
+__device__ inline float load1(const void* base, int64_t i) {
+  return T::to_float(static_cast<const typename T::Bits*>(base)[i]);
+}
+template <class T>
+__device__ inline void store1(void* base, int64_t i, float v) {
+  static_cast<typename T::Bits*>(base)[i] = T::from_float(v);
+}
+
+// Elements [8 * chunk, 8 * chunk + 8) through 16-byte accesses; base must be 16-byte aligned.
+template <class T>
+__device__ inline void load8(const void* base, int64_t chunk, float v[8]) {
+  if constexpr (sizeof(typename T::Bits) == 2) {
+    const uint4 w = static_cast<const uint4*>(base)[chunk];
+    const uint32_t words[4] = {w.x, w.y, w.z, w.w};
+    for (int j = 0; j < 4; ++j) {  // little-endian: the lower half holds the earlier element
+      v[2 * j] = T::to_float(uint16_t(words[j] & 0xFFFFu));
+      v[2 * j + 1] = T::to_float(uint16_t(words[j] >> 16));
+    }
+  } else {
+    const float4* p = static_cast<const float4*>(base) + 2 * chunk;
+    const float4 lo = p[0], hi = p[1];
+    v[0] = lo.x, v[1] = lo.y, v[2] = lo.z, v[3] = lo.w;
+    v[4] = hi.x, v[5] = hi.y, v[6] = hi.z, v[7] = hi.w;
+  }
+}
+template <class T>
+__device__ inline void store8(void* base, int64_t chunk, const float v[8]) {
+  if constexpr (sizeof(typename T::Bits) == 2) {
+    uint32_t words[4];
+    for (int j = 0; j < 4; ++j)
+      words[j] = uint32_t(T::from_float(v[2 * j])) | (uint32_t(T::from_float(v[2 * j + 1])) << 16);
+    static_cast<uint4*>(base)[chunk] = make_uint4(words[0], words[1], words[2], words[3]);
+  } else {
+    float4* p = static_cast<float4*>(base) + 2 * chunk;
+    p[0] = make_float4(v[0], v[1], v[2], v[3]);
+    p[1] = make_float4(v[4], v[5], v[6], v[7]);
+  }
+}
+
+enum class Second : int { none, same, bias };  // the second operand: absent, same shape, or per column
+enum class Post : int { none, relu, gelu_tanh, gelu_erf };
+
+struct EwArgs {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* out = nullptr;
+  int64_t n = 0;               // output elements
+  int64_t rows = 1, cols = 1;  // the logical matrix of one batch entry; cols is the last dimension
+  bool a_col = false, b_col = false, out_col = false;  // colmajor storage (rank 2 only)
+  Second second = Second::none;
+  Post post = Post::none;
+};
+
+__device__ inline float apply_post(Post p, float x) {
+  switch (p) {
+    case Post::none: return x;
+    case Post::relu: return x < 0.0f ? 0.0f : x;  // a NaN stays a NaN
+    case Post::gelu_tanh: {
+      // 0.5x(1 + tanh(u)) == x / (1 + exp(-2u)), which does not cancel for negative x
+      const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+      return x / (1.0f + expf(-2.0f * u));
+    }
+    case Post::gelu_erf:  // 1 + erf(x/sqrt2) == erfc(-x/sqrt2), accurate in the negative tail
+      return 0.5f * x * erfcf(-x * 0.7071067811865476f);
+  }
+  return x;
+}
+
+// The column of storage element i when every operand is stored like the output.
+__device__ inline int64_t linear_col(const EwArgs& p, int64_t i) {
+  return p.out_col ? (i % (p.rows * p.cols)) / p.rows : i % p.cols;
+}
+
+// Every operand stored alike: element i of each is the same logical element.
+template <class TA, class TB, class TO>
+__global__ void ew_linear(EwArgs p, bool vec) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t tid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  int64_t start = 0;
+  if (vec) {
+    const int64_t chunks = p.n / 8;
+    for (int64_t k = tid; k < chunks; k += stride) {
+      float a[8], b[8] = {}, o[8];
+      load8<TA>(p.a, k, a);
+      if (p.second == Second::same) load8<TB>(p.b, k, b);
+      for (int j = 0; j < 8; ++j) {
+        float x = a[j];
+        if (p.second == Second::same) x += b[j];
+        else if (p.second == Second::bias) x += load1<TB>(p.b, linear_col(p, 8 * k + j));
+        o[j] = apply_post(p.post, x);
+      }
+      store8<TO>(p.out, k, o);
+    }
+    start = chunks * 8;
+  }
+  for (int64_t i = start + tid; i < p.n; i += stride) {
+    float x = load1<TA>(p.a, i);
+    if (p.second == Second::same) x += load1<TB>(p.b, i);
+    else if (p.second == Second::bias) x += load1<TB>(p.b, linear_col(p, i));
+    store1<TO>(p.out, i, apply_post(p.post, x));
+  }
+}
+
+// Rank-2 operands stored differently: each element is found from its logical (row, col).
+template <class TA, class TB, class TO>
+__global__ void ew_mixed(EwArgs p) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < p.n; i += stride) {
+    int64_t r, c;
+    if (p.out_col) {
+      c = i / p.rows;
+      r = i - c * p.rows;
+    } else {
+      r = i / p.cols;
+      c = i - r * p.cols;
+    }
+    float x = load1<TA>(p.a, p.a_col ? c * p.rows + r : r * p.cols + c);
+    if (p.second == Second::same) x += load1<TB>(p.b, p.b_col ? c * p.rows + r : r * p.cols + c);
+    else if (p.second == Second::bias) x += load1<TB>(p.b, c);
+    store1<TO>(p.out, i, apply_post(p.post, x));
+  }
+}
+
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = 4096;  // enough to fill any current GPU; the loops stride past it
+
+int blocks_for(int64_t work) { return int(std::clamp<int64_t>((work + kThreads - 1) / kThreads, 1, kMaxBlocks)); }
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+template <class TA, class TB, class TO>
+Status launch_typed(const EwArgs& p, cudaStream_t stream) {
+  const bool b_same = p.second == Second::same;
+  const bool linear = p.a_col == p.out_col && (!b_same || p.b_col == p.out_col);
+  if (linear) {
+    const bool vec = p.n >= 8 && aligned16(p.a) && aligned16(p.out) && (!b_same || aligned16(p.b));
+    ew_linear<TA, TB, TO><<<blocks_for(vec ? p.n / 8 : p.n), kThreads, 0, stream>>>(p, vec);
+  } else {
+    ew_mixed<TA, TB, TO><<<blocks_for(p.n), kThreads, 0, stream>>>(p);
+  }
+  GEXEC_CUDA_TRY(cudaGetLastError());
+  return Status::success();
+}
+
+template <class F>
+Status with_type(DType t, F&& f) {
+  switch (t) {
+    case DType::f16: return f(F16{});
+    case DType::bf16: return f(BF16{});
+    case DType::f32: return f(F32{});
+  }
+  return runtime_error("unknown dtype " + std::to_string(int(t)));
+}
+
+// tb is ignored (any value) when there is no second operand.
+Status launch_ew(const EwArgs& p, DType ta, DType tb, DType to, cudaStream_t stream) {
+  if (p.n <= 0) return Status::success();
+  return with_type(ta, [&](auto a) {
+    return with_type(tb, [&](auto b) {
+      return with_type(to, [&](auto o) { return launch_typed<decltype(a), decltype(b), decltype(o)>(p, stream); });
+    });
+  });
+}
+
+class ElementwiseKernel final : public Kernel {
+ public:
+  ElementwiseKernel(const EwArgs& args, DType ta, DType tb, DType to, cudaStream_t stream)
+      : args_(args), ta_(ta), tb_(tb), to_(to), stream_(stream) {}
+  Status prepare() override { return Status::success(); }
+  Status run() override { return launch_ew(args_, ta_, tb_, to_, stream_); }
+
+ private:
+  EwArgs args_;
+  DType ta_, tb_, to_;
+  cudaStream_t stream_;
+};
+
+struct NamedKernel {
+  std::string_view name;
+  OpType op;
+};
+constexpr NamedKernel kKernels[] = {{"cuda.bias_add", OpType::BIAS_ADD},
+                                    {"cuda.add", OpType::ADD},
+                                    {"cuda.relu", OpType::RELU},
+                                    {"cuda.gelu", OpType::GELU},
+                                    {"cuda.cast", OpType::CAST}};
+
+std::string dims(const Tensor& t) { return t.name + " " + shape_str(t.shape); }
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const KernelDef& def, const Graph& g, const Op& op,
+                                                        const Binding& b, cudaStream_t stream) {
+  const std::string where = "kernel " + def.name + " for op " + op.name;
+  const NamedKernel* known = nullptr;
+  for (const NamedKernel& k : kKernels)
+    if (k.name == def.name) known = &k;
+  if (!known) return runtime_error(where + ": not an elementwise kernel");
+  if (known->op != op.type || def.op != op.type)
+    return runtime_error(where + ": the kernel computes " + std::string(op_type_name(known->op)) + ", the op is " +
+                         std::string(op_type_name(op.type)));
+  const bool binary = op.type == OpType::BIAS_ADD || op.type == OpType::ADD;
+  const size_t n_in = binary ? 2 : 1;
+  if (op.inputs.size() != n_in || op.outputs.size() != 1)
+    return runtime_error(where + ": expected " + std::to_string(n_in) + " inputs and 1 output");
+  if (b.inputs.size() != n_in || b.outputs.size() != 1)
+    return runtime_error(where + ": the binding has " + std::to_string(b.inputs.size()) + " inputs and " +
+                         std::to_string(b.outputs.size()) + " outputs");
+  for (const auto* ptrs : {&b.inputs, &b.outputs})
+    for (const void* ptr : *ptrs)
+      if (!ptr) return runtime_error(where + ": an operand has no buffer");
+  for (const auto* ids : {&op.inputs, &op.outputs})
+    for (TensorId id : *ids) {
+      const Tensor& t = g.tensor(id);
+      if (t.shape.empty() || t.numel() <= 0) return runtime_error(where + ": " + dims(t) + " has no elements");
+      if (t.layout == Layout::colmajor && t.rank() != 2)
+        return runtime_error(where + ": " + dims(t) + " is colmajor but not rank 2");
+    }
+  auto is_col = [](const Tensor& t) { return t.layout == Layout::colmajor; };
+
+  const Tensor& x = g.tensor(op.inputs[0]);
+  const Tensor& y = g.tensor(op.outputs[0]);
+  if (x.shape != y.shape) return runtime_error(where + ": " + dims(x) + " and " + dims(y) + " differ in shape");
+  EwArgs p;
+  p.a = b.inputs[0];
+  p.out = b.outputs[0];
+  p.n = y.numel();
+  p.cols = y.shape.back();
+  p.rows = p.n / p.cols;
+  p.a_col = is_col(x);
+  p.out_col = is_col(y);
+  DType tb = DType::f32;
+  switch (op.type) {
+    case OpType::BIAS_ADD: {
+      const Tensor& bias = g.tensor(op.inputs[1]);
+      if (bias.numel() != p.cols)
+        return runtime_error(where + ": bias " + dims(bias) + " does not match the last dimension of " + dims(x));
+      p.b = b.inputs[1];
+      p.second = Second::bias;
+      tb = bias.dtype;
+      break;
+    }
+    case OpType::ADD: {
+      const Tensor& x2 = g.tensor(op.inputs[1]);
+      if (x2.shape != y.shape)
+        return runtime_error(where + ": " + dims(x2) + " and " + dims(y) + " differ in shape");
+      p.b = b.inputs[1];
+      p.b_col = is_col(x2);
+      p.second = Second::same;
+      tb = x2.dtype;
+      break;
+    }
+    case OpType::RELU: p.post = Post::relu; break;
+    case OpType::GELU: p.post = op.attrs.approximate == GeluApprox::tanh ? Post::gelu_tanh : Post::gelu_erf; break;
+    case OpType::CAST: break;
+    default: return runtime_error(where + ": not an elementwise op");
+  }
+  return std::unique_ptr<Kernel>(std::make_unique<ElementwiseKernel>(p, x.dtype, tb, y.dtype, stream));
+}
+
+Status launch_convert(const void* in, DType in_t, void* out, DType out_t, int64_t n, cudaStream_t stream) {
+  if (n < 0) return runtime_error("converting " + std::to_string(n) + " elements");
+  if (n > 0 && (!in || !out)) return runtime_error("converting from or to a null buffer");
+  EwArgs p;
+  p.a = in;
+  p.out = out;
+  p.n = n;
+  p.rows = n;
+  return launch_ew(p, in_t, DType::f32, out_t, stream);
+}
+
+Status launch_bias_act(void* c, DType c_t, int64_t batch, int64_t rows, int64_t cols, Layout c_layout,
+                       const void* bias, DType bias_t, Act act, cudaStream_t stream) {
+  if (batch <= 0 || rows <= 0 || cols <= 0)
+    return runtime_error("bias and activation over [" + std::to_string(batch) + "," + std::to_string(rows) + "," +
+                         std::to_string(cols) + "]: every dimension must be positive");
+  if (!c) return runtime_error("bias and activation on a null buffer");
+  EwArgs p;
+  p.a = c;
+  p.out = c;  // in place: each thread reads its elements before writing them
+  p.n = batch * rows * cols;
+  p.rows = rows;
+  p.cols = cols;
+  p.a_col = p.out_col = c_layout == Layout::colmajor;
+  if (bias) {
+    p.b = bias;
+    p.second = Second::bias;
+  }
+  p.post = act == Act::relu ? Post::relu : act == Act::gelu ? Post::gelu_tanh : Post::none;
+  if (!bias && p.post == Post::none) return Status::success();
+  return launch_ew(p, c_t, bias ? bias_t : DType::f32, c_t, stream);
+}
+
+}  // namespace gexec::cuda

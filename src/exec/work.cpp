@@ -1,0 +1,49 @@
+// Counting the FLOPs and the minimum bytes of one run (see work.hpp for what counts).
+#include "gexec/exec/work.hpp"
+
+#include <vector>
+
+#include "gexec/ir/gemm_shape.hpp"
+
+namespace gexec {
+
+Work count_work(const Graph& g) {
+  Work w;
+  const size_t n = g.tensors.size();
+  std::vector<bool> read(n, false), written(n, false);
+  for (const Op& op : g.ops) {
+    if (op.hoisted) continue;
+    for (TensorId t : op.inputs) read[size_t(t)] = true;
+    for (TensorId t : op.outputs) written[size_t(t)] = true;
+    const double out_elems = op.outputs.empty() ? 0.0 : double(g.tensor(op.outputs[0]).numel());
+    switch (op.type) {
+      case OpType::MATMUL:
+      case OpType::GEMM_BIAS_ACT: {
+        // A graph that passed verify() always has a shape; one that did not counts nothing.
+        const auto shape = gemm_shape(g, op);
+        if (!shape) break;
+        w.flops += gemm_flops(*shape);
+        if (op.type == OpType::GEMM_BIAS_ACT) {
+          if (shape->has_bias) w.flops += out_elems;
+          if (op.attrs.act != Act::none) w.flops += out_elems;
+        }
+        break;
+      }
+      case OpType::BIAS_ADD:
+      case OpType::ADD:
+      case OpType::RELU:
+      case OpType::GELU: w.flops += out_elems; break;
+      case OpType::CAST: break;
+    }
+  }
+  for (size_t t = 0; t < n; ++t)
+    if (read[t] && !written[t]) w.bytes += double(g.tensors[t].bytes());
+  for (TensorId t : g.outputs) {
+    if (!written[size_t(t)]) continue;
+    w.bytes += double(g.tensor(t).bytes());
+    written[size_t(t)] = false;  // an output listed twice is still written once
+  }
+  return w;
+}
+
+}  // namespace gexec

@@ -1,0 +1,209 @@
+// Loading the "ops" array of a graph file: types, names, tensor references and attributes.
+#include <unordered_map>
+
+#include "load_context.hpp"
+
+namespace gexec::load_detail {
+
+namespace {
+
+// Reads "attrs" with the keys that `type` takes (graph-format.md).
+bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type, Attrs& a) {
+  if (!v.is_object()) {
+    p.add(ptr, "expected an attrs object, found " + describe(v));
+    return false;
+  }
+  const std::string tname(op_type_name(type));
+  switch (type) {
+    case OpType::MATMUL: check_keys(p, v, ptr, {"trans_a", "trans_b", "alpha"}); break;
+    case OpType::GEMM_BIAS_ACT: check_keys(p, v, ptr, {"act", "mnk", "trans_a", "trans_b", "alpha"}); break;
+    case OpType::GELU: check_keys(p, v, ptr, {"approximate"}); break;
+    default:
+      for (auto it = v.begin(); it != v.end(); ++it)
+        p.add(ptr_key(ptr, it.key()), "unknown key " + quote(it.key()) + "; " + tname + " takes no attributes");
+      return v.empty();
+  }
+  bool ok = true;
+  auto flag = [&](const char* key, bool& field) {
+    if (const json* j = optional_key(v, key)) {
+      auto b = get_bool(p, *j, ptr_key(ptr, key));
+      ok = ok && b.has_value();
+      if (b) field = *b;
+    }
+  };
+  if (type == OpType::MATMUL || type == OpType::GEMM_BIAS_ACT) {
+    flag("trans_a", a.trans_a);
+    flag("trans_b", a.trans_b);
+    if (const json* j = optional_key(v, "alpha")) {
+      auto d = get_number(p, *j, ptr_key(ptr, "alpha"));
+      ok = ok && d.has_value();
+      if (d) a.alpha = *d;
+    }
+  }
+  if (type == OpType::GEMM_BIAS_ACT) {
+    if (const json* j = optional_key(v, "act")) {
+      std::optional<Act> act;
+      if (auto str = get_string(p, *j, ptr_key(ptr, "act"))) {
+        act = parse_act(*str);
+        if (!act) p.add(ptr_key(ptr, "act"), "unknown activation " + quote(*str) + "; expected one of none, relu, gelu");
+      }
+      ok = ok && act.has_value();
+      if (act) a.act = *act;
+    }
+    if (const json* j = optional_key(v, "mnk")) {
+      const std::string mptr = ptr_key(ptr, "mnk");
+      if (!j->is_array() || j->size() != 3) {
+        p.add(mptr, "expected [M, N, K], three positive integers; found " +
+                        (j->is_array() ? "an array of " + std::to_string(j->size()) : describe(*j)));
+        ok = false;
+      } else {
+        std::array<int64_t, 3> mnk{};
+        bool good = true;
+        for (size_t i = 0; i < 3; ++i) {
+          auto d = get_positive_int(p, (*j)[i], ptr_index(mptr, i));
+          good = good && d.has_value();
+          if (d) mnk[i] = *d;
+        }
+        ok = ok && good;
+        if (good) a.mnk = mnk;
+      }
+    }
+  }
+  if (type == OpType::GELU) {
+    if (const json* j = optional_key(v, "approximate")) {
+      std::optional<GeluApprox> ap;
+      if (auto str = get_string(p, *j, ptr_key(ptr, "approximate"))) {
+        ap = parse_gelu_approx(*str);
+        if (!ap)
+          p.add(ptr_key(ptr, "approximate"), "unknown GELU form " + quote(*str) + "; expected one of tanh, none");
+      }
+      ok = ok && ap.has_value();
+      if (ap) a.approximate = *ap;
+    }
+  }
+  return ok;
+}
+
+// Reads "inputs" or "outputs": an array of declared tensor names, `min`..`max` of them.
+bool load_refs(LoadState& s, const json& v, const std::string& ptr, const char* what, std::optional<Arity> ar,
+               bool inputs, std::vector<TensorId>& ids) {
+  Problems& p = s.p;
+  if (!v.is_array()) {
+    p.add(ptr, "expected an array of tensor names, found " + describe(v));
+    return false;
+  }
+  bool ok = true;
+  if (ar) {
+    const int lo = inputs ? ar->min_inputs : ar->outputs, hi = inputs ? ar->max_inputs : ar->outputs;
+    const int n = int(v.size());
+    if (n < lo || n > hi) {
+      const std::string want = lo == hi ? std::to_string(lo) : std::to_string(lo) + " or " + std::to_string(hi);
+      p.add(ptr, std::string(what) + " " + want + (hi == 1 ? (inputs ? " input" : " output") : inputs ? " inputs" : " outputs") +
+                     ", found " + std::to_string(n));
+      ok = false;
+    }
+  }
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string iptr = ptr_index(ptr, i);
+    if (!v[i].is_string()) {
+      p.add(iptr, "expected a tensor name (a string), found " + describe(v[i]));
+      ok = false;
+      continue;
+    }
+    const std::string& name = v[i].get_ref<const std::string&>();
+    auto it = s.tensor_ids.find(name);
+    if (it == s.tensor_ids.end()) {
+      p.add(iptr, "tensor " + quote(name) + " is not declared");
+      ok = false;
+      continue;
+    }
+    ids.push_back(it->second);
+  }
+  return ok;
+}
+
+}  // namespace
+
+void load_ops(LoadState& s, const json& ops) {
+  Problems& p = s.p;
+  if (!ops.is_array()) {
+    p.add("/ops", "expected an array of ops, found " + describe(ops));
+    return;
+  }
+  if (ops.empty()) p.add("/ops", "a graph needs at least one op");
+  s.writer_pos.assign(s.g.tensors.size(), -1);
+  std::unordered_map<std::string, size_t> op_names;  // name -> position in /ops
+  s.g.ops.reserve(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const json& v = ops[i];
+    const std::string ptr = ptr_index("/ops", i);
+    if (!v.is_object()) {
+      p.add(ptr, "expected an op object, found " + describe(v));
+      s.op_label.emplace_back();
+      continue;
+    }
+    check_keys(p, v, ptr, {"op_type", "name", "inputs", "outputs", "attrs"});
+    Op op;
+    bool ok = true;
+    std::optional<OpType> type;
+    if (const json* t = require(p, v, ptr, "op_type")) {
+      if (auto str = get_string(p, *t, ptr_key(ptr, "op_type"))) {
+        type = parse_op_type(*str);
+        if (!type)
+          p.add(ptr_key(ptr, "op_type"), "unknown op_type " + quote(*str) +
+                                             "; expected one of MATMUL, BIAS_ADD, ADD, RELU, GELU, CAST, GEMM_BIAS_ACT");
+      }
+    }
+    ok = type.has_value();
+    if (type) op.type = *type;
+    const std::string what = type ? std::string(op_type_name(*type)) + " takes" : "this op takes";
+    std::optional<Arity> ar;
+    if (type) ar = op_arity(*type);
+
+    if (const json* n = optional_key(v, "name")) {
+      auto str = get_string(p, *n, ptr_key(ptr, "name"));
+      if (str && check_name(p, *str, ptr_key(ptr, "name"))) op.name = *str;
+      else ok = false;
+    } else if (type) {
+      op.name = std::string(op_type_name(*type)) + "_" + std::to_string(i);
+    }
+    if (!op.name.empty()) {
+      auto [it, fresh] = op_names.emplace(op.name, i);
+      if (!fresh) {
+        p.add(v.contains("name") ? ptr_key(ptr, "name") : ptr,
+              "op name " + quote(op.name) + (v.contains("name") ? "" : " (the default name of this op)") +
+                  " is already used by /ops/" + std::to_string(it->second));
+        ok = false;
+      }
+    }
+
+    if (const json* in = require(p, v, ptr, "inputs"))
+      ok = load_refs(s, *in, ptr_key(ptr, "inputs"), what.c_str(), ar, true, op.inputs) && ok;
+    else ok = false;
+    if (const json* out = require(p, v, ptr, "outputs"))
+      ok = load_refs(s, *out, ptr_key(ptr, "outputs"), (type ? std::string(op_type_name(*type)) + " writes" : "this op writes").c_str(),
+                     ar, false, op.outputs) && ok;
+    else ok = false;
+    if (const json* a = optional_key(v, "attrs"); a && type)
+      ok = load_attrs(p, *a, ptr_key(ptr, "attrs"), *type, op.attrs) && ok;
+
+    // Writers are recorded even for ops with other problems, so that a second writer, or an
+    // init on a written tensor, is reported whatever else is wrong with the first one.
+    s.op_label.push_back(op.name);
+    for (size_t j = 0; j < op.outputs.size(); ++j) {
+      const TensorId t = op.outputs[j];
+      if (s.writer_pos[size_t(t)] >= 0) {
+        p.add(ptr_index(ptr_key(ptr, "outputs"), j), "tensor " + quote(s.g.tensor(t).name) +
+                                                         " is already written by " + s.op_ref(s.writer_pos[size_t(t)]));
+        ok = false;
+      } else {
+        s.writer_pos[size_t(t)] = long(i);
+      }
+    }
+    if (!ok) continue;
+    s.g.ops.push_back(std::move(op));
+    s.op_pos.push_back(i);
+  }
+}
+
+}  // namespace gexec::load_detail

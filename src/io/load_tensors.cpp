@@ -1,0 +1,260 @@
+// Loading the "tensors" array of a graph file, and the "init" of each graph input.
+#include <filesystem>
+#include <limits>
+
+#include "gexec/io/npy.hpp"
+#include "load_context.hpp"
+
+namespace gexec::load_detail {
+
+namespace {
+
+// Reads "shape"; checks the rank, each dimension, and that the element count and byte size fit.
+std::optional<std::vector<int64_t>> load_shape(Problems& p, const json& v, const std::string& ptr, int elem_size) {
+  if (!v.is_array()) {
+    p.add(ptr, "expected an array of 1 to 4 positive integers, found " + describe(v));
+    return std::nullopt;
+  }
+  if (v.empty() || v.size() > 4) {
+    p.add(ptr, "a shape has 1 to 4 dimensions; found " + std::to_string(v.size()));
+    return std::nullopt;
+  }
+  std::vector<int64_t> shape;
+  bool ok = true;
+  for (size_t i = 0; i < v.size(); ++i) {
+    auto d = get_positive_int(p, v[i], ptr_index(ptr, i));
+    if (d) shape.push_back(*d);
+    ok = ok && d.has_value();
+  }
+  if (!ok) return std::nullopt;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (n > kMax / d) {
+      p.add(ptr, "the element count of " + shape_str(shape) + " does not fit in 64 bits");
+      return std::nullopt;
+    }
+    n *= d;
+  }
+  if (n > kMax / elem_size) {
+    p.add(ptr, "the byte size of " + shape_str(shape) + " (" + std::to_string(n) + " elements of " +
+                   std::to_string(elem_size) + " bytes) does not fit in 64 bits");
+    return std::nullopt;
+  }
+  return shape;
+}
+
+void load_tensor(LoadState& s, const json& v, size_t index) {
+  Problems& p = s.p;
+  const std::string ptr = ptr_index("/tensors", index);
+  if (!v.is_object()) {
+    p.add(ptr, "expected a tensor object, found " + describe(v));
+    return;
+  }
+  check_keys(p, v, ptr, {"name", "shape", "dtype", "layout", "device", "init", "constant"});
+  Tensor t;
+  bool ok = true;
+
+  std::optional<std::string> name;
+  if (const json* n = require(p, v, ptr, "name")) {
+    name = get_string(p, *n, ptr_key(ptr, "name"));
+    if (name && !check_name(p, *name, ptr_key(ptr, "name"))) name.reset();
+  }
+
+  std::optional<DType> dtype;
+  if (const json* d = require(p, v, ptr, "dtype")) {
+    if (auto str = get_string(p, *d, ptr_key(ptr, "dtype"))) {
+      dtype = parse_dtype(*str);
+      if (!dtype) p.add(ptr_key(ptr, "dtype"), "unknown dtype " + quote(*str) + "; expected one of f16, bf16, f32");
+    }
+  }
+  ok = ok && dtype.has_value();
+  if (dtype) t.dtype = *dtype;
+
+  if (const json* sh = require(p, v, ptr, "shape")) {
+    // Without a valid dtype, check the size against the largest element.
+    auto shape = load_shape(p, *sh, ptr_key(ptr, "shape"), dtype ? dtype_size(*dtype) : 4);
+    if (shape) t.shape = std::move(*shape);
+    ok = ok && shape.has_value();
+  } else {
+    ok = false;
+  }
+
+  if (const json* l = optional_key(v, "layout")) {
+    std::optional<Layout> layout;
+    if (auto str = get_string(p, *l, ptr_key(ptr, "layout"))) {
+      layout = parse_layout(*str);
+      if (!layout)
+        p.add(ptr_key(ptr, "layout"), "unknown layout " + quote(*str) + "; expected one of rowmajor, colmajor");
+    }
+    if (layout == Layout::colmajor && !t.shape.empty() && t.rank() != 2) {
+      p.add(ptr_key(ptr, "layout"), "colmajor needs a rank-2 tensor; the shape is " + shape_str(t.shape));
+      layout.reset();
+    }
+    ok = ok && layout.has_value();
+    if (layout) t.layout = *layout;
+  }
+
+  if (const json* d = optional_key(v, "device")) {
+    if (auto str = get_string(p, *d, ptr_key(ptr, "device")); str && *str != "cuda")
+      p.add(ptr_key(ptr, "device"), "unknown device " + quote(*str) + "; expected one of cuda");
+  }
+  if (const json* c = optional_key(v, "constant")) {
+    if (auto b = get_bool(p, *c, ptr_key(ptr, "constant"))) t.constant = *b;
+  }
+
+  if (!name) return;
+  auto [it, fresh] = s.tensor_ids.emplace(*name, TensorId(s.g.tensors.size()));
+  if (!fresh) {
+    p.add(ptr_key(ptr, "name"), "tensor " + quote(*name) + " is already declared at /tensors/" +
+                                    std::to_string(s.tensor_pos[size_t(it->second)]));
+    return;
+  }
+  t.name = *name;
+  s.g.tensors.push_back(std::move(t));
+  s.tensor_ok.push_back(ok);
+  s.tensor_pos.push_back(index);
+  s.tensor_init.push_back(optional_key(v, "init"));
+}
+
+// Reads an init.file array and puts its values in the tensor's storage order.
+void load_init_file(LoadState& s, const Tensor& t, const std::string& ptr, Init& init) {
+  std::filesystem::path path(init.file);
+  if (path.is_relative() && !s.base_dir.empty()) path = std::filesystem::path(s.base_dir) / path;
+  auto arr = read_npy(path.string());
+  if (!arr) {
+    // read_npy starts its message with the path it opened; the problem line shows the path as
+    // written instead, quoted, so that a path with a newline or of megabytes stays one short line.
+    std::string why = arr.error().message;
+    if (why.starts_with(path.string())) why = quote(init.file) + why.substr(path.string().size());
+    s.p.add(ptr, why);
+    return;
+  }
+  const char kind = arr->descr.size() == 3 ? arr->descr[2] : '?';
+  if (kind == '2' && t.dtype == DType::bf16) {
+    s.p.add(ptr, quote(init.file) + " holds float16 data; a bf16 tensor reads float32 (or float64) files");
+    return;
+  }
+  if (arr->shape != t.shape) {
+    s.p.add(ptr, quote(init.file) + " has shape " + shape_str(arr->shape) + "; tensor " + quote(t.name) + " is " +
+                     shape_str(t.shape));
+    return;
+  }
+  if (t.layout == Layout::colmajor) {
+    const int64_t rows = t.shape[0], cols = t.shape[1];
+    init.values.assign(arr->values.size(), 0.0);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) init.values[size_t(c * rows + r)] = arr->values[size_t(r * cols + c)];
+  } else {
+    init.values = std::move(arr->values);
+  }
+}
+
+void load_init(LoadState& s, TensorId id) {
+  Problems& p = s.p;
+  const json& v = *s.tensor_init[size_t(id)];
+  Tensor& t = s.g.tensor(id);
+  const std::string ptr = ptr_key(ptr_index("/tensors", s.tensor_pos[size_t(id)]), "init");
+  if (const long w = s.writer_pos[size_t(id)]; w >= 0) {
+    p.add(ptr, "tensor " + quote(t.name) + " is written by " + s.op_ref(w) + "; only graph inputs take an init");
+    return;
+  }
+  if (!v.is_object()) {
+    p.add(ptr, "expected an init object, found " + describe(v));
+    return;
+  }
+  const bool has_dist = v.contains("dist"), has_values = v.contains("values"), has_file = v.contains("file");
+  const int forms = int(has_dist) + int(has_values) + int(has_file);
+  if (forms != 1) {
+    p.add(ptr, forms == 0 ? "an init needs one of the keys dist, values, file"
+                          : "an init takes only one of the keys dist, values, file");
+    return;
+  }
+  Init init;
+  bool ok = true;
+  if (has_dist) {
+    auto dist = get_string(p, v["dist"], ptr_key(ptr, "dist"));
+    if (!dist) return;
+    auto number = [&](const char* key, double& field) {
+      if (const json* n = optional_key(v, key)) {
+        auto d = get_number(p, *n, ptr_key(ptr, key));
+        ok = ok && d.has_value();
+        if (d) field = *d;
+      }
+    };
+    if (*dist == "normal") {
+      init.kind = InitKind::normal;
+      check_keys(p, v, ptr, {"dist", "mean", "std"});
+      number("mean", init.mean);
+      number("std", init.std);
+      if (ok && init.std < 0) {
+        p.add(ptr_key(ptr, "std"), "std must not be negative; found " + v["std"].dump());
+        ok = false;
+      }
+    } else if (*dist == "uniform") {
+      init.kind = InitKind::uniform;
+      check_keys(p, v, ptr, {"dist", "low", "high"});
+      number("low", init.low);
+      number("high", init.high);
+      if (ok && !(init.low < init.high)) {
+        p.add(ptr, "uniform needs low < high; found low " + json(init.low).dump() + ", high " +
+                       json(init.high).dump());
+        ok = false;
+      }
+    } else if (*dist == "zeros" || *dist == "ones") {
+      init.kind = *dist == "zeros" ? InitKind::zeros : InitKind::ones;
+      check_keys(p, v, ptr, {"dist"});
+    } else {
+      p.add(ptr_key(ptr, "dist"),
+            "unknown distribution " + quote(*dist) + "; expected one of normal, uniform, zeros, ones");
+      return;
+    }
+  } else if (has_values) {
+    init.kind = InitKind::values;
+    check_keys(p, v, ptr, {"values"});
+    const json& vals = v["values"];
+    const std::string vptr = ptr_key(ptr, "values");
+    if (!vals.is_array()) {
+      p.add(vptr, "expected an array of numbers, found " + describe(vals));
+      return;
+    }
+    init.values.reserve(vals.size());
+    for (size_t i = 0; i < vals.size(); ++i) {
+      auto d = get_number(p, vals[i], ptr_index(vptr, i));
+      ok = ok && d.has_value();
+      if (d) init.values.push_back(*d);
+    }
+    if (s.tensor_ok[size_t(id)] && int64_t(vals.size()) != t.numel()) {
+      p.add(vptr, std::to_string(vals.size()) + " values for tensor " + quote(t.name) + " of shape " +
+                      shape_str(t.shape) + ", which has " + std::to_string(t.numel()) + " elements");
+      ok = false;
+    }
+  } else {
+    init.kind = InitKind::file;
+    check_keys(p, v, ptr, {"file"});
+    auto file = get_string(p, v["file"], ptr_key(ptr, "file"));
+    if (!file) return;
+    init.file = *file;
+    if (s.tensor_ok[size_t(id)]) load_init_file(s, t, ptr_key(ptr, "file"), init);
+  }
+  if (ok) t.init = std::move(init);
+}
+
+}  // namespace
+
+void load_tensors(LoadState& s, const json& tensors) {
+  if (!tensors.is_array()) {
+    s.p.add("/tensors", "expected an array of tensors, found " + describe(tensors));
+    return;
+  }
+  if (tensors.empty()) s.p.add("/tensors", "a graph needs at least one tensor");
+  s.g.tensors.reserve(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) load_tensor(s, tensors[i], i);
+}
+
+void load_inits(LoadState& s) {
+  for (size_t t = 0; t < s.g.tensors.size(); ++t)
+    if (s.tensor_init[t]) load_init(s, TensorId(t));
+}
+
+}  // namespace gexec::load_detail

@@ -1,0 +1,106 @@
+// Writing a graph back as a version-1 graph file: one tensor or op per line, keys in a fixed order.
+//
+// Everything the loader reads is written, so the file loads back to an equal Graph; `hoisted`
+// is pass state with no place in the format, and is not written.
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "gexec/io/load.hpp"
+
+namespace gexec {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// Names are bytes to the IR; invalid UTF-8 is replaced rather than thrown on.
+std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
+
+ojson init_json(const Init& in) {
+  ojson j = ojson::object();
+  switch (in.kind) {
+    case InitKind::normal: j["dist"] = "normal", j["mean"] = in.mean, j["std"] = in.std; break;
+    case InitKind::uniform: j["dist"] = "uniform", j["low"] = in.low, j["high"] = in.high; break;
+    case InitKind::zeros: j["dist"] = "zeros"; break;
+    case InitKind::ones: j["dist"] = "ones"; break;
+    case InitKind::values: j["values"] = in.values; break;
+    case InitKind::file: j["file"] = in.file; break;
+  }
+  return j;
+}
+
+ojson tensor_json(const Tensor& t) {
+  ojson j = ojson::object();
+  j["name"] = t.name;
+  j["shape"] = t.shape;
+  j["dtype"] = dtype_name(t.dtype);
+  if (t.layout != Layout::rowmajor) j["layout"] = layout_name(t.layout);
+  if (t.init) j["init"] = init_json(*t.init);
+  if (t.constant) j["constant"] = true;
+  return j;
+}
+
+ojson op_json(const Graph& g, const Op& op) {
+  ojson j = ojson::object();
+  j["op_type"] = op_type_name(op.type);
+  j["name"] = op.name;
+  auto names = [&](const std::vector<TensorId>& ids) {
+    ojson a = ojson::array();
+    for (TensorId t : ids) a.push_back(g.tensor(t).name);
+    return a;
+  };
+  j["inputs"] = names(op.inputs);
+  j["outputs"] = names(op.outputs);
+  const Attrs def;
+  ojson a = ojson::object();
+  if (op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT) {
+    if (op.attrs.trans_a) a["trans_a"] = true;
+    if (op.attrs.trans_b) a["trans_b"] = true;
+    if (op.attrs.alpha != def.alpha) a["alpha"] = op.attrs.alpha;
+  }
+  if (op.type == OpType::GEMM_BIAS_ACT) {
+    if (op.attrs.act != def.act) a["act"] = act_name(op.attrs.act);
+    if (op.attrs.mnk) a["mnk"] = *op.attrs.mnk;
+  }
+  if (op.type == OpType::GELU && op.attrs.approximate != def.approximate)
+    a["approximate"] = gelu_approx_name(op.attrs.approximate);
+  if (!a.empty()) j["attrs"] = std::move(a);
+  return j;
+}
+
+// "key": [\n    item,\n    item\n  ]
+std::string list(const char* key, const std::vector<ojson>& items) {
+  std::string s = std::string("  \"") + key + "\": [\n";
+  for (size_t i = 0; i < items.size(); ++i) s += "    " + dump(items[i]) + (i + 1 < items.size() ? ",\n" : "\n");
+  return s + "  ]";
+}
+
+}  // namespace
+
+std::string save_graph(const Graph& g) {
+  std::string s = "{\n  \"format\": \"gexec.graph\",\n  \"version\": " + std::to_string(kGraphFormatVersion) + ",\n";
+  s += "  \"name\": " + dump(ojson(g.name)) + ",\n";
+  if (g.seed) s += "  \"seed\": " + std::to_string(*g.seed) + ",\n";
+  std::vector<ojson> items;
+  for (const Tensor& t : g.tensors) items.push_back(tensor_json(t));
+  s += list("tensors", items) + ",\n";
+  items.clear();
+  for (const Op& op : g.ops) items.push_back(op_json(g, op));
+  s += list("ops", items) + ",\n";
+  ojson outs = ojson::array();
+  for (TensorId t : g.outputs) outs.push_back(g.tensor(t).name);
+  s += "  \"outputs\": " + dump(outs) + "\n}\n";
+  return s;
+}
+
+Status save_graph_file(const Graph& g, const std::string& path) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) return runtime_error(path + ": cannot open for writing");
+  f << save_graph(g);
+  f.close();
+  if (!f) return runtime_error(path + ": write failed");
+  return Status::success();
+}
+
+}  // namespace gexec

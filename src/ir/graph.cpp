@@ -1,0 +1,278 @@
+// Graph lookups, the producer/consumer index, stable topological ordering, op shape rules and verify().
+#include "gexec/ir/graph.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <unordered_set>
+
+#include "gexec/ir/gemm_shape.hpp"
+
+namespace gexec {
+
+TensorId Graph::find_tensor(std::string_view n) const {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].name == n) return static_cast<TensorId>(i);
+  return kNone;
+}
+
+TensorId Graph::add_tensor(Tensor t) {
+  tensors.push_back(std::move(t));
+  return static_cast<TensorId>(tensors.size() - 1);
+}
+
+GraphIndex::GraphIndex(const Graph& g)
+    : producer(g.tensors.size(), kNone), consumers(g.tensors.size()), is_output(g.tensors.size(), false) {
+  auto in_range = [&](TensorId t) { return t >= 0 && static_cast<size_t>(t) < g.tensors.size(); };
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const OpId op = static_cast<OpId>(i);
+    for (TensorId t : g.ops[i].outputs)
+      if (in_range(t) && producer[size_t(t)] == kNone) producer[size_t(t)] = op;
+    for (TensorId t : g.ops[i].inputs) {
+      if (!in_range(t)) continue;
+      auto& c = consumers[size_t(t)];
+      if (c.empty() || c.back() != op) c.push_back(op);  // an op reading a tensor twice counts once
+    }
+  }
+  for (TensorId t : g.outputs)
+    if (in_range(t)) is_output[size_t(t)] = true;
+}
+
+std::optional<std::vector<OpId>> topo_sort(Graph& g) {
+  const size_t n = g.ops.size();
+  auto in_range = [&](TensorId t) { return t >= 0 && static_cast<size_t>(t) < g.tensors.size(); };
+  // The first writer of each tensor is its producer; verify() reports any second one.
+  std::vector<OpId> producer(g.tensors.size(), kNone);
+  for (size_t i = 0; i < n; ++i)
+    for (TensorId t : g.ops[i].outputs)
+      if (in_range(t) && producer[size_t(t)] == kNone) producer[size_t(t)] = OpId(i);
+
+  std::vector<std::vector<OpId>> preds(n), succs(n);
+  for (size_t i = 0; i < n; ++i)
+    for (TensorId t : g.ops[i].inputs) {
+      if (!in_range(t) || producer[size_t(t)] == kNone) continue;
+      const OpId p = producer[size_t(t)];
+      if (std::find(preds[i].begin(), preds[i].end(), p) != preds[i].end()) continue;
+      preds[i].push_back(p);
+      succs[size_t(p)].push_back(OpId(i));
+    }
+
+  // Kahn's algorithm taking the ready op with the smallest original index: the result is
+  // the given order whenever that order already respects the data flow.
+  std::vector<size_t> waiting(n);
+  std::priority_queue<OpId, std::vector<OpId>, std::greater<OpId>> ready;
+  for (size_t i = 0; i < n; ++i) {
+    waiting[i] = preds[i].size();
+    if (waiting[i] == 0) ready.push(OpId(i));
+  }
+  std::vector<OpId> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    const OpId o = ready.top();
+    ready.pop();
+    order.push_back(o);
+    for (OpId s : succs[size_t(o)])
+      if (--waiting[size_t(s)] == 0) ready.push(s);
+  }
+
+  if (order.size() != n) {
+    // Every op left over waits on another left-over op, so walking predecessors from one
+    // of them must come back to an op already seen: that loop is a cycle.
+    std::vector<bool> left(n, false);
+    for (size_t i = 0; i < n; ++i) left[i] = waiting[i] > 0;
+    OpId cur = kNone;
+    for (size_t i = 0; i < n && cur == kNone; ++i)
+      if (left[i]) cur = OpId(i);
+    std::vector<int> seen_at(n, -1);
+    std::vector<OpId> walk;
+    while (seen_at[size_t(cur)] < 0) {
+      seen_at[size_t(cur)] = int(walk.size());
+      walk.push_back(cur);
+      OpId next = kNone;
+      for (OpId p : preds[size_t(cur)])
+        if (left[size_t(p)]) {
+          next = p;
+          break;
+        }
+      cur = next;
+    }
+    // The walk follows data backwards; reverse it to read in the direction of the data flow,
+    // and start at the cycle's earliest op so the report does not depend on where we began.
+    std::vector<OpId> cycle(walk.begin() + seen_at[size_t(cur)], walk.end());
+    std::reverse(cycle.begin(), cycle.end());
+    std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
+    return cycle;
+  }
+
+  std::vector<Op> sorted;
+  sorted.reserve(n);
+  for (OpId o : order) sorted.push_back(std::move(g.ops[size_t(o)]));
+  g.ops = std::move(sorted);
+  return std::nullopt;
+}
+
+namespace {
+
+bool same_shape(const Tensor& a, const Tensor& b) { return a.shape == b.shape; }
+
+}  // namespace
+
+std::vector<std::string> check_op(const Graph& g, const Op& op) {
+  std::vector<std::string> problems;
+  const std::string type(op_type_name(op.type));
+  const Arity ar = op_arity(op.type);
+  const int nin = int(op.inputs.size()), nout = int(op.outputs.size());
+  if (nin < ar.min_inputs || nin > ar.max_inputs) {
+    std::string want = ar.min_inputs == ar.max_inputs
+                           ? std::to_string(ar.min_inputs)
+                           : std::to_string(ar.min_inputs) + " or " + std::to_string(ar.max_inputs);
+    problems.push_back(type + " takes " + want + " inputs, has " + std::to_string(nin));
+  }
+  if (nout != ar.outputs)
+    problems.push_back(type + " writes " + std::to_string(ar.outputs) + " output, has " + std::to_string(nout));
+  auto in_range = [&](TensorId t) { return t >= 0 && static_cast<size_t>(t) < g.tensors.size(); };
+  for (TensorId t : op.inputs)
+    if (!in_range(t)) problems.push_back(type + " reads tensor id " + std::to_string(t) + ", out of range");
+  for (TensorId t : op.outputs)
+    if (!in_range(t)) problems.push_back(type + " writes tensor id " + std::to_string(t) + ", out of range");
+  if (!problems.empty()) return problems;
+
+  switch (op.type) {
+    case OpType::MATMUL:
+    case OpType::GEMM_BIAS_ACT: {
+      std::string why;
+      if (!gemm_shape(g, op, &why)) problems.push_back(why);
+      break;
+    }
+    case OpType::BIAS_ADD: {
+      const Tensor& x = g.tensor(op.inputs[0]);
+      const Tensor& b = g.tensor(op.inputs[1]);
+      const Tensor& y = g.tensor(op.outputs[0]);
+      const int64_t n = x.shape.empty() ? 0 : x.shape.back();
+      if (b.rank() != 1 || b.shape[0] != n)
+        problems.push_back("BIAS_ADD bias must be [" + std::to_string(n) + "] (the last dimension of X " +
+                           shape_str(x.shape) + "); b is " + shape_str(b.shape));
+      if (!same_shape(x, y))
+        problems.push_back("BIAS_ADD output must have the shape of X " + shape_str(x.shape) + "; Y is " +
+                           shape_str(y.shape));
+      break;
+    }
+    case OpType::ADD: {
+      const Tensor& x = g.tensor(op.inputs[0]);
+      const Tensor& y = g.tensor(op.inputs[1]);
+      const Tensor& z = g.tensor(op.outputs[0]);
+      if (!same_shape(x, y))
+        problems.push_back("ADD shapes disagree: X is " + shape_str(x.shape) + ", Y is " + shape_str(y.shape));
+      if (!same_shape(x, z))
+        problems.push_back("ADD output must have the shape of X " + shape_str(x.shape) + "; Z is " +
+                           shape_str(z.shape));
+      break;
+    }
+    case OpType::RELU:
+    case OpType::GELU:
+    case OpType::CAST: {
+      const Tensor& x = g.tensor(op.inputs[0]);
+      const Tensor& y = g.tensor(op.outputs[0]);
+      if (!same_shape(x, y))
+        problems.push_back(type + " output must have the shape of X " + shape_str(x.shape) + "; Y is " +
+                           shape_str(y.shape));
+      break;
+    }
+  }
+  return problems;
+}
+
+std::vector<std::string> verify(const Graph& g) {
+  std::vector<std::string> problems;
+  const size_t nt = g.tensors.size();
+  auto in_range = [&](TensorId t) { return t >= 0 && static_cast<size_t>(t) < nt; };
+
+  std::unordered_set<std::string_view> names;
+  for (const Tensor& t : g.tensors) {
+    const std::string who = "tensor \"" + t.name + "\"";
+    if (!names.insert(t.name).second) problems.push_back(who + " is declared twice");
+    if (t.shape.empty() || t.shape.size() > 4)
+      problems.push_back(who + " has rank " + std::to_string(t.shape.size()) + "; ranks 1 to 4 are allowed");
+    for (int64_t d : t.shape)
+      if (d <= 0) problems.push_back(who + " has a dimension that is not positive: " + shape_str(t.shape));
+    if (t.layout == Layout::colmajor && t.rank() != 2)
+      problems.push_back(who + " is colmajor with rank " + std::to_string(t.rank()) + "; colmajor needs rank 2");
+  }
+
+  // An input not yet written when its reader runs is either a graph input or out of order.
+  std::vector<OpId> first_writer(nt, kNone);
+  for (size_t i = 0; i < g.ops.size(); ++i)
+    for (TensorId t : g.ops[i].outputs)
+      if (in_range(t) && first_writer[size_t(t)] == kNone) first_writer[size_t(t)] = OpId(i);
+  std::vector<OpId> writer(nt, kNone);
+  std::unordered_set<std::string_view> op_names;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    const std::string who = "op " + op.name;
+    if (!op_names.insert(op.name).second) problems.push_back(who + " is named twice");
+    for (const std::string& p : check_op(g, op)) problems.push_back(who + ": " + p);
+    for (TensorId t : op.inputs)
+      if (in_range(t) && writer[size_t(t)] == kNone && first_writer[size_t(t)] != kNone)
+        problems.push_back(who + " reads \"" + g.tensor(t).name + "\" before op " +
+                           g.ops[size_t(first_writer[size_t(t)])].name + " writes it");
+    for (TensorId t : op.outputs) {
+      if (!in_range(t)) continue;
+      if (writer[size_t(t)] != kNone)
+        problems.push_back(who + " writes \"" + g.tensor(t).name + "\", already written by op " +
+                           g.ops[size_t(writer[size_t(t)])].name);
+      else
+        writer[size_t(t)] = OpId(i);
+    }
+  }
+
+  for (size_t t = 0; t < nt; ++t) {
+    const Tensor& ten = g.tensors[t];
+    if (writer[t] != kNone && ten.init)
+      problems.push_back("tensor \"" + ten.name + "\" has an init but is written by op " +
+                         g.ops[size_t(writer[t])].name);
+    if (ten.init && (ten.init->kind == InitKind::values || ten.init->kind == InitKind::file) &&
+        int64_t(ten.init->values.size()) != ten.numel())
+      problems.push_back("tensor \"" + ten.name + "\" has " + std::to_string(ten.init->values.size()) +
+                         " initial values for " + std::to_string(ten.numel()) + " elements");
+  }
+
+  for (TensorId t : g.outputs) {
+    if (!in_range(t))
+      problems.push_back("output id " + std::to_string(t) + " is out of range");
+    else if (writer[size_t(t)] == kNone)
+      problems.push_back("output \"" + g.tensor(t).name + "\" is not written by any op");
+  }
+  return problems;
+}
+
+void drop_unused_tensors(Graph& g) {
+  const GraphIndex idx(g);
+  std::vector<TensorId> remap(g.tensors.size(), kNone);
+  std::vector<Tensor> kept;
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    if (idx.producer[t] == kNone && idx.consumers[t].empty() && !idx.is_output[t]) continue;
+    remap[t] = TensorId(kept.size());
+    kept.push_back(std::move(g.tensors[t]));
+  }
+  g.tensors = std::move(kept);
+  auto fix = [&](std::vector<TensorId>& ids) {
+    for (TensorId& id : ids)
+      if (id >= 0 && static_cast<size_t>(id) < remap.size()) id = remap[size_t(id)];
+  };
+  for (Op& op : g.ops) {
+    fix(op.inputs);
+    fix(op.outputs);
+  }
+  fix(g.outputs);
+}
+
+std::string shape_str(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ",";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+}  // namespace gexec

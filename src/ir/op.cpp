@@ -1,0 +1,61 @@
+// Names of op types, activations and GELU forms, and the input/output counts of each op type.
+#include "gexec/ir/op.hpp"
+
+namespace gexec {
+
+std::string_view op_type_name(OpType t) {
+  switch (t) {
+    case OpType::MATMUL: return "MATMUL";
+    case OpType::BIAS_ADD: return "BIAS_ADD";
+    case OpType::ADD: return "ADD";
+    case OpType::RELU: return "RELU";
+    case OpType::GELU: return "GELU";
+    case OpType::CAST: return "CAST";
+    case OpType::GEMM_BIAS_ACT: return "GEMM_BIAS_ACT";
+  }
+  return "?";
+}
+
+std::optional<OpType> parse_op_type(std::string_view s) {
+  for (OpType t : kAllOpTypes)
+    if (s == op_type_name(t)) return t;
+  return std::nullopt;
+}
+
+std::string_view act_name(Act a) {
+  switch (a) {
+    case Act::none: return "none";
+    case Act::relu: return "relu";
+    case Act::gelu: return "gelu";
+  }
+  return "?";
+}
+
+std::optional<Act> parse_act(std::string_view s) {
+  for (Act a : {Act::none, Act::relu, Act::gelu})
+    if (s == act_name(a)) return a;
+  return std::nullopt;
+}
+
+std::string_view gelu_approx_name(GeluApprox a) { return a == GeluApprox::tanh ? "tanh" : "none"; }
+
+std::optional<GeluApprox> parse_gelu_approx(std::string_view s) {
+  for (GeluApprox a : {GeluApprox::tanh, GeluApprox::none})
+    if (s == gelu_approx_name(a)) return a;
+  return std::nullopt;
+}
+
+Arity op_arity(OpType t) {
+  switch (t) {
+    case OpType::MATMUL:
+    case OpType::BIAS_ADD:
+    case OpType::ADD: return {2, 2, 1};
+    case OpType::RELU:
+    case OpType::GELU:
+    case OpType::CAST: return {1, 1, 1};
+    case OpType::GEMM_BIAS_ACT: return {2, 3, 1};
+  }
+  return {0, 0, 0};
+}
+
+}  // namespace gexec

@@ -1,0 +1,95 @@
+// The stable text form of a graph.
+//
+// Rules, so that golden files stay stable:
+//   graph NAME
+//   seed N                                   (only when the graph has a seed)
+//   tensor NAME SHAPE DTYPE [colmajor] [constant] [input INIT]
+//       "input" marks tensors that no op writes; INIT is the effective initialisation:
+//       normal(mean,std), uniform(low,high), zeros, ones, values(COUNT) or file("PATH").
+//   op NAME = TYPE(IN, IN) -> OUT {ATTRS} [hoisted]
+//       ATTRS lists, in the order trans_a, trans_b, alpha, act, approximate, mnk, only the
+//       attributes the op type reads and whose value differs from the default; on
+//       GEMM_BIAS_ACT, act is always shown and mnk whenever it is set. "{}" is left out.
+//   outputs NAME, NAME
+// Numbers use the shortest text that reads back to the same double.
+#include "gexec/ir/printer.hpp"
+
+#include <charconv>
+
+namespace gexec {
+namespace {
+
+std::string num(double v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+std::string init_str(const Init& in) {
+  switch (in.kind) {
+    case InitKind::normal: return "normal(" + num(in.mean) + "," + num(in.std) + ")";
+    case InitKind::uniform: return "uniform(" + num(in.low) + "," + num(in.high) + ")";
+    case InitKind::zeros: return "zeros";
+    case InitKind::ones: return "ones";
+    case InitKind::values: return "values(" + std::to_string(in.values.size()) + ")";
+    case InitKind::file: return "file(\"" + in.file + "\")";
+  }
+  return "?";
+}
+
+std::string name_of(const Graph& g, TensorId t) {
+  if (t < 0 || static_cast<size_t>(t) >= g.tensors.size()) return "<id " + std::to_string(t) + ">";
+  return g.tensor(t).name;
+}
+
+std::string name_list(const Graph& g, const std::vector<TensorId>& ids) {
+  std::string s;
+  for (size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + name_of(g, ids[i]);
+  return s;
+}
+
+std::string attrs_str(const Op& op) {
+  const Attrs def;
+  const Attrs& a = op.attrs;
+  const bool gemm = op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT;
+  std::vector<std::string> parts;
+  if (gemm && a.trans_a != def.trans_a) parts.push_back("trans_a=true");
+  if (gemm && a.trans_b != def.trans_b) parts.push_back("trans_b=true");
+  if (gemm && a.alpha != def.alpha) parts.push_back("alpha=" + num(a.alpha));
+  if (op.type == OpType::GEMM_BIAS_ACT) parts.push_back("act=" + std::string(act_name(a.act)));
+  if (op.type == OpType::GELU && a.approximate != def.approximate)
+    parts.push_back("approximate=" + std::string(gelu_approx_name(a.approximate)));
+  if (op.type == OpType::GEMM_BIAS_ACT && a.mnk)
+    parts.push_back("mnk=[" + std::to_string((*a.mnk)[0]) + "," + std::to_string((*a.mnk)[1]) + "," +
+                    std::to_string((*a.mnk)[2]) + "]");
+  if (parts.empty()) return "";
+  std::string s = " {";
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
+  return s + "}";
+}
+
+}  // namespace
+
+std::string print_graph(const Graph& g) {
+  const GraphIndex idx(g);
+  std::string out = "graph " + g.name + "\n";
+  if (g.seed) out += "seed " + std::to_string(*g.seed) + "\n";
+  for (size_t i = 0; i < g.tensors.size(); ++i) {
+    const Tensor& t = g.tensors[i];
+    out += "tensor " + t.name + " " + shape_str(t.shape) + " " + std::string(dtype_name(t.dtype));
+    if (t.layout == Layout::colmajor) out += " colmajor";
+    if (t.constant) out += " constant";
+    if (idx.producer[i] == kNone) out += " input " + init_str(t.init.value_or(Init{}));
+    out += "\n";
+  }
+  for (const Op& op : g.ops) {
+    out += "op " + op.name + " = " + std::string(op_type_name(op.type)) + "(" + name_list(g, op.inputs) +
+           ") -> " + name_list(g, op.outputs) + attrs_str(op);
+    if (op.hoisted) out += " hoisted";
+    out += "\n";
+  }
+  out += "outputs " + name_list(g, g.outputs) + "\n";
+  return out;
+}
+
+}  // namespace gexec

@@ -1,0 +1,104 @@
+// The generic selector: checks each candidate's declared capabilities, then its own check.
+#include "gexec/kernels/select.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "gexec/kernels/table.hpp"
+
+namespace gexec {
+namespace {
+
+bool contains(const std::vector<DType>& ts, DType t) { return std::find(ts.begin(), ts.end(), t) != ts.end(); }
+
+std::string list(const std::vector<DType>& ts) {
+  std::string s;
+  for (DType t : ts) s += (s.empty() ? "" : ", ") + std::string(dtype_name(t));
+  return s;
+}
+
+// The reason a kernel's declared capabilities exclude the op, or empty.
+std::string declared_rejection(const KernelDef& k, const Graph& g, const Op& op, const DeviceCaps& caps) {
+  if (k.min_cc && caps.cc < k.min_cc)
+    return "needs sm_" + std::to_string(k.min_cc) + " or newer, the device is sm_" + std::to_string(caps.cc);
+  for (size_t i = 0; i < op.inputs.size() && i < k.inputs.size(); ++i) {
+    const Tensor& t = g.tensor(op.inputs[i]);
+    if (!k.inputs[i].empty() && !contains(k.inputs[i], t.dtype))
+      return "input " + std::to_string(i) + " (" + t.name + ") is " + std::string(dtype_name(t.dtype)) +
+             "; it takes " + list(k.inputs[i]);
+  }
+  for (TensorId id : op.outputs) {
+    const Tensor& t = g.tensor(id);
+    if (!k.outputs.empty() && !contains(k.outputs, t.dtype))
+      return "output " + t.name + " is " + std::string(dtype_name(t.dtype)) + "; it writes " + list(k.outputs);
+  }
+  bool colmajor = false, rank3 = false;
+  for (const auto* ids : {&op.inputs, &op.outputs})
+    for (TensorId id : *ids) {
+      colmajor |= g.tensor(id).layout == Layout::colmajor;
+      rank3 |= g.tensor(id).rank() == 3;
+    }
+  if (colmajor && !k.colmajor) return "colmajor operands are not supported";
+  bool gemm = op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT;
+  if (gemm && (op.attrs.trans_a || op.attrs.trans_b) && !k.transposes) return "transposed operands are not supported";
+  if (gemm && rank3 && !k.batched) return "batched products are not supported";
+  if (op.type == OpType::GEMM_BIAS_ACT && std::find(k.acts.begin(), k.acts.end(), op.attrs.act) == k.acts.end())
+    return "activation " + std::string(act_name(op.attrs.act)) + " is not supported";
+  if (k.align_bytes > kArenaAlignment)
+    return "needs " + std::to_string(k.align_bytes) + "-byte alignment, the arena gives " +
+           std::to_string(kArenaAlignment);
+  return {};
+}
+
+}  // namespace
+
+Result<Selection> select_kernels(const Graph& g, const DeviceCaps& caps, Backend backend) {
+  Selection sel;
+  sel.backend = backend;
+  sel.ops.resize(g.ops.size());
+  std::string missing;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    OpChoice& choice = sel.ops[i];
+    for (const KernelDef& k : kernel_table()) {  // already in priority order
+      if (k.backend != backend || k.op != op.type) continue;
+      if (choice.kernel) {
+        choice.rejected.push_back({k.name, "not tried: " + choice.kernel->name + " was taken first"});
+        continue;
+      }
+      std::string why = declared_rejection(k, g, op, caps);
+      Verdict v;
+      if (why.empty() && k.check) {
+        v = k.check(g, op, caps);
+        why = v.rejected;
+      }
+      if (!why.empty()) {
+        choice.rejected.push_back({k.name, why});
+        continue;
+      }
+      choice.kernel = &k;
+      choice.notes = std::move(v.notes);
+    }
+    if (!choice.kernel) {
+      missing += "\nop " + op.name + " (" + std::string(op_type_name(op.type)) + "): no " +
+                 std::string(backend_name(backend)) + " kernel accepts it";
+      for (const Rejection& r : choice.rejected) missing += "\n  " + r.kernel + ": " + r.reason;
+    }
+  }
+  if (!missing.empty()) return runtime_error("kernel selection failed:" + missing);
+  return sel;
+}
+
+std::string print_selection(const Graph& g, const Selection& s) {
+  std::ostringstream os;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const OpChoice& c = s.ops[i];
+    os << "  " << g.ops[i].name << " (" << op_type_name(g.ops[i].type) << ")" << (g.ops[i].hoisted ? " [once]" : "")
+       << " -> " << (c.kernel ? c.kernel->name : std::string("none")) << "\n";
+    for (const std::string& n : c.notes) os << "      note: " << n << "\n";
+    for (const Rejection& r : c.rejected) os << "      rejected " << r.kernel << ": " << r.reason << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace gexec

@@ -1,0 +1,146 @@
+// fuse_elementwise: MATMUL [-> BIAS_ADD] [-> RELU | GELU(tanh)] becomes one GEMM_BIAS_ACT.
+//
+// A chain fuses only where each intermediate tensor has exactly one reader and is not a graph
+// output (otherwise its value is still needed on its own). The bias must be rank 1 of length N,
+// the bias cuBLASLt's epilogue reads. GELU with approximate = none (erf) is not the tanh form
+// an epilogue computes, so it never becomes act = gelu; the chain stops before it. The fused op
+// takes the MATMUL's name and attributes (trans_a, trans_b, alpha), writes the chain's last
+// tensor (so its name, dtype and layout are kept) and sits where the chain's last op was: the
+// bias may be computed after the MATMUL, and every reader of the result comes after that op.
+#include <optional>
+#include <vector>
+
+#include "gexec/ir/gemm_shape.hpp"
+#include "passes.hpp"
+
+namespace gexec {
+
+namespace {
+
+struct Chain {
+  size_t last = 0;  // index of the chain's last op, where the fused op goes
+  std::vector<size_t> absorbed;  // indexes of the ops folded into the MATMUL
+  TensorId bias = kNone;
+  Act act = Act::none;
+  TensorId result = kNone;
+};
+
+// Per tensor: how many ops read it, the last of them, and whether it is a graph output. Lighter
+// than GraphIndex (no list of readers per tensor), which matters on graphs of 100k ops.
+struct Readers {
+  std::vector<int32_t> count;
+  std::vector<OpId> last;
+  std::vector<bool> is_output;
+
+  explicit Readers(const Graph& g)
+      : count(g.tensors.size(), 0), last(g.tensors.size(), kNone), is_output(g.tensors.size(), false) {
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      for (TensorId t : g.ops[i].inputs) {
+        auto ut = static_cast<size_t>(t);
+        if (last[ut] == static_cast<OpId>(i)) continue;  // an op reading t twice reads it once
+        ++count[ut];
+        last[ut] = static_cast<OpId>(i);
+      }
+    }
+    for (TensorId t : g.outputs) is_output[static_cast<size_t>(t)] = true;
+  }
+};
+
+// The single op reading tensor t as its first input, where t may disappear into a fusion.
+std::optional<size_t> sole_reader(const Readers& readers, const Graph& g, TensorId t) {
+  auto ut = static_cast<size_t>(t);
+  if (readers.is_output[ut] || readers.count[ut] != 1) return std::nullopt;
+  auto reader = static_cast<size_t>(readers.last[ut]);
+  const Op& op = g.ops[reader];
+  // A reader that also reads t as another operand (BIAS_ADD(t, t)) is not a chain link.
+  if (op.inputs.empty() || op.inputs[0] != t) return std::nullopt;
+  for (size_t i = 1; i < op.inputs.size(); ++i) {
+    if (op.inputs[i] == t) return std::nullopt;
+  }
+  return reader;
+}
+
+std::optional<Act> act_of(const Op& op) {
+  if (op.type == OpType::RELU) return Act::relu;
+  if (op.type == OpType::GELU && op.attrs.approximate == GeluApprox::tanh) return Act::gelu;
+  return std::nullopt;
+}
+
+bool is_bias_for(const Graph& g, const Op& bias_add, int64_t n) {
+  if (bias_add.inputs.size() != 2) return false;
+  const Tensor& b = g.tensor(bias_add.inputs[1]);
+  return b.rank() == 1 && b.shape[0] == n;
+}
+
+std::optional<Chain> match_chain(const Graph& g, const Readers& readers, size_t mm, int64_t n) {
+  const Op& matmul = g.ops[mm];
+  if (matmul.outputs.size() != 1) return std::nullopt;
+  Chain c;
+  c.last = mm;
+  c.result = matmul.outputs[0];
+  auto next = sole_reader(readers, g, c.result);
+  if (next && g.ops[*next].type == OpType::BIAS_ADD && is_bias_for(g, g.ops[*next], n)) {
+    c.bias = g.ops[*next].inputs[1];
+    c.last = *next;
+    c.absorbed.push_back(*next);
+    c.result = g.ops[*next].outputs[0];
+    next = sole_reader(readers, g, c.result);
+  }
+  if (next) {
+    if (auto act = act_of(g.ops[*next])) {
+      c.act = *act;
+      c.last = *next;
+      c.absorbed.push_back(*next);
+      c.result = g.ops[*next].outputs[0];
+    }
+  }
+  if (c.absorbed.empty()) return std::nullopt;
+  return c;
+}
+
+}  // namespace
+
+Status fuse_elementwise(Graph& g) {
+  const Readers readers(g);
+  // fused_at[i]: index in `fused` of the op that replaces op i (a chain's last op), or -1;
+  // removed[i]: op i is folded into a fused op.
+  std::vector<Op> fused;
+  std::vector<int32_t> fused_at(g.ops.size(), -1);
+  std::vector<bool> removed(g.ops.size(), false);
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    if (op.type != OpType::MATMUL) continue;
+    auto shape = gemm_shape(g, op);
+    if (!shape) continue;  // verify() reports shapes that disagree
+    auto chain = match_chain(g, readers, i, shape->n);
+    if (!chain) continue;
+    Op f;
+    f.name = op.name;
+    f.type = OpType::GEMM_BIAS_ACT;
+    f.inputs = {op.inputs[0], op.inputs[1]};
+    if (chain->bias != kNone) f.inputs.push_back(chain->bias);
+    f.outputs = {chain->result};
+    f.attrs.trans_a = op.attrs.trans_a;
+    f.attrs.trans_b = op.attrs.trans_b;
+    f.attrs.alpha = op.attrs.alpha;
+    f.attrs.act = chain->act;
+    f.attrs.mnk = std::array<int64_t, 3>{shape->m, shape->n, shape->k};
+    removed[i] = true;
+    for (size_t a : chain->absorbed) removed[a] = true;
+    fused_at[chain->last] = static_cast<int32_t>(fused.size());
+    fused.push_back(std::move(f));
+  }
+  if (fused.empty()) return Status::success();
+
+  std::vector<Op> ops;
+  ops.reserve(g.ops.size());
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    if (fused_at[i] >= 0) ops.push_back(std::move(fused[static_cast<size_t>(fused_at[i])]));
+    else if (!removed[i]) ops.push_back(std::move(g.ops[i]));
+  }
+  g.ops = std::move(ops);
+  drop_unused_tensors(g);  // the chains' intermediates
+  return Status::success();
+}
+
+}  // namespace gexec

@@ -1,0 +1,22 @@
+// The passes of the pipeline, one per file; the pass manager (pipeline.cpp) lists them by name.
+#pragma once
+
+#include "gexec/ir/graph.hpp"
+#include "gexec/status.hpp"
+
+namespace gexec {
+
+// Names unnamed ops, fills attributes that can be derived (GEMM_BIAS_ACT's mnk) and orders
+// the ops by data flow.
+Status canonicalize(Graph& g);
+
+// Removes the ops whose results reach no graph output, then the tensors nothing uses.
+Status dead_ops(Graph& g);
+
+// Marks CASTs of constants as hoisted (run once, before the runs) and their outputs constant.
+Status fold_constant_casts(Graph& g);
+
+// MATMUL [-> BIAS_ADD] [-> RELU | GELU(tanh)] chains become one GEMM_BIAS_ACT.
+Status fuse_elementwise(Graph& g);
+
+}  // namespace gexec

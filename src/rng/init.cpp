@@ -1,0 +1,62 @@
+// Host-side input initialisation; the CUDA backend draws the same bits with init_value.hpp.
+#include "gexec/rng/init.hpp"
+
+#include <algorithm>
+#include <thread>
+
+namespace gexec {
+
+Init effective_init(const Tensor& t) { return t.init ? *t.init : Init{}; }
+
+bool is_drawn(const Init& init) {
+  return init.kind == InitKind::normal || init.kind == InitKind::uniform || init.kind == InitKind::zeros ||
+         init.kind == InitKind::ones;
+}
+
+rng::DrawParams draw_params(const Init& init, uint64_t seed, const Tensor& t) {
+  rng::DrawParams p;
+  p.key = rng::tensor_key(seed, t.name);
+  switch (init.kind) {
+    case InitKind::normal: p.dist = rng::Dist::normal; p.a = init.mean; p.b = init.std; break;
+    case InitKind::uniform: p.dist = rng::Dist::uniform; p.a = init.low; p.b = init.high; break;
+    case InitKind::zeros: p.dist = rng::Dist::zeros; break;
+    default: p.dist = rng::Dist::ones; break;
+  }
+  return p;
+}
+
+void store_rounded(void* data, DType t, int64_t i, double v) {
+  switch (t) {
+    case DType::f16: static_cast<uint16_t*>(data)[i] = rng::round_to_f16_bits(v); break;
+    case DType::bf16: static_cast<uint16_t*>(data)[i] = rng::round_to_bf16_bits(v); break;
+    case DType::f32: static_cast<float*>(data)[i] = rng::round_to_f32(v); break;
+  }
+}
+
+std::vector<uint8_t> generate_input(const Tensor& t, uint64_t seed) {
+  const int64_t n = t.numel();
+  std::vector<uint8_t> bytes(static_cast<size_t>(t.bytes()));
+  const Init init = effective_init(t);
+  void* data = bytes.data();
+  if (!is_drawn(init)) {  // values or file: already in storage order
+    for (int64_t i = 0; i < n; ++i) store_rounded(data, t.dtype, i, init.values[static_cast<size_t>(i)]);
+    return bytes;
+  }
+  const rng::DrawParams p = draw_params(init, seed, t);
+  auto fill = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) store_rounded(data, t.dtype, i, rng::draw(p, uint64_t(i)));
+  };
+  // Each element depends only on its index, so splitting the range cannot change any bit.
+  const int64_t per_thread = 1 << 16;
+  const int64_t threads = std::clamp<int64_t>(n / per_thread, 1, std::max(1u, std::thread::hardware_concurrency()));
+  if (threads == 1) {
+    fill(0, n);
+    return bytes;
+  }
+  std::vector<std::thread> pool;
+  for (int64_t w = 0; w < threads; ++w) pool.emplace_back(fill, n * w / threads, n * (w + 1) / threads);
+  for (auto& th : pool) th.join();
+  return bytes;
+}
+
+}  // namespace gexec

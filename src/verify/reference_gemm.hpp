@@ -1,0 +1,31 @@
+// The reference's matrix product in double: dense operands, one element or all of them.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace gexec::ref {
+
+// op(A) and op(B) in their logical orientation, row after row, with the error scale of every
+// operand element beside its value (for graph inputs the scale is |value|).
+struct DenseProduct {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool b_batched = false;            // one B per batch entry; else B is shared
+  double alpha = 1.0;
+  std::vector<double> a, a_scale;    // [batch][m][k]
+  std::vector<double> b, b_scale;    // [batch or 1][k][n]
+};
+
+struct ValueScale {
+  double value = 0, scale = 0;
+};
+
+// Element (i, j) of batch entry `e`: alpha * sum_k a_ik b_kj, and its scale
+// |alpha| * sum_k scale(a_ik) scale(b_kj). Sums run over k in ascending order, as in product_all,
+// so both give the same bits; this is what a sampled check of a huge product would call.
+ValueScale product_element(const DenseProduct& p, int64_t e, int64_t i, int64_t j);
+
+// Every element: value and scale as [batch][m][n], rows spread over the machine's threads.
+void product_all(const DenseProduct& p, std::vector<double>& value, std::vector<double>& scale);
+
+}  // namespace gexec::ref

@@ -1,0 +1,35 @@
+// Runs the real gexec binary from a test and captures what it printed and how it exited.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace gexec::test {
+
+struct ProcessResult {
+  int status = -1;      // the exit status; -1 when killed by a signal
+  int signal = 0;       // the signal that killed it, if any
+  std::string output;   // stdout and stderr together
+};
+
+// `args` is appended to the binary's path as is (quote it yourself).
+inline ProcessResult run_gexec(const std::string& args) {
+  ProcessResult r;
+  const std::string cmd = std::string("'") + GEXEC_BINARY + "' " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  const int w = pclose(p);
+  if (WIFEXITED(w)) r.status = WEXITSTATUS(w);
+  if (WIFSIGNALED(w)) r.signal = WTERMSIG(w);
+  return r;
+}
+
+inline std::string source_path(const std::string& rel) { return std::string(GEXEC_SOURCE_DIR) + "/" + rel; }
+
+}  // namespace gexec::test

@@ -1,0 +1,68 @@
+// The selector: declared capabilities and checks decide, and every rejection has a reason.
+#include <set>
+
+#include "catch.hpp"
+#include "gexec/io/load.hpp"
+#include "gexec/kernels/select.hpp"
+#include "gexec/kernels/table.hpp"
+
+using namespace gexec;
+
+namespace {
+
+Graph load(const std::string& rel) {
+  auto g = load_graph_file(std::string(GEXEC_SOURCE_DIR) + "/" + rel);
+  REQUIRE(g.ok());
+  return *g;
+}
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("every kernel in the table has a name, a summary and a unique name", "[select]") {
+  std::set<std::string> names;
+  for (const KernelDef& k : kernel_table()) {
+    CHECK_FALSE(k.name.empty());
+    CHECK_FALSE(k.summary.empty());
+    CHECK(names.insert(k.name).second);
+  }
+  CHECK(has(print_kernel_table(), "cublaslt.gemm_bias_act"));
+}
+
+TEST_CASE("the example selects the fused cuBLASLt kernel and says how it handles the f32 bias", "[select]") {
+  const Graph g = load("graphs/gemm_bias_relu.json");
+  auto caps = caps_for_arch("sm_90");
+  REQUIRE(caps.ok());
+  auto sel = select_kernels(g, *caps, Backend::cuda);
+  REQUIRE(sel.ok());
+  REQUIRE(sel->ops.size() == 1);
+  REQUIRE(sel->ops[0].kernel != nullptr);
+  CHECK(sel->ops[0].kernel->name == "cublaslt.gemm_bias_act");
+  std::string notes;
+  for (const auto& n : sel->ops[0].notes) notes += n + "\n";
+  CHECK(has(notes, "once"));
+}
+
+TEST_CASE("a device below a kernel's compute capability is refused with the reason", "[select]") {
+  const Graph g = load("graphs/gemm_bias_relu.json");
+  auto caps = caps_for_arch("sm_60");
+  REQUIRE(caps.ok());
+  auto sel = select_kernels(g, *caps, Backend::cuda);
+  REQUIRE_FALSE(sel.ok());
+  CHECK(has(sel.error().message, "cublaslt.gemm_bias_act: needs sm_"));
+  CHECK(has(sel.error().message, "the device is sm_60"));
+}
+
+TEST_CASE("--arch accepts sm_XY and refuses anything else", "[select]") {
+  CHECK(caps_for_arch("sm_90").ok());
+  CHECK(caps_for_arch("sm_90a").ok());
+  CHECK(caps_for_arch("sm_100")->cc == 100);
+  for (const char* bad : {"", "sm_", "90", "sm_x0", "sm_9", "gfx90a", "sm_90b"}) {
+    auto c = caps_for_arch(bad);
+    INFO(bad);
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.error().code == Exit::bad_input);
+    CHECK(has(c.error().message, "expected sm_XY"));
+  }
+}
