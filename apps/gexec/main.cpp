@@ -33,8 +33,13 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--print-after", run.print_after, "Print the graph after the named pass");
   run_cmd->add_option("--emit-graph", run.emit_graph, "Write the graph after the passes to this file");
   run_cmd->add_option("--dump", run.dump_dir, "Write every graph input and output as .npy into this folder");
-  run_cmd->add_option("--verify", run.verify, "Check the outputs: auto, full or none")
-      ->check(CLI::IsMember({"auto", "full", "none"}));
+  run_cmd->add_option("--verify", run.verify,
+                      "Check the outputs: auto (full below 2^33 reference multiply-adds, else sampled), full, sample or none")
+      ->check(CLI::IsMember({"auto", "full", "sample", "none"}));
+  run_cmd->add_option("--samples", run.samples, "Output elements a sampled check compares, per output (default 4096)")
+      ->check(CLI::PositiveNumber);
+  run_cmd->add_option("--report", run.report_path, "Write a JSON report of the run to this file");
+  run_cmd->add_option("--load-inputs", run.load_inputs_dir, "Replace graph inputs by DIR/<name>.npy where present");
   run_cmd->add_option("--iters", run.timing.iters, "Time this many iterations after the checked run")
       ->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--warmup", run.timing.warmup_iters, "Untimed iterations before timing (default 10)")
@@ -45,6 +50,12 @@ int main(int argc, char** argv) {
   auto* graph_flag = run_cmd->add_flag("--cuda-graph", graph, "Replay a captured CUDA graph when timing (the default)");
   run_cmd->add_flag("--no-cuda-graph", no_graph, "Time direct launches instead of a graph replay")->excludes(graph_flag);
   run_cmd->add_flag("--profile", run.timing.profile, "Also time each op on its own");
+  run_cmd->add_flag("--autotune", run.autotune,
+                    "Time the top cuBLASLt candidates of each GEMM and keep the fastest that passes the check");
+  run_cmd->add_option("--autotune-top", run.autotune_top, "How many candidates --autotune times (default 8)")
+      ->check(CLI::PositiveNumber);
+  run_cmd->add_option("--tuning-cache", run.tuning_cache,
+                      "Save the tuned choices to this file and reload them (same device and versions only)");
   double peak = 0;
   auto* peak_opt = run_cmd->add_option("--peak-tflops", peak, "The device's peak for '% of peak' (default: measured once, cached)")
       ->check(CLI::PositiveNumber);

@@ -36,7 +36,7 @@ void print_checks(std::ostream& out, const Graph& g, const std::vector<OutputChe
   out << line;
   for (const OutputCheck& c : checks) {
     const Tensor& t = g.tensor(g.find_tensor(c.name));
-    std::string beyond = std::to_string(c.beyond) + "/" + std::to_string(c.count);
+    std::string beyond = std::to_string(c.beyond) + "/" + std::to_string(c.checked);
     std::snprintf(line, sizeof line, "  %-16s %-5s %-14s %10.3e %10.3e %10.3e %9.2e %9.2e %12s  %s\n", c.name.c_str(),
                   std::string(dtype_name(c.dtype)).c_str(), shape_str(t.shape).c_str(), c.max_abs, c.max_rel,
                   c.rel_fro, c.tol.atol, c.tol.rtol, beyond.c_str(), c.pass ? "pass" : "FAIL");
@@ -46,6 +46,9 @@ void print_checks(std::ostream& out, const Graph& g, const std::vector<OutputChe
                     c.worst_got, c.worst_ref);
       out << line;
     }
+    out << "      checked " << (c.mode == "sample" ? "a sample of " + std::to_string(c.checked) + " of the "
+                                                     : std::string("all "))
+        << c.count << " elements against the " << (c.mode == "sample" ? "sampled" : "full") << " reference\n";
   }
 }
 

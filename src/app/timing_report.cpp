@@ -59,7 +59,7 @@ Result<std::vector<OpTime>> profile_ops(Executor& ex, const TimingOptions& opts)
 }  // namespace
 
 Status time_and_report(Executor& ex, const TimingOptions& opts, std::optional<double> peak_tflops,
-                       std::ostream& out) {
+                       std::ostream& out, nlohmann::json* json_out) {
   TimingInfo info;
   TimingOptions run = opts;
   run.info = &info;
@@ -127,6 +127,7 @@ Status time_and_report(Executor& ex, const TimingOptions& opts, std::optional<do
     j["ops"] = jops;
   }
   out << "timing-json: " << j.dump() << "\n";
+  if (json_out) *json_out = j;
   return {};
 }
 

@@ -6,7 +6,8 @@ namespace gexec {
 void* Executor::address(TensorId t) const { return base_ + offset_[size_t(t)]; }
 
 Result<std::unique_ptr<Executor>> Executor::create(Device& device, Graph graph, const Selection& selection,
-                                                   const BufferPlan& plan, uint64_t seed) {
+                                                   const BufferPlan& plan, uint64_t seed,
+                                                   const std::map<std::string, std::vector<uint8_t>>* host_inputs) {
   std::unique_ptr<Executor> ex(new Executor(device, std::move(graph)));
   const Graph& g = ex->graph_;
   ex->offset_ = plan.offset;
@@ -23,7 +24,19 @@ Result<std::unique_ptr<Executor>> Executor::create(Device& device, Graph graph, 
   }
   for (size_t t = 0; t < g.tensors.size(); ++t) {
     if (!idx.is_input(TensorId(t)) || plan.offset[t] < 0) continue;
-    Status s = device.fill_input(g.tensors[t], ex->address(TensorId(t)), seed);
+    const Tensor& tensor = g.tensors[t];
+    const std::vector<uint8_t>* host = nullptr;
+    if (host_inputs)
+      if (auto it = host_inputs->find(tensor.name); it != host_inputs->end()) host = &it->second;
+    Status s;
+    if (host) {
+      if (static_cast<int64_t>(host->size()) != tensor.bytes())
+        return bad_input("input " + tensor.name + ": " + std::to_string(host->size()) + " bytes given, " +
+                         std::to_string(tensor.bytes()) + " expected");
+      s = device.upload(ex->address(TensorId(t)), host->data(), host->size());
+    } else {
+      s = device.fill_input(tensor, ex->address(TensorId(t)), seed);
+    }
     if (!s) return s.error().with("initialising input " + g.tensors[t].name);
   }
 
@@ -74,6 +87,18 @@ Status Executor::run_checked() {
   }
   GEXEC_TRY(enqueue());
   return device_.synchronize();
+}
+
+// once_ holds the hoisted ops and kernels_ the others, each in op order.
+std::vector<std::string> Executor::notes() const {
+  std::vector<std::string> out;
+  size_t once = 0, every = 0;
+  for (const Op& op : graph_.ops) {
+    const Kernel& k = op.hoisted ? *once_[once++] : *kernels_[every++];
+    const std::string n = k.note();
+    if (!n.empty()) out.push_back("op " + op.name + ": " + n);
+  }
+  return out;
 }
 
 Result<std::vector<uint8_t>> Executor::read(TensorId t) const {

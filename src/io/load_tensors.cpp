@@ -253,8 +253,14 @@ void load_tensors(LoadState& s, const json& tensors) {
 }
 
 void load_inits(LoadState& s) {
-  for (size_t t = 0; t < s.g.tensors.size(); ++t)
+  for (size_t t = 0; t < s.g.tensors.size(); ++t) {
     if (s.tensor_init[t]) load_init(s, TensorId(t));
+    // Kernels convert constants once, before the runs: a value an op writes in every run is not one.
+    if (const long w = s.writer_pos[t]; w >= 0 && s.g.tensors[t].constant)
+      s.p.add(ptr_key(ptr_index("/tensors", s.tensor_pos[t]), "constant"),
+              "tensor " + quote(s.g.tensors[t].name) + " is written by " + s.op_ref(w) +
+                  "; only graph inputs (weights, biases) can be constant");
+  }
 }
 
 }  // namespace gexec::load_detail

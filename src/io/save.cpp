@@ -1,7 +1,9 @@
 // Writing a graph back as a version-1 graph file: one tensor or op per line, keys in a fixed order.
 //
 // Everything the loader reads is written, so the file loads back to an equal Graph; `hoisted`
-// is pass state with no place in the format, and is not written.
+// is pass state with no place in the format, and is not written, nor is the `constant` mark that
+// fold_constant_casts puts on a hoisted op's output (the format keeps `constant` for graph
+// inputs; the pass marks it again when the file runs).
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -30,14 +32,14 @@ ojson init_json(const Init& in) {
   return j;
 }
 
-ojson tensor_json(const Tensor& t) {
+ojson tensor_json(const Tensor& t, bool written) {
   ojson j = ojson::object();
   j["name"] = t.name;
   j["shape"] = t.shape;
   j["dtype"] = dtype_name(t.dtype);
   if (t.layout != Layout::rowmajor) j["layout"] = layout_name(t.layout);
   if (t.init) j["init"] = init_json(*t.init);
-  if (t.constant) j["constant"] = true;
+  if (t.constant && !written) j["constant"] = true;
   return j;
 }
 
@@ -83,7 +85,11 @@ std::string save_graph(const Graph& g) {
   s += "  \"name\": " + dump(ojson(g.name)) + ",\n";
   if (g.seed) s += "  \"seed\": " + std::to_string(*g.seed) + ",\n";
   std::vector<ojson> items;
-  for (const Tensor& t : g.tensors) items.push_back(tensor_json(t));
+  std::vector<bool> written(g.tensors.size(), false);
+  for (const Op& op : g.ops)
+    for (TensorId t : op.outputs)
+      if (t >= 0 && size_t(t) < written.size()) written[size_t(t)] = true;
+  for (size_t t = 0; t < g.tensors.size(); ++t) items.push_back(tensor_json(g.tensors[t], written[t]));
   s += list("tensors", items) + ",\n";
   items.clear();
   for (const Op& op : g.ops) items.push_back(op_json(g, op));

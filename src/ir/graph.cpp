@@ -230,6 +230,9 @@ std::vector<std::string> verify(const Graph& g) {
     if (writer[t] != kNone && ten.init)
       problems.push_back("tensor \"" + ten.name + "\" has an init but is written by op " +
                          g.ops[size_t(writer[t])].name);
+    if (writer[t] != kNone && ten.constant && !g.ops[size_t(writer[t])].hoisted)
+      problems.push_back("tensor \"" + ten.name + "\" is constant but written in every run by op " +
+                         g.ops[size_t(writer[t])].name);
     if (ten.init && (ten.init->kind == InitKind::values || ten.init->kind == InitKind::file) &&
         int64_t(ten.init->values.size()) != ten.numel())
       problems.push_back("tensor \"" + ten.name + "\" has " + std::to_string(ten.init->values.size()) +

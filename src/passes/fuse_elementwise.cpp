@@ -3,11 +3,18 @@
 // A chain fuses only where each intermediate tensor has exactly one reader and is not a graph
 // output (otherwise its value is still needed on its own). The bias must be rank 1 of length N,
 // the bias cuBLASLt's epilogue reads. GELU with approximate = none (erf) is not the tanh form
-// an epilogue computes, so it never becomes act = gelu; the chain stops before it. The fused op
-// takes the MATMUL's name and attributes (trans_a, trans_b, alpha), writes the chain's last
-// tensor (so its name, dtype and layout are kept) and sits where the chain's last op was: the
-// bias may be computed after the MATMUL, and every reader of the result comes after that op.
+// an epilogue computes, so it never becomes act = gelu; the chain stops before it.
+//
+// The fused op takes the MATMUL's attributes (trans_a, trans_b, alpha) and its name, except
+// that a default name MATMUL_<n> becomes GEMM_BIAS_ACT_<n> (unless another op has that name),
+// so that the name does not contradict the type. It writes the chain's last tensor (so its
+// name, dtype and layout are kept) and sits where the chain's last op was: the bias may be
+// computed after the MATMUL, and every reader of the result comes after that op.
+#include <algorithm>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "gexec/ir/gemm_shape.hpp"
@@ -60,6 +67,22 @@ std::optional<size_t> sole_reader(const Readers& readers, const Graph& g, Tensor
   return reader;
 }
 
+constexpr std::string_view kMatmulPrefix = "MATMUL_", kFusedPrefix = "GEMM_BIAS_ACT_";
+
+bool is_default_matmul_name(const std::string& name) {
+  if (name.size() <= kMatmulPrefix.size() || name.compare(0, kMatmulPrefix.size(), kMatmulPrefix) != 0) return false;
+  return std::all_of(name.begin() + kMatmulPrefix.size(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The fused op's name; `taken` holds the names of the form GEMM_BIAS_ACT_* already in use.
+std::string fused_name(const std::string& matmul_name, std::unordered_set<std::string>& taken) {
+  if (!is_default_matmul_name(matmul_name)) return matmul_name;
+  std::string name(kFusedPrefix);
+  name.append(matmul_name, kMatmulPrefix.size());
+  if (!taken.insert(name).second) return matmul_name;
+  return name;
+}
+
 std::optional<Act> act_of(const Op& op) {
   if (op.type == OpType::RELU) return Act::relu;
   if (op.type == OpType::GELU && op.attrs.approximate == GeluApprox::tanh) return Act::gelu;
@@ -102,6 +125,10 @@ std::optional<Chain> match_chain(const Graph& g, const Readers& readers, size_t 
 
 Status fuse_elementwise(Graph& g) {
   const Readers readers(g);
+  std::unordered_set<std::string> taken;
+  for (const Op& op : g.ops) {
+    if (op.name.compare(0, kFusedPrefix.size(), kFusedPrefix) == 0) taken.insert(op.name);
+  }
   // fused_at[i]: index in `fused` of the op that replaces op i (a chain's last op), or -1;
   // removed[i]: op i is folded into a fused op.
   std::vector<Op> fused;
@@ -115,7 +142,7 @@ Status fuse_elementwise(Graph& g) {
     auto chain = match_chain(g, readers, i, shape->n);
     if (!chain) continue;
     Op f;
-    f.name = op.name;
+    f.name = fused_name(op.name, taken);
     f.type = OpType::GEMM_BIAS_ACT;
     f.inputs = {op.inputs[0], op.inputs[1]};
     if (chain->bias != kNone) f.inputs.push_back(chain->bias);

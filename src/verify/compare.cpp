@@ -28,21 +28,19 @@ Tolerance default_tolerance(DType output) {
   return {};
 }
 
-OutputCheck compare_output(const Tensor& t, const void* got, const RefTensor& ref, Tolerance tol) {
-  OutputCheck c;
-  c.name = t.name;
-  c.dtype = t.dtype;
-  c.count = t.numel();
-  c.tol = tol;
+namespace {
+
+// The statistics over elements at(k), k < n, of t: element k is stored at index(k) in `got`
+// and its reference is ref.value[k], ref.scale[k].
+template <typename Index>
+void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTensor& ref, int64_t n, Index index) {
   const double inf = std::numeric_limits<double>::infinity();
-  if (static_cast<int64_t>(ref.value.size()) != c.count || static_cast<int64_t>(ref.scale.size()) != c.count) {
-    c.beyond = c.count;  // a reference of another size cannot vouch for anything
-    return c;
-  }
+  const Tolerance tol = c.tol;
   double err2 = 0, ref2 = 0, worst_ratio = -1;
-  for (int64_t i = 0; i < c.count; ++i) {
-    const double g = load_as_float(got, t.dtype, i), r = ref.value[i];
-    const double bound = tol.atol + tol.rtol * ref.scale[i];
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t i = index(k);
+    const double g = load_as_float(got, t.dtype, i), r = ref.value[size_t(k)];
+    const double bound = tol.atol + tol.rtol * ref.scale[size_t(k)];
     // A non-finite value on either side is never a match, even inf against inf.
     const bool finite = std::isfinite(g) && std::isfinite(r) && std::isfinite(bound);
     const double err = finite ? std::fabs(g - r) : inf;
@@ -62,11 +60,46 @@ OutputCheck compare_output(const Tensor& t, const void* got, const RefTensor& re
       c.worst_ref = r;
     }
   }
+  c.checked = n;
   // A non-finite element makes the norm meaningless; so does any error against an all-zero ref.
   if (c.max_abs == inf) c.rel_fro = inf;
   else if (ref2 > 0) c.rel_fro = std::sqrt(err2) / std::sqrt(ref2);
   else c.rel_fro = err2 > 0 ? inf : 0.0;
   c.pass = c.beyond == 0;
+}
+
+OutputCheck start_check(const Tensor& t, Tolerance tol, const char* mode) {
+  OutputCheck c;
+  c.name = t.name;
+  c.dtype = t.dtype;
+  c.count = t.numel();
+  c.tol = tol;
+  c.mode = mode;
+  return c;
+}
+
+}  // namespace
+
+OutputCheck compare_output(const Tensor& t, const void* got, const RefTensor& ref, Tolerance tol) {
+  OutputCheck c = start_check(t, tol, "full");
+  if (static_cast<int64_t>(ref.value.size()) != c.count || static_cast<int64_t>(ref.scale.size()) != c.count) {
+    c.beyond = c.count;  // a reference of another size cannot vouch for anything
+    return c;
+  }
+  accumulate(c, t, got, ref, c.count, [](int64_t k) { return k; });
+  return c;
+}
+
+OutputCheck compare_sampled(const Tensor& t, const void* got, const SampledRef& ref, Tolerance tol) {
+  OutputCheck c = start_check(t, tol, "sample");
+  const int64_t n = static_cast<int64_t>(ref.index.size());
+  bool valid = static_cast<int64_t>(ref.ref.value.size()) == n && static_cast<int64_t>(ref.ref.scale.size()) == n;
+  for (int64_t i : ref.index) valid = valid && i >= 0 && i < c.count;
+  if (!valid || (n == 0 && c.count > 0)) {
+    c.beyond = std::max<int64_t>(n, 1);  // a malformed sample cannot vouch for anything
+    return c;
+  }
+  accumulate(c, t, got, ref.ref, n, [&ref](int64_t k) { return ref.index[size_t(k)]; });
   return c;
 }
 

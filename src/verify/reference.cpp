@@ -7,6 +7,7 @@
 
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/rng/round.hpp"
+#include "ref_math.hpp"
 #include "reference_gemm.hpp"
 
 namespace gexec {
@@ -24,32 +25,12 @@ struct Vals {
   std::vector<double> value, scale;
 };
 
-// |gelu'| peaks at 1.1289 (tanh and erf forms alike), so an error e in x moves gelu(x) by at
-// most 1.13 e, and |gelu(x)| <= |x|: scale_x * 1.13 bounds both.
-constexpr double kGeluSlope = 1.13;
-
-int64_t storage_of(const Tensor& t, int64_t logical) {
-  if (t.rank() != 2 || t.layout != Layout::colmajor) return logical;
-  const int64_t rows = t.shape[0], cols = t.shape[1];
-  return (logical % cols) * rows + logical / cols;
-}
-
-// The value a device stores when it rounds v once to the dtype; exact in double.
-double round_to(DType t, double v) {
-  switch (t) {
-    case DType::f16: return f16_to_float(rng::round_to_f16_bits(v));
-    case DType::bf16: return bf16_to_float(rng::round_to_bf16_bits(v));
-    case DType::f32: return rng::round_to_f32(v);
-  }
-  return v;
-}
-
-double gelu_tanh(double x) {
-  const double c = std::sqrt(2.0 / std::numbers::pi);
-  return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
-}
-double gelu_erf(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
-double relu(double x) { return x < 0 ? 0.0 : x; }  // NaN passes through
+using ref::gelu_erf;
+using ref::gelu_tanh;
+using ref::kGeluSlope;
+using ref::relu;
+using ref::round_to;
+using ref::storage_of;
 
 Result<Vals> from_bytes(const Tensor& t, const std::vector<uint8_t>& bytes) {
   if (static_cast<int64_t>(bytes.size()) != t.bytes())
@@ -74,7 +55,8 @@ RefTensor to_storage(const Tensor& t, const Vals& v) {
 }
 
 // MATMUL and GEMM_BIAS_ACT: op(A) and op(B) laid out densely, multiplied, then bias, act, rounding.
-Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const Vals*>& in) {
+Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const Vals*>& in,
+                         const std::function<void(double)>& progress) {
   std::string why;
   auto shape = gemm_shape(g, op, &why);
   if (!shape) return bad_input(why);
@@ -107,7 +89,7 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
         p.b_scale[dst] = in[1]->scale[src];
       }
   Vals out;
-  ref::product_all(p, out.value, out.scale);
+  ref::product_all(p, out.value, out.scale, progress);
 
   const bool has_bias = op.type == OpType::GEMM_BIAS_ACT && in.size() > 2;
   if (has_bias && static_cast<int64_t>(in[2]->value.size()) != s.n)
@@ -168,8 +150,19 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
 
 }  // namespace
 
+double reference_work(const Graph& g) {
+  double work = 0;
+  for (const Op& op : g.ops)
+    if (op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT)
+      if (auto s = gemm_shape(g, op)) work += gemm_flops(*s) / 2;
+  return work;
+}
+
 Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
-                                                       const std::map<std::string, std::vector<uint8_t>>& inputs) {
+                                                       const std::map<std::string, std::vector<uint8_t>>& inputs,
+                                                       const ProgressFn& progress) {
+  const double total_work = reference_work(g);
+  double done_work = 0;
   const size_t count = g.tensors.size();
   std::vector<bool> written(count, false);
   for (const Op& op : g.ops)
@@ -204,10 +197,20 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
     const bool product = op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT;
     if ((product || op.type == OpType::BIAS_ADD || op.type == OpType::ADD) && in.size() < 2)
       return bad_input("reference, op " + op.name + ": expected two inputs");
-    auto r = product ? run_product(g, op, in) : run_elementwise(g, op, in);
+    std::function<void(double)> op_progress;
+    if (progress && product && total_work > 0)
+      if (auto s = gemm_shape(g, op))
+        op_progress = [&progress, done_work, share = gemm_flops(*s) / 2, total_work](double d) {
+          progress(std::min(1.0, (done_work + d * share) / total_work));
+        };
+    auto r = product ? run_product(g, op, in, op_progress) : run_elementwise(g, op, in);
     if (!r) return r.error().with("reference, op " + op.name);
     vals[op.outputs[0]] = std::move(r.value());
     ready[op.outputs[0]] = true;
+    if (progress && total_work > 0) {
+      if (auto s = product ? gemm_shape(g, op) : std::nullopt) done_work += gemm_flops(*s) / 2;
+      progress(std::min(1.0, done_work / total_work));
+    }
   }
 
   std::map<std::string, RefTensor> out;

@@ -2,6 +2,8 @@
 #include "reference_gemm.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -28,7 +30,8 @@ inline __attribute__((always_inline)) void store4(double* p, const V4& v) { std:
 #if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-void product_rows(const DenseProduct& p, int64_t r0, int64_t r1, double* value, double* scale) {
+void product_rows(const DenseProduct& p, int64_t r0, int64_t r1, double* value, double* scale,
+                  std::atomic<int64_t>* done) {
   const int64_t n = p.n, k = p.k;
   const int64_t entry_rows = p.b_batched ? p.m : p.batch * p.m;  // rows that share one B
   // The block of B in 4-column strips, each strip's rows contiguous, so that the tile below
@@ -93,6 +96,8 @@ void product_rows(const DenseProduct& p, int64_t r0, int64_t r1, double* value, 
           }
         ++r;
       }
+      // Multiply-adds finished, for the progress report.
+      if (done) done->fetch_add((r1 - r0) * (j1 - j0) * kn, std::memory_order_relaxed);
     }
   }
   // alpha last, as product_element does.
@@ -120,7 +125,8 @@ ValueScale product_element(const DenseProduct& p, int64_t e, int64_t i, int64_t 
   return {v * p.alpha, s * std::fabs(p.alpha)};
 }
 
-void product_all(const DenseProduct& p, std::vector<double>& value, std::vector<double>& scale) {
+void product_all(const DenseProduct& p, std::vector<double>& value, std::vector<double>& scale,
+                 const std::function<void(double)>& progress) {
   const int64_t rows = p.batch * p.m;
   value.assign(static_cast<size_t>(rows * p.n), 0.0);
   scale.assign(static_cast<size_t>(rows * p.n), 0.0);
@@ -129,16 +135,28 @@ void product_all(const DenseProduct& p, std::vector<double>& value, std::vector<
   int64_t threads = work < 4e6 ? 1 : std::max(1u, std::thread::hardware_concurrency());
   threads = std::min(threads, std::max<int64_t>(rows, 1));
   if (threads <= 1) {
-    product_rows(p, 0, rows, value.data(), scale.data());
+    product_rows(p, 0, rows, value.data(), scale.data(), nullptr);
     return;
   }
+  std::atomic<int64_t> done{0};
+  std::atomic<int64_t> running{0};
   std::vector<std::thread> pool;
   const int64_t per = (rows + threads - 1) / threads;
   for (int64_t t = 0; t < threads; ++t) {
     const int64_t r0 = t * per, r1 = std::min(rows, r0 + per);
     if (r0 >= r1) break;
-    pool.emplace_back(product_rows, std::cref(p), r0, r1, value.data(), scale.data());
+    running.fetch_add(1);
+    pool.emplace_back([&p, r0, r1, &value, &scale, &done, &running] {
+      product_rows(p, r0, r1, value.data(), scale.data(), &done);
+      running.fetch_sub(1);
+    });
   }
+  // The caller's thread reports progress while the others work.
+  if (progress)
+    while (running.load() > 0) {
+      progress(double(done.load(std::memory_order_relaxed)) / work);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   for (auto& th : pool) th.join();
 }
 

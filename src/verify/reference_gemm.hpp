@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace gexec::ref {
@@ -26,6 +27,9 @@ struct ValueScale {
 ValueScale product_element(const DenseProduct& p, int64_t e, int64_t i, int64_t j);
 
 // Every element: value and scale as [batch][m][n], rows spread over the machine's threads.
-void product_all(const DenseProduct& p, std::vector<double>& value, std::vector<double>& scale);
+// `progress`, where given, is called from the calling thread every 10 ms or so with the
+// fraction done.
+void product_all(const DenseProduct& p, std::vector<double>& value, std::vector<double>& scale,
+                 const std::function<void(double)>& progress = {});
 
 }  // namespace gexec::ref

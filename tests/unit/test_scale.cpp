@@ -50,7 +50,7 @@ std::string mlp_json(int layers) {
     s += R"(, {"name": "W)" + n + R"(", "shape": )" + shape(kWidth, kWidth) +
          R"(, "dtype": "f16", "constant": true, "init": {"dist": "normal", "std": 0.1}})";
     s += R"(, {"name": "b)" + n + R"(", "shape": [)" + std::to_string(kWidth) +
-         R"(], "dtype": "f32", "constant": true})";
+         R"(], "dtype": "f32", "constant": true, "init": {"dist": "normal", "std": 0.05}})";
     s += R"(, {"name": "h)" + n + R"(", "shape": )" + shape(kRows, kWidth) + R"(, "dtype": "f16"})";
     s += R"(, {"name": "hb)" + n + R"(", "shape": )" + shape(kRows, kWidth) + R"(, "dtype": "f16"})";
     s += R"(, {"name": "x)" + next + R"(", "shape": )" + shape(kRows, kWidth) + R"(, "dtype": "f16"})";

@@ -29,6 +29,12 @@ struct RunOptions {
   std::optional<double> peak_tflops; // the device's peak for "% of peak"; default: measured once and cached
   std::string dump_dir;              // write every graph input and output as .npy here
   std::string verify = "auto";       // full, sample, none, or auto (full below a size, sampled above)
+  int64_t samples = 4096;            // output elements a sampled check compares, per output
+  std::string report_path;           // write the JSON report (docs/report-schema.md) here
+  std::string load_inputs_dir;       // replace graph inputs by DIR/<name>.npy where present
+  bool autotune = false;             // time the top cuBLASLt candidates per GEMM, keep the fastest that passes
+  int autotune_top = 8;              // how many candidates --autotune times
+  std::string tuning_cache;          // save and reload the tuned choices in this file
 };
 
 Exit run_command(const RunOptions& opts, std::ostream& out, std::ostream& err);

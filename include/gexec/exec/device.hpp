@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "gexec/exec/timing.hpp"
@@ -21,6 +22,21 @@ class Kernel {
   virtual Status prepare() = 0;
   // Enqueues one execution on the device's stream. Never allocates or synchronises.
   virtual Status run() = 0;
+
+  // Optional, for autotuning: interchangeable implementations of the op (all within the output's
+  // tolerance), variant 0 being the default choice. Selected after prepare(), before run().
+  virtual int variant_count() const { return 1; }
+  virtual int selected_variant() const { return 0; }
+  virtual Status select_variant(int i) {
+    return i == 0 ? Status{} : runtime_error("this kernel has no variant " + std::to_string(i));
+  }
+  // A variant in words that identify it across processes (a tuning cache stores it).
+  virtual std::string variant_name(int i) const { return std::to_string(i); }
+  // What identifies the problem for a tuning cache (shape, dtypes, ...); empty: not cached.
+  virtual std::string signature() const { return {}; }
+  // What the user should know about how the op runs, once prepared (e.g. why an epilogue was not
+  // fused); empty when there is nothing to say.
+  virtual std::string note() const { return {}; }
 };
 
 // The device addresses of an op's operands, in the op's input and output order.

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
+#include <string>
 #include <vector>
 
 #include "gexec/exec/buffer_plan.hpp"
@@ -15,8 +18,10 @@ class Executor {
  public:
   // Allocates the arena, fills the graph inputs from the seed, builds every kernel, runs the
   // hoisted ops and prepares the others. Nothing of this is repeated per run.
+  // Inputs named in `host_inputs` are uploaded from those stored bytes instead of drawn.
   static Result<std::unique_ptr<Executor>> create(Device& device, Graph graph, const Selection& selection,
-                                                  const BufferPlan& plan, uint64_t seed);
+                                                  const BufferPlan& plan, uint64_t seed,
+                                                  const std::map<std::string, std::vector<uint8_t>>* host_inputs = nullptr);
 
   // Enqueues one run: every op that is not hoisted, in order. No allocation, no synchronisation.
   Status enqueue();
@@ -27,8 +32,16 @@ class Executor {
   // Poisons the outputs, enqueues one run and waits for it: a run whose outputs are checked.
   Status run_checked();
 
+  // The k-th kernel that runs every time (for autotuning); k < kernel_count().
+  Kernel& kernel(size_t k) const { return *kernels_[k]; }
+  // Fills a tensor with NaN bytes (Device::poison), so that a run that does not write it shows.
+  Status poison(TensorId t) { return device_.poison(address(t), size_t(graph_.tensor(t).bytes())); }
+
   // The stored bytes of a tensor, copied to the host.
   Result<std::vector<uint8_t>> read(TensorId t) const;
+
+  // "op NAME: NOTE" for every kernel with a note (Kernel::note()), in op order.
+  std::vector<std::string> notes() const;
 
   const Graph& graph() const { return graph_; }
   Device& device() const { return device_; }

@@ -48,6 +48,12 @@ std::vector<std::string> check_op(const Graph& g, const Op& op);
 // flow order, op rules, outputs written, no init on written tensors. Empty when valid.
 std::vector<std::string> verify(const Graph& g);
 
+// Whether a tensor's values are fixed before the runs start, so that a kernel may convert them
+// once while preparing. Only constant graph inputs and results of hoisted ops are constant: the
+// loader refuses `constant` on a tensor an op writes, and verify() refuses a constant tensor
+// written by an op that runs every time.
+inline bool fixed_before_runs(const Graph& g, TensorId t) { return g.tensor(t).constant; }
+
 // Removes tensors that no op reads or writes and that are not outputs, renumbering ids.
 void drop_unused_tensors(Graph& g);
 

@@ -19,6 +19,8 @@ struct OutputCheck {
   std::string name;
   DType dtype = DType::f32;
   int64_t count = 0;
+  int64_t checked = 0;              // elements compared: count, or fewer when sampled
+  std::string mode = "full";        // "full" or "sample"
   double max_abs = 0, max_rel = 0;  // max |got-ref|, max |got-ref| / |ref| over ref != 0
   double rel_fro = 0;               // ||got - ref|| / ||ref||
   int64_t worst = -1;               // element with the largest error relative to its bound
@@ -29,5 +31,9 @@ struct OutputCheck {
 };
 
 OutputCheck compare_output(const Tensor& t, const void* got, const RefTensor& ref, Tolerance tol);
+
+// The same statistics over the elements of a sampled reference only (mode "sample"); `worst`
+// is a storage index of the whole tensor.
+OutputCheck compare_sampled(const Tensor& t, const void* got, const SampledRef& ref, Tolerance tol);
 
 }  // namespace gexec

@@ -9,15 +9,6 @@
 namespace gexec {
 namespace {
 
-// A tensor that keeps its values between runs: a constant graph input.
-bool ready_before_runs(const Graph& g, TensorId t) {
-  if (!g.tensor(t).constant) return false;
-  for (const Op& op : g.ops)
-    for (TensorId o : op.outputs)
-      if (o == t) return false;
-  return true;
-}
-
 // Accepts every product whose shapes agree and whose sizes fit cblas_sgemm's int arguments.
 Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
   Verdict v;
@@ -34,7 +25,7 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
   for (int i = 0; i < 2; ++i) {
     const Tensor& t = g.tensor(op.inputs[static_cast<size_t>(i)]);
     if (t.dtype == DType::f32) continue;
-    const bool once = ready_before_runs(g, op.inputs[static_cast<size_t>(i)]);
+    const bool once = fixed_before_runs(g, op.inputs[static_cast<size_t>(i)]);
     v.notes.push_back(std::string(i == 0 ? "A " : "B ") + std::string(dtype_name(t.dtype)) +
                       ": converting to f32 for cblas_sgemm " + (once ? "once, before the runs" : "in every run"));
   }

@@ -44,9 +44,12 @@ class CpuDevice final : public Device {
     if (bytes < 0) return bad_input("arena of " + std::to_string(bytes) + " bytes");
     const int64_t free = pages_bytes(_SC_AVPHYS_PAGES);
     auto refuse = [&] {
-      return runtime_error("the buffers need " + std::to_string(bytes) + " bytes of host memory; " +
-                           std::to_string(free) + " bytes are free");
+      return runtime_error("the graph needs " + std::to_string(bytes) + " bytes of host memory, and the machine has " +
+                           std::to_string(free) + " bytes free (of " + std::to_string(caps_.total_bytes) + ")");
     };
+    // Refused before trying beyond the physical memory: with overcommit the allocation could
+    // succeed and the process die later, on first touch. Between the free and the total memory
+    // it is tried, since the page cache counts as used but gives way.
     if (caps_.total_bytes > 0 && bytes > caps_.total_bytes) return refuse();
     // Whole alignment units, so that a kernel may read a full vector at the end.
     const int64_t size = (std::max<int64_t>(bytes, 1) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;

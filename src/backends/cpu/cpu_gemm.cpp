@@ -53,14 +53,6 @@ BlasView blas_view(const Tensor& t, bool trans, bool batched) {
   return {static_cast<int>(col ? rows : cols), trans != col, batched ? rows * cols : 0};
 }
 
-bool tensor_is_constant(const Graph& g, TensorId id) {
-  if (!g.tensor(id).constant) return false;
-  for (const Op& op : g.ops)
-    for (TensorId o : op.outputs)
-      if (o == id) return false;
-  return true;
-}
-
 template <DType D>
 void store(void* dst, int64_t i, float v) {
   if constexpr (D == DType::f32) static_cast<float*>(dst)[i] = v;
@@ -106,12 +98,12 @@ class GemmKernel final : public Kernel {
     const Tensor& a = g.tensor(op.inputs[0]);
     const Tensor& b = g.tensor(op.inputs[1]);
     const Tensor& c = g.tensor(op.outputs[0]);
-    a_ = source(binding.inputs[0], a.dtype, a.numel(), tensor_is_constant(g, op.inputs[0]));
-    b_ = source(binding.inputs[1], b.dtype, b.numel(), tensor_is_constant(g, op.inputs[1]));
+    a_ = source(binding.inputs[0], a.dtype, a.numel(), fixed_before_runs(g, op.inputs[0]));
+    b_ = source(binding.inputs[1], b.dtype, b.numel(), fixed_before_runs(g, op.inputs[1]));
     va_ = blas_view(a, s.trans_a, s.batch > 1 || a.rank() == 3);
     vb_ = blas_view(b, s.trans_b, s.b_batched);
     if (s.has_bias)
-      bias_ = source(binding.inputs[2], g.tensor(op.inputs[2]).dtype, s.n, tensor_is_constant(g, op.inputs[2]));
+      bias_ = source(binding.inputs[2], g.tensor(op.inputs[2]).dtype, s.n, fixed_before_runs(g, op.inputs[2]));
     c_ = binding.outputs[0];
     c_dtype_ = c.dtype;
     c_colmajor_ = c.rank() == 2 && c.layout == Layout::colmajor;

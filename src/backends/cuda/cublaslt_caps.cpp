@@ -3,6 +3,7 @@
 #include <climits>
 #include <string>
 
+#include "gemm_padding.hpp"
 #include "gemm_view.hpp"
 #include "gexec/kernels/declared.hpp"
 
@@ -36,8 +37,8 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
 
   if (types.convert_a || types.convert_b) {
     std::string which = types.convert_a && types.convert_b ? "A and B" : types.convert_a ? "A" : "B";
-    const bool once = (!types.convert_a || cuda::ready_before_runs(g, op.inputs[0])) &&
-                      (!types.convert_b || cuda::ready_before_runs(g, op.inputs[1]));
+    const bool once = (!types.convert_a || fixed_before_runs(g, op.inputs[0])) &&
+                      (!types.convert_b || fixed_before_runs(g, op.inputs[1]));
     v.notes.push_back("A " + name(a) + " and B " + name(b) + " meet in f32: converting " + which + " to f32 " +
                       when(once));
   }
@@ -50,13 +51,16 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
     const std::string out = types.convert_out ? "the f32 product" : name(types.d) + " output";
     v.notes.push_back("bias " + name(bias_t) + " with " + out + " needs a bias in the " +
                       (types.convert_out ? "product's" : "output") + " dtype: converting " +
-                      (cuda::ready_before_runs(g, op.inputs[2]) ? "the constant bias " + when(true)
+                      (fixed_before_runs(g, op.inputs[2]) ? "the constant bias " + when(true)
                                                                 : "the bias " + when(false)));
   }
   if (epi.needs_tail)
     v.notes.push_back("colmajor C: the bias runs along C's columns, which cuBLASLt's bias epilogue cannot add "
                       "there; a separate kernel adds the bias" +
                       std::string(act != Act::none ? " and the activation" : "") + " after the product");
+  const bool a_once = fixed_before_runs(g, op.inputs[0]), b_once = fixed_before_runs(g, op.inputs[1]);
+  const auto pad = cuda::plan_padding(view, types, epi, a_once, b_once, cuda::pad_mode_from_env());
+  if (pad.why.rfind("rows aligned", 0) != 0) v.notes.push_back(pad.why);
   return v;
 }
 

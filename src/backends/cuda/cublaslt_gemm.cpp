@@ -2,9 +2,12 @@
 // everything cuBLASLt needs is built once in prepare(), and run() only launches.
 #include "cublaslt_gemm.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <cstdint>
 
 #include "elementwise.hpp"
+#include "pad_copy.hpp"
 
 namespace gexec::cuda {
 namespace {
@@ -51,6 +54,21 @@ uint32_t alignment(const void* p, int64_t stride_elems, int elem_bytes) {
   return al;
 }
 
+// One configuration attribute of an algorithm, read into a zeroed 64-bit value (they are 16 or 32
+// bits wide; all little-endian); 0 when it cannot be read.
+uint64_t algo_attr(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
+  // cuBLASLt wants the attribute's exact size: asked first with an empty buffer, else tried.
+  size_t size = 0;
+  const bool asked = cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, nullptr, 0, &size) == CUBLAS_STATUS_SUCCESS &&
+                     size > 0 && size <= sizeof(uint64_t);
+  for (size_t s : {asked ? size : size_t(4), size_t(4), size_t(2), size_t(8)}) {
+    uint64_t v = 0;
+    size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, s, &written) == CUBLAS_STATUS_SUCCESS) return v;
+  }
+  return 0;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<CublasLtGemm>> CublasLtGemm::create(CudaDevice& device, const KernelDef& def,
@@ -79,9 +97,9 @@ Result<std::unique_ptr<CublasLtGemm>> CublasLtGemm::create(CudaDevice& device, c
   k->b_ = binding.inputs[1];
   k->bias_ = shape->has_bias ? binding.inputs[2] : nullptr;
   k->c_ = binding.outputs[0];
-  k->a_ready_ = ready_before_runs(g, op.inputs[0]);
-  k->b_ready_ = ready_before_runs(g, op.inputs[1]);
-  k->bias_ready_ = shape->has_bias && ready_before_runs(g, op.inputs[2]);
+  k->a_ready_ = fixed_before_runs(g, op.inputs[0]);
+  k->b_ready_ = fixed_before_runs(g, op.inputs[1]);
+  k->bias_ready_ = shape->has_bias && fixed_before_runs(g, op.inputs[2]);
   if (k->epi_.needs_tail)
     k->fallback_reason_ = "colmajor C: the bias runs along C's columns, which cuBLASLt's bias epilogue cannot "
                           "add there; a separate kernel adds it after the product";
@@ -109,9 +127,9 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
   const int ab_bytes = dtype_size(types_.ab), d_bytes = dtype_size(types_.d);
   const void* a_eff = types_.convert_a ? a_conv_.get() : a_;
   const void* b_eff = types_.convert_b ? b_conv_.get() : b_;
-  const void* x = view_.x.is_b ? b_eff : a_eff;
-  const void* y = view_.y.is_b ? b_eff : a_eff;
-  const void* d = types_.convert_out ? d_scratch_.get() : c_;
+  const void* x = pad_.pad && pad_.x.padded ? x_pad_.get() : view_.x.is_b ? b_eff : a_eff;
+  const void* y = pad_.pad && pad_.y.padded ? y_pad_.get() : view_.y.is_b ? b_eff : a_eff;
+  const void* d = pad_.pad && pad_.d.padded ? d_pad_.get() : types_.convert_out ? d_scratch_.get() : c_;
 
   // f16 and bf16 accumulate in f32; f32 inputs use TF32 tensor cores (the op asks for no more).
   const cublasComputeType_t compute = types_.tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
@@ -130,11 +148,18 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
     GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias));
   }
 
-  auto lx = make_matrix_layout(cuda_type(types_.ab), uint64_t(view_.x.rows), uint64_t(view_.x.cols), view_.x.ld);
+  // When padding, every operand is described by pad_'s geometry (which equals the stored one for
+  // an operand that needs no padding); otherwise by the view.
+  const PaddedOperand& px = pad_.x;
+  const PaddedOperand& py = pad_.y;
+  auto lx = pad_.pad ? make_matrix_layout(cuda_type(types_.ab), uint64_t(px.rows), uint64_t(px.cols), px.ld)
+                     : make_matrix_layout(cuda_type(types_.ab), uint64_t(view_.x.rows), uint64_t(view_.x.cols), view_.x.ld);
   if (!lx) return lx.error();
-  auto ly = make_matrix_layout(cuda_type(types_.ab), uint64_t(view_.y.rows), uint64_t(view_.y.cols), view_.y.ld);
+  auto ly = pad_.pad ? make_matrix_layout(cuda_type(types_.ab), uint64_t(py.rows), uint64_t(py.cols), py.ld)
+                     : make_matrix_layout(cuda_type(types_.ab), uint64_t(view_.y.rows), uint64_t(view_.y.cols), view_.y.ld);
   if (!ly) return ly.error();
-  auto ld = make_matrix_layout(cuda_type(types_.d), uint64_t(view_.m), uint64_t(view_.n), view_.ld_d);
+  auto ld = make_matrix_layout(cuda_type(types_.d), uint64_t(view_.m), uint64_t(view_.n),
+                               pad_.pad ? pad_.d.ld : view_.ld_d);
   if (!ld) return ld.error();
   if (view_.batch > 1) {
     const int32_t count = int32_t(view_.batch);
@@ -187,7 +212,40 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
   candidates_ = std::move(usable);
   chosen_ = 0;
   fused_ = fuse && epi != CUBLASLT_EPILOGUE_DEFAULT;
+  // Everything that changes the heuristic's answer: the tuning cache's key.
+  signature_ = "m=" + std::to_string(view_.m) + " n=" + std::to_string(view_.n) + " k=" + std::to_string(view_.k) +
+               " batch=" + std::to_string(view_.batch) + " ab=" + std::string(dtype_name(types_.ab)) +
+               " d=" + std::string(dtype_name(types_.d)) + " op=" + (view_.x.trans ? "T" : "N") +
+               (view_.y.trans ? "T" : "N") + " ld=" + std::to_string(view_.x.ld) + "," + std::to_string(view_.y.ld) +
+               "," + std::to_string(view_.ld_d) + " epilogue=" + epilogue_name(epi) +
+               " align=" + std::to_string(alignment(x, view_.x.stride, ab_bytes)) + "," +
+               std::to_string(alignment(y, view_.y.stride, ab_bytes)) + "," +
+               std::to_string(alignment(d, view_.stride_d, d_bytes)) + " pad=" + (pad_.pad ? "1" : "0");
+  if (spdlog::should_log(spdlog::level::debug))
+    for (size_t i = 0; i < candidates_.size(); ++i)
+      spdlog::debug("op {}: cuBLASLt candidate {}{}: {}, workspace {} bytes, {:.2f} waves", op_name_, i,
+                    i == 0 ? " (chosen)" : "", variant_name(int(i)), candidates_[i].workspaceSize,
+                    double(candidates_[i].wavesCount));
   return {};
+}
+
+std::string CublasLtGemm::variant_name(int i) const {
+  if (i < 0 || i >= candidate_count()) return "none";
+  const cublasLtMatmulAlgo_t& algo = candidates_[size_t(i)].algo;
+  auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr) { return algo_attr(algo, attr); };
+  return "algo " + std::to_string(int32_t(get(CUBLASLT_ALGO_CONFIG_ID))) +
+         " tile " + std::to_string(get(CUBLASLT_ALGO_CONFIG_TILE_ID)) +
+         " stages " + std::to_string(get(CUBLASLT_ALGO_CONFIG_STAGES_ID)) +
+         " splitK " + std::to_string(get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM)) +
+         " reduction " + std::to_string(get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME)) +
+         " swizzle " + std::to_string(get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING)) +
+         " custom " + std::to_string(get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION)) +
+         " inner " + std::to_string(get(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID)) +
+         " cluster " + std::to_string(get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
+}
+
+Status CublasLtGemm::copy_padded(const PaddedOperand& p, const void* src, void* dst, int elem_bytes) const {
+  return launch_pad_copy(dst, p.ld, src, p.rows0, p.rows0, p.cols0, elem_bytes, device_->stream());
 }
 
 Status CublasLtGemm::prepare() {
@@ -218,6 +276,25 @@ Status CublasLtGemm::prepare() {
   }
   if (types_.convert_out) GEXEC_TRY(scratch(d_scratch_, c_n, types_.d));
   if (epi_.convert_bias) GEXEC_TRY(scratch(bias_conv_, s.n, types_.d));
+
+  pad_ = plan_padding(view_, types_, epi_, a_ready_, b_ready_, pad_mode_from_env());
+  if (pad_.pad) {
+    spdlog::debug("op {}: {}", op_name_, pad_.why);
+    // Zeroed once: the padding of K must add nothing, and the copies only ever write the valid block.
+    auto padded = [&](DeviceMemory& m, const PaddedOperand& p, DType t) -> Status {
+      if (!p.padded) return {};
+      GEXEC_TRY(scratch(m, p.elems(), t));
+      GEXEC_CUDA_TRY(cudaMemsetAsync(m.get(), 0, size_t(p.elems()) * size_t(dtype_size(t)), stream));
+      return {};
+    };
+    GEXEC_TRY(padded(x_pad_, pad_.x, types_.ab));
+    GEXEC_TRY(padded(y_pad_, pad_.y, types_.ab));
+    GEXEC_TRY(padded(d_pad_, pad_.d, types_.d));
+    const bool x_ready = view_.x.is_b ? b_ready_ : a_ready_, y_ready = view_.y.is_b ? b_ready_ : a_ready_;
+    const int ab = dtype_size(types_.ab);
+    if (pad_.x.padded && x_ready) GEXEC_TRY(copy_padded(pad_.x, view_.x.is_b ? b_ : a_, x_pad_.get(), ab));
+    if (pad_.y.padded && y_ready) GEXEC_TRY(copy_padded(pad_.y, view_.y.is_b ? b_ : a_, y_pad_.get(), ab));
+  }
 
   bool refused = false;
   GEXEC_TRY(build(epi_.fused, &refused));
@@ -253,13 +330,28 @@ Status CublasLtGemm::run() {
 
   const void* a_eff = types_.convert_a ? a_conv_.get() : a_;
   const void* b_eff = types_.convert_b ? b_conv_.get() : b_;
+  const void* x = view_.x.is_b ? b_eff : a_eff;
+  const void* y = view_.y.is_b ? b_eff : a_eff;
   void* d = types_.convert_out ? d_scratch_.get() : c_;
+  if (pad_.pad) {
+    // Padding implies no conversions (plan_padding), so the operands are the stored ones.
+    const int ab = dtype_size(types_.ab);
+    const bool x_ready = view_.x.is_b ? b_ready_ : a_ready_, y_ready = view_.y.is_b ? b_ready_ : a_ready_;
+    if (pad_.x.padded && !x_ready) GEXEC_TRY(copy_padded(pad_.x, x, x_pad_.get(), ab));
+    if (pad_.y.padded && !y_ready) GEXEC_TRY(copy_padded(pad_.y, y, y_pad_.get(), ab));
+    if (pad_.x.padded) x = x_pad_.get();
+    if (pad_.y.padded) y = y_pad_.get();
+    if (pad_.d.padded) d = d_pad_.get();
+  }
   const float alpha = float(s.alpha), beta = 0.0f;
   // beta is 0, so C is not read: D is passed for it, with D's layout.
-  GEXEC_CUBLAS_TRY(cublasLtMatmul(device_->cublaslt(), desc_.get(), &alpha, view_.x.is_b ? b_eff : a_eff,
-                                  layout_x_.get(), view_.y.is_b ? b_eff : a_eff, layout_y_.get(), &beta, d,
-                                  layout_d_.get(), d, layout_d_.get(), &candidates_[size_t(chosen_)].algo,
+  GEXEC_CUBLAS_TRY(cublasLtMatmul(device_->cublaslt(), desc_.get(), &alpha, x, layout_x_.get(), y, layout_y_.get(),
+                                  &beta, d, layout_d_.get(), d, layout_d_.get(), &candidates_[size_t(chosen_)].algo,
                                   workspace_, kGemmWorkspaceBytes, stream));
+  if (pad_.pad && pad_.d.padded) {
+    // The valid m x n block of the padded D goes to C (D is C itself: no conversion or tail here).
+    GEXEC_TRY(launch_pad_copy(c_, view_.ld_d, d, pad_.d.ld, view_.m, view_.n, dtype_size(types_.d), stream));
+  }
   if (epi_.needs_tail)
     GEXEC_TRY(launch_bias_act(d, types_.d, s.batch, s.m, s.n, s.layout_c, s.has_bias ? bias_ : nullptr, bias_t_,
                               act_, stream));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cuda_device.hpp"
+#include "gemm_padding.hpp"
 #include "gemm_view.hpp"
 #include "raii.hpp"
 
@@ -35,6 +36,16 @@ class CublasLtGemm final : public Kernel {
   int selected_candidate() const { return chosen_; }
   Status select_candidate(int i);
   const std::vector<cublasLtMatmulHeuristicResult_t>& candidates() const { return candidates_; }
+  // The Kernel's autotuning interface over the candidates above.
+  int variant_count() const override { return candidate_count(); }
+  int selected_variant() const override { return chosen_; }
+  Status select_variant(int i) override { return select_candidate(i); }
+  // The candidate's algorithm configuration (id, tile, stages, split-K, ...): what reloads it.
+  std::string variant_name(int i) const override;
+  std::string signature() const override { return signature_; }
+  // Whether the operands are copied into buffers with 16-byte rows (gemm_padding.hpp), and why.
+  const PadPlan& padding() const { return pad_; }
+
   const GemmShape& shape() const { return shape_; }
   const GemmView& view() const { return view_; }
 
@@ -44,6 +55,8 @@ class CublasLtGemm final : public Kernel {
   // Sets *refused (instead of failing) when cuBLASLt has no algorithm for it.
   Status build(bool fuse, bool* refused);
   std::string describe() const;
+  // Copies a stored operand into its padded buffer (the valid block; the padding stays zero).
+  Status copy_padded(const PaddedOperand& p, const void* src, void* dst, int elem_bytes) const;
 
   CudaDevice* device_ = nullptr;
   std::string op_name_;
@@ -71,6 +84,9 @@ class CublasLtGemm final : public Kernel {
   MatmulPreference pref_;
   std::vector<cublasLtMatmulHeuristicResult_t> candidates_;
   int chosen_ = 0;
+  std::string signature_;
+  PadPlan pad_;
+  DeviceMemory x_pad_, y_pad_, d_pad_;  // padded X, Y and D (allocated only when padded)
 };
 
 Result<std::unique_ptr<Kernel>> make_cublaslt_gemm(CudaDevice& device, const KernelDef& def, const Graph& g,

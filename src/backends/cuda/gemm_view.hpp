@@ -127,16 +127,4 @@ inline GemmEpilogue gemm_epilogue(const GemmView& v, const GemmTypes& t, bool ha
   return e;
 }
 
-// Whether a tensor's values are fixed before the runs start, so that a kernel may convert them
-// once while preparing: a constant graph input, or the result of an op run once (hoisted).
-inline bool ready_before_runs(const Graph& g, TensorId t) {
-  // Only graph inputs carry an init (verify() refuses one on a written tensor), so most constants
-  // need no search; this keeps selection linear in the number of ops.
-  if (g.tensor(t).init) return g.tensor(t).constant;
-  for (const Op& op : g.ops)
-    for (TensorId o : op.outputs)
-      if (o == t) return op.hoisted;
-  return g.tensor(t).constant;
-}
-
 }  // namespace gexec::cuda

@@ -7,9 +7,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "check.hpp"
+#include "fault.hpp"
 
 namespace gexec::cuda {
 
@@ -71,7 +73,14 @@ class DeviceMemory {
   // At least one byte, so that every allocation has an address.
   static Result<DeviceMemory> allocate(size_t bytes) {
     DeviceMemory m;
-    GEXEC_CUDA_TRY(cudaMalloc(&m.p_, bytes == 0 ? 1 : bytes));
+    // A failure injected for tests (fault.hpp) is reported exactly like the driver's.
+    const cudaError_t e = fault::fail_allocation() ? cudaErrorMemoryAllocation : cudaMalloc(&m.p_, bytes == 0 ? 1 : bytes);
+    if (e != cudaSuccess) {
+      // Out of memory does not break the context, but it stays as the thread's last error, where
+      // a later check (cudaGetLastError after a launch) would find it and blame the wrong call.
+      (void)cudaGetLastError();
+      return cuda_error(e, ("cudaMalloc(" + std::to_string(bytes) + " bytes)").c_str(), __FILE__, __LINE__);
+    }
     m.bytes_ = bytes;
     return m;
   }

@@ -1,0 +1,29 @@
+// The tuning cache file: the chosen variant per kernel signature, valid for one device name,
+// CUDA runtime and cuBLASLt version.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "gexec/kernels/device_caps.hpp"
+#include "gexec/status.hpp"
+
+namespace gexec {
+
+struct TuningEntry {
+  int variant = 0;     // the index among the kernel's variants when it was saved
+  std::string name;    // the variant's name (its configuration): what a reload matches
+  double default_us = 0, best_us = 0;
+};
+
+struct TuningCache {
+  std::string device, cuda, cublaslt;
+  std::map<std::string, TuningEntry> entries;  // by kernel signature
+};
+
+// The cache in `path` when it exists and was made on this device and these versions; empty
+// (with a warning saying why) when it is from elsewhere or unreadable; empty when it is missing.
+TuningCache load_tuning_cache(const std::string& path, const DeviceCaps& caps);
+Status save_tuning_cache(const std::string& path, const TuningCache& cache);
+
+}  // namespace gexec

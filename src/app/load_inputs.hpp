@@ -1,0 +1,20 @@
+// --load-inputs DIR: graph inputs replaced by the .npy files named after them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gexec/ir/graph.hpp"
+#include "gexec/status.hpp"
+
+namespace gexec {
+
+// For every graph input of g with a DIR/<name>.npy: its values converted to the tensor's dtype
+// and laid out as the tensor is stored. The array's shape must equal the tensor's; float16,
+// float32 and float64 files are read. Inputs without a file are left out. bad_input when DIR is
+// not a folder or a file does not fit its tensor.
+Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::string& dir, const Graph& g);
+
+}  // namespace gexec

@@ -1,0 +1,227 @@
+// The autotuner. For each kernel with several variants it
+//  1. runs the ops up to it with the default variant and keeps its output as the reference;
+//  2. runs them with each other variant (the output poisoned first) and rejects any whose
+//     output differs from the default's by more than the output dtype's tolerance;
+//  3. times each variant through Device::time_runs, running only that kernel, launched as the
+//     run will be timed (graph replay or direct launches), and keeps the fastest that passed.
+// Small problems would sit in the L2 cache between back-to-back runs and look faster than they
+// are in a graph whose other ops evict them; rebinding a kernel to rotating copies of its inputs
+// is not possible through the Kernel interface, so each timed iteration first overwrites a
+// buffer larger than the L2 cache (a memset of kFlushBytes) and the time of that flush alone,
+// measured the same way, is subtracted.
+#include "gexec/exec/autotune.hpp"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "gexec/exec/tuning_cache.hpp"
+#include "gexec/verify/compare.hpp"
+
+namespace gexec {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Twice the largest L2 cache of the devices in view (H200: 60 MB), so that nothing survives it.
+constexpr int64_t kFlushBytes = int64_t(128) << 20;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Whether `got` matches `ref` within the tolerance, with the tensor's largest magnitude as every
+// element's scale: two correct variants differ by the rounding of their sums (split-K, another
+// order), which follows the size of the terms, not of one result that happens to cancel to near
+// zero. A variant that writes garbage, NaN or nothing is still far outside it.
+bool matches(const std::vector<uint8_t>& got, const std::vector<uint8_t>& ref, DType t, int64_t n) {
+  const Tolerance tol = default_tolerance(t);
+  double scale = 0;
+  for (int64_t i = 0; i < n; ++i) scale = std::max(scale, std::fabs(double(load_as_float(ref.data(), t, i))));
+  for (int64_t i = 0; i < n; ++i) {
+    const double r = load_as_float(ref.data(), t, i), g = load_as_float(got.data(), t, i);
+    const double bound = tol.atol + tol.rtol * scale;
+    if (!(std::fabs(g - r) <= bound) && !(std::isnan(r) && std::isnan(g))) return false;
+  }
+  return true;
+}
+
+// One line on stderr, rewritten in place, once tuning has taken over a second on a terminal.
+struct Progress {
+  Clock::time_point start = Clock::now();
+  bool shown = false;
+  bool tty = isatty(fileno(stdout)) && isatty(fileno(stderr));
+  void update(size_t op, size_t ops, int variant, int variants) {
+    if (!tty || std::chrono::duration<double>(Clock::now() - start).count() < 1.0) return;
+    std::fprintf(stderr, "\rautotune: kernel %zu of %zu, candidate %d of %d   ", op + 1, ops, variant + 1, variants);
+    std::fflush(stderr);
+    shown = true;
+  }
+  ~Progress() {
+    if (shown) std::fprintf(stderr, "\r%60s\r", "");
+  }
+};
+
+class Tuner {
+ public:
+  Tuner(Executor& ex, const AutotuneOptions& opts) : ex_(ex), opts_(opts) {}
+
+  // The output of kernel k's op with variant v, after the ops before it ran.
+  Result<std::vector<uint8_t>> output_of(size_t k, int v) {
+    Kernel& kernel = ex_.kernel(k);
+    GEXEC_TRY(kernel.select_variant(v));
+    const TensorId out = ex_.op_of_kernel(k).outputs[0];
+    GEXEC_TRY(ex_.poison(out));
+    for (size_t j = 0; j <= k; ++j) GEXEC_TRY(ex_.enqueue_op(j));
+    GEXEC_TRY(ex_.device().synchronize());
+    return ex_.read(out);
+  }
+
+  // Median microseconds of `enqueue`, each iteration behind an L2 flush when `flush`.
+  Result<double> time(const std::function<Status()>& enqueue, bool flush) {
+    TimingOptions t;
+    t.iters = opts_.iters;
+    t.warmup_iters = 3;
+    t.cuda_graph = opts_.cuda_graph;
+    auto run = [&]() -> Status {
+      if (flush) GEXEC_TRY(ex_.device().poison(flush_, size_t(kFlushBytes)));
+      return enqueue();
+    };
+    auto samples = ex_.device().time_runs(run, t, nullptr);
+    if (!samples) return samples.error();
+    return median(*samples);
+  }
+
+  Result<double> flush_us() {
+    if (flush_us_ < 0) {
+      auto buf = ex_.device().allocate_arena(kFlushBytes);
+      if (!buf) return buf.error().with("allocating the L2 flush buffer");
+      flush_ = *buf;
+      auto t = time([] { return Status{}; }, true);
+      if (!t) return t.error();
+      flush_us_ = *t;
+    }
+    return flush_us_;
+  }
+
+  Result<TunedKernel> tune(size_t k, size_t kernels, Progress& progress) {
+    Kernel& kernel = ex_.kernel(k);
+    const Op& op = ex_.op_of_kernel(k);
+    const Tensor& out_t = ex_.graph().tensor(op.outputs[0]);
+    TunedKernel r;
+    r.op = op.name;
+    r.signature = kernel.signature();
+    r.variants = std::min(kernel.variant_count(), std::max(1, opts_.top));
+    // Small operands would stay in L2 between iterations: flush, and subtract the flush.
+    int64_t bytes = 0;
+    for (TensorId t : op.inputs) bytes += ex_.graph().tensor(t).bytes();
+    const bool flush = bytes + out_t.bytes() < kFlushBytes;
+    double base = 0;
+    if (flush) {
+      auto f = flush_us();
+      if (!f) return f.error();
+      base = *f;
+    }
+    auto ref = output_of(k, 0);
+    if (!ref) return ref.error();
+    double best = -1;
+    for (int v = 0; v < r.variants; ++v) {
+      progress.update(k, kernels, v, r.variants);
+      if (v > 0) {
+        auto got = output_of(k, v);
+        if (!got) return got.error();
+        if (!matches(*got, *ref, out_t.dtype, out_t.numel())) {
+          spdlog::debug("autotune: op {}: candidate {} ({}) differs from the default beyond the tolerance; rejected",
+                        op.name, v, kernel.variant_name(v));
+          ++r.rejected;
+          continue;
+        }
+      }
+      GEXEC_TRY(kernel.select_variant(v));
+      auto us = time([&] { return ex_.enqueue_op(k); }, flush);
+      if (!us) return us.error().with("timing candidate " + std::to_string(v) + " of op " + op.name);
+      const double t = std::max(*us - base, 0.01);
+      spdlog::debug("autotune: op {}: candidate {} ({}): {:.2f} us", op.name, v, kernel.variant_name(v), t);
+      if (v == 0) r.default_us = t;
+      if (best < 0 || t < best) best = t, r.chosen = v;
+    }
+    r.best_us = best;
+    GEXEC_TRY(kernel.select_variant(r.chosen));
+    r.chosen_name = kernel.variant_name(r.chosen);
+    return r;
+  }
+
+ private:
+  Executor& ex_;
+  const AutotuneOptions& opts_;
+  void* flush_ = nullptr;
+  double flush_us_ = -1;
+};
+
+}  // namespace
+
+Result<std::vector<TunedKernel>> autotune(Executor& ex, const DeviceCaps& caps, const AutotuneOptions& opts,
+                                          std::ostream& out) {
+  TuningCache cache;
+  if (!opts.cache_path.empty()) cache = load_tuning_cache(opts.cache_path, caps);
+  else cache.device = caps.name, cache.cuda = caps.cuda_runtime, cache.cublaslt = caps.cublaslt;
+  std::vector<TunedKernel> results;
+  Tuner tuner(ex, opts);
+  Progress progress;
+  bool changed = false;
+  for (size_t k = 0; k < ex.kernel_count(); ++k) {
+    Kernel& kernel = ex.kernel(k);
+    if (kernel.variant_count() <= 1) continue;
+    const std::string sig = kernel.signature();
+    const auto hit = sig.empty() ? cache.entries.end() : cache.entries.find(sig);
+    if (hit != cache.entries.end()) {
+      // The same configuration, wherever the heuristic lists it now; the default otherwise.
+      int found = -1;
+      for (int v = 0; v < kernel.variant_count() && found < 0; ++v)
+        if (kernel.variant_name(v) == hit->second.name) found = v;
+      if (found >= 0) {
+        GEXEC_TRY(kernel.select_variant(found));
+        TunedKernel r;
+        r.op = ex.op_of_kernel(k).name;
+        r.signature = sig;
+        r.variants = kernel.variant_count();
+        r.chosen = found;
+        r.chosen_name = hit->second.name;
+        r.default_us = hit->second.default_us;
+        r.best_us = hit->second.best_us;
+        r.from_cache = true;
+        out << "autotune: op " << r.op << ": candidate " << found << " (" << r.chosen_name << ") from the cache\n";
+        results.push_back(r);
+        continue;
+      }
+      spdlog::warn("tuning cache: op {}: no candidate has the cached configuration ({}); using the default",
+                   ex.op_of_kernel(k).name, hit->second.name);
+    }
+    if (!opts.tune) continue;
+    auto r = tuner.tune(k, ex.kernel_count(), progress);
+    if (!r) return r.error().with("autotuning op " + ex.op_of_kernel(k).name);
+    char line[256];
+    std::snprintf(line, sizeof line, "default %.2f us, best %.2f us (candidate %d of %d), gain %.2fx", r->default_us,
+                  r->best_us, r->chosen, r->variants, r->default_us / std::max(r->best_us, 0.01));
+    out << "autotune: op " << r->op << ": " << line << (r->rejected ? ", " + std::to_string(r->rejected) +
+                                                                        " rejected by the check" : "")
+        << "; " << r->chosen_name << "\n";
+    if (!sig.empty()) {
+      cache.entries[sig] = TuningEntry{r->chosen, r->chosen_name, r->default_us, r->best_us};
+      changed = true;
+    }
+    results.push_back(*r);
+  }
+  if (changed && !opts.cache_path.empty()) {
+    GEXEC_TRY(save_tuning_cache(opts.cache_path, cache));
+    out << "autotune: saved " << cache.entries.size() << " choices to " << opts.cache_path << "\n";
+  }
+  return results;
+}
+
+}  // namespace gexec

@@ -1,0 +1,42 @@
+// The reference's scalar arithmetic, shared by the full and the sampled reference so that both
+// give the same bits for the same element.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <numbers>
+
+#include "gexec/ir/tensor.hpp"
+#include "gexec/rng/round.hpp"
+
+namespace gexec::ref {
+
+// |gelu'| peaks at 1.1289 (tanh and erf forms alike), so an error e in x moves gelu(x) by at
+// most 1.13 e, and |gelu(x)| <= |x|: scale_x * 1.13 bounds both.
+constexpr double kGeluSlope = 1.13;
+
+// Where logical (row-major) element `logical` of t is stored.
+inline int64_t storage_of(const Tensor& t, int64_t logical) {
+  if (t.rank() != 2 || t.layout != Layout::colmajor) return logical;
+  const int64_t rows = t.shape[0], cols = t.shape[1];
+  return (logical % cols) * rows + logical / cols;
+}
+
+// The value a device stores when it rounds v once to the dtype; exact in double.
+inline double round_to(DType t, double v) {
+  switch (t) {
+    case DType::f16: return f16_to_float(rng::round_to_f16_bits(v));
+    case DType::bf16: return bf16_to_float(rng::round_to_bf16_bits(v));
+    case DType::f32: return rng::round_to_f32(v);
+  }
+  return v;
+}
+
+inline double gelu_tanh(double x) {
+  const double c = std::sqrt(2.0 / std::numbers::pi);
+  return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
+}
+inline double gelu_erf(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+inline double relu(double x) { return x < 0 ? 0.0 : x; }  // NaN passes through
+
+}  // namespace gexec::ref

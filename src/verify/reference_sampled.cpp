@@ -1,0 +1,321 @@
+// The sampled reference: the graph's outputs at chosen elements only, bit for bit the full
+// reference's values there, at a cost of about samples * K for a product on graph inputs.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <thread>
+#include <unordered_set>
+
+#include "gexec/ir/gemm_shape.hpp"
+#include "gexec/verify/reference.hpp"
+#include "ref_math.hpp"
+
+namespace gexec {
+namespace {
+
+using ref::storage_of;
+
+bool is_product(const Op& op) { return op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT; }
+
+struct VS {
+  double value = 0, scale = 0;
+};
+
+// Evaluates single elements of tensors. Every tensor is one of: a graph input (read from its
+// bytes), computed in full beforehand (`full`), or written by an op evaluated per element.
+// Every arithmetic step follows reference.cpp's in the same order, so the bits agree.
+class ElementEval {
+ public:
+  ElementEval(const Graph& g, const GraphIndex& idx) : g_(g), idx_(idx), bytes_(g.tensors.size()), full_(g.tensors.size()),
+                                                        shape_(g.ops.size()) {}
+
+  void set_bytes(TensorId t, const std::vector<uint8_t>* b) { bytes_[size_t(t)] = b; }
+  void set_full(TensorId t, const RefTensor* r) { full_[size_t(t)] = r; }
+  void set_shape(OpId op, GemmShape s) { shape_[size_t(op)] = s; }
+
+  // Element `l` (logical, row-major) of t.
+  VS at(TensorId t, int64_t l) const {
+    const Tensor& tensor = g_.tensor(t);
+    if (const RefTensor* r = full_[size_t(t)]) {
+      const int64_t s = storage_of(tensor, l);
+      return {r->value[size_t(s)], r->scale[size_t(s)]};
+    }
+    if (const std::vector<uint8_t>* b = bytes_[size_t(t)]) {
+      const double v = load_as_float(b->data(), tensor.dtype, storage_of(tensor, l));
+      return {v, std::fabs(v)};
+    }
+    const OpId p = idx_.producer[size_t(t)];
+    const Op& op = g_.ops[size_t(p)];
+    return is_product(op) ? product_at(op, *shape_[size_t(p)], l) : elementwise_at(op, l);
+  }
+
+ private:
+  // A product's operand, which is always a graph input or computed in full: read directly in
+  // the inner loop, which runs K times per element.
+  struct Operand {
+    const Tensor* t = nullptr;
+    const RefTensor* full = nullptr;
+    const uint8_t* bytes = nullptr;
+    VS at(int64_t l) const {
+      const int64_t s = storage_of(*t, l);
+      if (full) return {full->value[size_t(s)], full->scale[size_t(s)]};
+      const double v = load_as_float(bytes, t->dtype, s);
+      return {v, std::fabs(v)};
+    }
+  };
+  Operand operand(TensorId t) const {
+    return {&g_.tensor(t), full_[size_t(t)], bytes_[size_t(t)] ? bytes_[size_t(t)]->data() : nullptr};
+  }
+
+  VS product_at(const Op& op, const GemmShape& s, int64_t l) const {
+    const int64_t e = l / (s.m * s.n), i = (l / s.n) % s.m, j = l % s.n;
+    const int64_t be = s.b_batched ? e : 0;
+    const Operand a = operand(op.inputs[0]), b = operand(op.inputs[1]);
+    double v = 0, sc = 0;
+    for (int64_t kk = 0; kk < s.k; ++kk) {
+      const VS x = a.at(e * s.m * s.k + (s.trans_a ? kk * s.m + i : i * s.k + kk));
+      const VS y = b.at(be * s.k * s.n + (s.trans_b ? j * s.k + kk : kk * s.n + j));
+      v += x.value * y.value;
+      sc += x.scale * y.scale;
+    }
+    v *= s.alpha;
+    sc *= std::fabs(s.alpha);
+    if (op.type == OpType::GEMM_BIAS_ACT && op.inputs.size() > 2) {
+      const VS bias = at(op.inputs[2], j);
+      v += bias.value;
+      sc += bias.scale;
+    }
+    const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
+    if (act == Act::relu) v = ref::relu(v);
+    if (act == Act::gelu) v = ref::gelu_tanh(v), sc *= ref::kGeluSlope;
+    return {ref::round_to(g_.tensor(op.outputs[0]).dtype, v), sc};
+  }
+
+  VS elementwise_at(const Op& op, int64_t l) const {
+    const VS x = at(op.inputs[0], l);
+    double r = 0, rs = x.scale;
+    switch (op.type) {
+      case OpType::BIAS_ADD: {
+        const VS bias = at(op.inputs[1], l % g_.tensor(op.inputs[0]).shape.back());
+        r = x.value + bias.value, rs = x.scale + bias.scale;
+        break;
+      }
+      case OpType::ADD: {
+        const VS y = at(op.inputs[1], l);
+        r = x.value + y.value, rs = x.scale + y.scale;
+        break;
+      }
+      case OpType::RELU: r = ref::relu(x.value); break;
+      case OpType::GELU:
+        r = op.attrs.approximate == GeluApprox::tanh ? ref::gelu_tanh(x.value) : ref::gelu_erf(x.value);
+        rs = x.scale * ref::kGeluSlope;
+        break;
+      default: r = x.value; break;  // CAST; prepare() refused anything else
+    }
+    const double out = ref::round_to(g_.tensor(op.outputs[0]).dtype, r);
+    return {out, op.type == OpType::CAST ? std::max(rs, std::fabs(out)) : rs};
+  }
+
+  const Graph& g_;
+  const GraphIndex& idx_;
+  std::vector<const std::vector<uint8_t>*> bytes_;
+  std::vector<const RefTensor*> full_;
+  std::vector<std::optional<GemmShape>> shape_;
+};
+
+// The same checks reference.cpp makes before it computes an op, so that both refuse the same graphs.
+Status check_op_for_reference(const Graph& g, const Op& op, GemmShape* shape) {
+  if (op.outputs.size() != 1 || op.inputs.empty()) return bad_input("expected inputs and one output");
+  const bool product = is_product(op);
+  if ((product || op.type == OpType::BIAS_ADD || op.type == OpType::ADD) && op.inputs.size() < 2)
+    return bad_input("expected two inputs");
+  const Tensor& x = g.tensor(op.inputs[0]);
+  const Tensor& y = g.tensor(op.outputs[0]);
+  if (product) {
+    std::string why;
+    auto s = gemm_shape(g, op, &why);
+    if (!s) return bad_input(why);
+    const int64_t b_count = s->b_batched ? s->batch : 1;
+    if (x.numel() != s->batch * s->m * s->k || g.tensor(op.inputs[1]).numel() != b_count * s->k * s->n)
+      return bad_input("product operands do not match their geometry");
+    if (op.type == OpType::GEMM_BIAS_ACT && op.inputs.size() > 2 && g.tensor(op.inputs[2]).numel() != s->n)
+      return bad_input("bias length " + std::to_string(g.tensor(op.inputs[2]).numel()) + " differs from N=" +
+                       std::to_string(s->n));
+    if (y.numel() != s->batch * s->m * s->n) return bad_input("product output does not match its geometry");
+    *shape = *s;
+    return {};
+  }
+  if (x.numel() != y.numel()) return bad_input("output element count differs from the input's");
+  switch (op.type) {
+    case OpType::BIAS_ADD:
+      if (x.shape.empty() || x.shape.back() == 0 || g.tensor(op.inputs[1]).numel() != x.shape.back())
+        return bad_input("bias length differs from X's last dimension");
+      return {};
+    case OpType::ADD:
+      if (g.tensor(op.inputs[1]).numel() != x.numel()) return bad_input("ADD operands differ in element count");
+      return {};
+    case OpType::RELU:
+    case OpType::GELU:
+    case OpType::CAST: return {};
+    default: return bad_input("not an elementwise op");
+  }
+}
+
+// The graph cut down to the ops that `wanted` tensors depend on, with those as its outputs.
+Graph upstream_of(const Graph& g, const std::vector<TensorId>& wanted) {
+  std::vector<bool> need_tensor(g.tensors.size(), false), keep(g.ops.size(), false);
+  for (TensorId t : wanted) need_tensor[size_t(t)] = true;
+  for (size_t o = g.ops.size(); o-- > 0;) {
+    const Op& op = g.ops[o];
+    for (TensorId t : op.outputs) keep[o] = keep[o] || need_tensor[size_t(t)];
+    if (keep[o])
+      for (TensorId t : op.inputs) need_tensor[size_t(t)] = true;
+  }
+  Graph sub;
+  sub.name = g.name;
+  sub.seed = g.seed;
+  sub.tensors = g.tensors;
+  for (size_t o = 0; o < g.ops.size(); ++o)
+    if (keep[o]) sub.ops.push_back(g.ops[o]);
+  sub.outputs = wanted;
+  return sub;
+}
+
+}  // namespace
+
+std::vector<int64_t> choose_samples(const Tensor& t, int64_t samples, uint64_t seed) {
+  const int64_t n = t.numel();
+  std::vector<int64_t> logical;
+  if (samples >= n) {
+    logical.resize(size_t(n));
+    std::iota(logical.begin(), logical.end(), 0);
+  } else if (samples > 0) {
+    const int64_t cols = t.shape.empty() ? 1 : std::max<int64_t>(t.shape.back(), 1);
+    const int64_t rows = n / cols;
+    // The name joins the seed so that outputs of one shape are not sampled alike.
+    std::mt19937_64 rng(seed ^ (std::hash<std::string>{}(t.name) * 0x9e3779b97f4a7c15ull));
+    std::unordered_set<int64_t> picked;
+    const int64_t span = std::max(rows, cols);
+    if (samples >= span) {
+      // Step d takes row d mod rows and column perm(d) mod cols: over `span` steps every row and
+      // every column comes up, in an order the permutation shuffles.
+      std::vector<int64_t> perm(static_cast<size_t>(span));
+      std::iota(perm.begin(), perm.end(), 0);
+      std::shuffle(perm.begin(), perm.end(), rng);
+      for (int64_t d = 0; d < span; ++d) picked.insert((d % rows) * cols + perm[size_t(d)] % cols);
+    }
+    std::uniform_int_distribution<int64_t> any(0, n - 1);
+    while (static_cast<int64_t>(picked.size()) < samples) picked.insert(any(rng));
+    logical.assign(picked.begin(), picked.end());
+  }
+  std::vector<int64_t> index(logical.size());
+  for (size_t k = 0; k < logical.size(); ++k) index[k] = storage_of(t, logical[k]);
+  std::sort(index.begin(), index.end());
+  return index;
+}
+
+Result<std::map<std::string, SampledRef>> run_reference_sampled(
+    const Graph& g, const std::map<std::string, std::vector<uint8_t>>& inputs, int64_t samples, uint64_t seed,
+    const ProgressFn& progress) {
+  const size_t count = g.tensors.size();
+  const GraphIndex idx(g);
+  ElementEval eval(g, idx);
+
+  // Which tensors are evaluated per element (walking back from the outputs through elementwise
+  // ops and the last product), and which a product reads from another op: those are computed
+  // in full, since a product needs whole rows and columns of its operands.
+  std::vector<bool> seen(count, false);
+  std::vector<TensorId> full, stack;
+  for (TensorId t : g.outputs) {
+    if (t < 0 || size_t(t) >= count) return bad_input("output id " + std::to_string(t) + " out of range");
+    stack.push_back(t);
+  }
+  while (!stack.empty()) {
+    const TensorId t = stack.back();
+    stack.pop_back();
+    if (seen[size_t(t)]) continue;
+    seen[size_t(t)] = true;
+    const OpId p = idx.producer[size_t(t)];
+    if (p == kNone) {
+      const Tensor& tensor = g.tensor(t);
+      auto it = inputs.find(tensor.name);
+      if (it == inputs.end()) return bad_input("reference, no values for graph input \"" + tensor.name + "\"");
+      if (static_cast<int64_t>(it->second.size()) != tensor.bytes())
+        return bad_input("reference, input \"" + tensor.name + "\" has " + std::to_string(it->second.size()) +
+                         " bytes, expected " + std::to_string(tensor.bytes()));
+      eval.set_bytes(t, &it->second);
+      continue;
+    }
+    const Op& op = g.ops[size_t(p)];
+    for (TensorId in : op.inputs)
+      if (in < 0 || size_t(in) >= count) return bad_input("reference, op " + op.name + ": tensor id out of range");
+    GemmShape shape;
+    if (Status s = check_op_for_reference(g, op, &shape); !s) return s.error().with("reference, op " + op.name);
+    if (is_product(op)) eval.set_shape(p, shape);
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      const TensorId in = op.inputs[k];
+      const bool operand = is_product(op) && k < 2;
+      if (operand && idx.producer[size_t(in)] != kNone) {
+        if (std::find(full.begin(), full.end(), in) == full.end()) full.push_back(in);
+      } else {
+        stack.push_back(in);
+      }
+    }
+  }
+
+  // The tensors needed whole, by the full reference of the graph above them.
+  std::map<std::string, RefTensor> whole;
+  if (!full.empty()) {
+    const Graph sub = upstream_of(g, full);
+    const double sub_work = reference_work(sub), all_work = sub_work + reference_work(g);
+    ProgressFn part;
+    if (progress && all_work > 0) part = [&](double d) { progress(d * sub_work / all_work); };
+    auto r = run_reference(sub, inputs, part);
+    if (!r) return r.error();
+    whole = std::move(*r);
+    for (TensorId t : full) eval.set_full(t, &whole.at(g.tensor(t).name));
+  }
+
+  std::map<std::string, SampledRef> out;
+  for (TensorId t : g.outputs) {
+    const Tensor& tensor = g.tensor(t);
+    SampledRef s;
+    s.index = choose_samples(tensor, samples, seed);
+    s.ref.value.resize(s.index.size());
+    s.ref.scale.resize(s.index.size());
+    // Storage index back to logical: the inverse of storage_of.
+    auto logical_of = [&](int64_t st) {
+      if (tensor.rank() != 2 || tensor.layout != Layout::colmajor) return st;
+      const int64_t rows = tensor.shape[0], cols = tensor.shape[1];
+      return (st % rows) * cols + st / rows;
+    };
+    const int64_t n = static_cast<int64_t>(s.index.size());
+    auto work = [&](int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k) {
+        const VS v = eval.at(t, logical_of(s.index[size_t(k)]));
+        s.ref.value[size_t(k)] = v.value;
+        s.ref.scale[size_t(k)] = v.scale;
+      }
+    };
+    const int64_t threads =
+        std::min<int64_t>(n / 64 + 1, std::max<int64_t>(1, std::thread::hardware_concurrency()));
+    if (threads <= 1) {
+      work(0, n);
+    } else {
+      std::vector<std::thread> pool;
+      const int64_t per = (n + threads - 1) / threads;
+      for (int64_t q = 0; q < threads; ++q) {
+        const int64_t k0 = q * per, k1 = std::min(n, k0 + per);
+        if (k0 < k1) pool.emplace_back(work, k0, k1);
+      }
+      for (auto& th : pool) th.join();
+    }
+    out[tensor.name] = std::move(s);
+  }
+  if (progress) progress(1.0);
+  return out;
+}
+
+}  // namespace gexec

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Writes the malformed graph files of tests/data/bad (one problem each); expected.tsv is kept by hand."""
+import json, copy, os
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bad")
+os.makedirs(OUT, exist_ok=True)
+BASE = {
+  "format": "gexec.graph", "version": 1, "name": "bad",
+  "tensors": [
+    {"name": "A", "shape": [64, 80], "dtype": "f16", "init": {"dist": "normal", "std": 0.25}},
+    {"name": "B", "shape": [80, 96], "dtype": "f16", "init": {"dist": "normal", "std": 0.25}},
+    {"name": "Bias", "shape": [96], "dtype": "f32", "init": {"dist": "normal", "std": 0.1}, "constant": True},
+    {"name": "C", "shape": [64, 96], "dtype": "f16"}],
+  "ops": [{"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "Bias"], "outputs": ["C"],
+           "attrs": {"mnk": [64, 96, 80], "act": "relu"}}],
+  "outputs": ["C"]}
+PRIM = copy.deepcopy(BASE)
+PRIM["tensors"] += [{"name": "AB", "shape": [64, 96], "dtype": "f16"}, {"name": "AB_b", "shape": [64, 96], "dtype": "f16"}]
+PRIM["ops"] = [
+  {"op_type": "MATMUL", "inputs": ["A", "B"], "outputs": ["AB"]},
+  {"op_type": "BIAS_ADD", "inputs": ["AB", "Bias"], "outputs": ["AB_b"]},
+  {"op_type": "RELU", "inputs": ["AB_b"], "outputs": ["C"]}]
+
+def dump(name, g):
+    with open(os.path.join(OUT, name), "w") as f:
+        json.dump(g, f, indent=1)
+        f.write("\n")
+
+def raw(name, text):
+    with open(os.path.join(OUT, name), "w") as f:
+        f.write(text)
+
+def mut(name, fn, base=BASE):
+    g = copy.deepcopy(base)
+    fn(g)
+    dump(name, g)
+
+def extra(t):
+    return lambda g: g["tensors"].append(t)
+
+def setk(path, value):
+    def f(g):
+        o = g
+        for k in path[:-1]:
+            o = o[k]
+        o[path[-1]] = value
+    return f
+
+def delk(path):
+    def f(g):
+        o = g
+        for k in path[:-1]:
+            o = o[k]
+        del o[path[-1]]
+    return f
+
+raw("syntax_error.json", '{\n  "format": "gexec.graph",\n  "version": 1\n  "tensors": []\n}\n')
+raw("syntax_trailing_comma.json", '{"format": "gexec.graph", "version": 1,}\n')
+raw("empty.json", "")
+raw("top_level_array.json", "[1, 2, 3]\n")
+raw("duplicate_key.json", json.dumps(BASE, indent=1).replace('"dtype": "f16",', '"dtype": "f16", "dtype": "f16",', 1))
+raw("deep_nesting.json", json.dumps(BASE, indent=1).replace('"name": "bad"', '"name": "bad", "x": ' + "[" * 100 + "]" * 100, 1))
+mut("missing_format.json", delk(["format"]))
+mut("wrong_format.json", setk(["format"], "onnx"))
+mut("version_2.json", setk(["version"], 2))
+mut("version_string.json", setk(["version"], "1"))
+mut("unknown_top_key.json", setk(["comment"], "hello"))
+mut("unknown_tensor_key.json", setk(["tensors", 3, "shap"], [64, 96]))
+mut("unknown_init_key.json", setk(["tensors", 0, "init", "sd"], 0.5))
+mut("unknown_op_key.json", lambda g: g["ops"][0].__setitem__("atrs", g["ops"][0].pop("attrs")))
+mut("unknown_attr_key.json", setk(["ops", 0, "attrs", "activation"], "relu"))
+mut("name_digit_start.json", extra({"name": "1x", "shape": [4], "dtype": "f32"}))
+mut("name_bad_char.json", extra({"name": "a b", "shape": [4], "dtype": "f32"}))
+mut("name_empty.json", extra({"name": "", "shape": [4], "dtype": "f32"}))
+mut("name_not_string.json", setk(["name"], 5))
+mut("duplicate_tensor.json", extra({"name": "A", "shape": [4], "dtype": "f32"}))
+mut("duplicate_op_name.json", lambda g: [o.__setitem__("name", "x") for o in g["ops"][:2]], PRIM)
+mut("tensor_not_object.json", extra(5))
+mut("dtype_unknown.json", extra({"name": "x", "shape": [4], "dtype": "f64"}))
+mut("layout_unknown.json", extra({"name": "x", "shape": [4, 4], "dtype": "f32", "layout": "rowmajr"}))
+mut("layout_colmajor_rank3.json", extra({"name": "x", "shape": [2, 3, 4], "dtype": "f32", "layout": "colmajor"}))
+mut("device_unknown.json", extra({"name": "x", "shape": [4], "dtype": "f32", "device": "cpu"}))
+mut("constant_not_bool.json", extra({"name": "x", "shape": [4], "dtype": "f32", "constant": "yes"}))
+mut("shape_empty.json", extra({"name": "x", "shape": [], "dtype": "f32"}))
+mut("shape_zero.json", extra({"name": "x", "shape": [0, 4], "dtype": "f32"}))
+mut("shape_negative.json", extra({"name": "x", "shape": [-1], "dtype": "f32"}))
+mut("shape_string_dim.json", extra({"name": "x", "shape": ["4"], "dtype": "f32"}))
+mut("shape_float_dim.json", extra({"name": "x", "shape": [4.5], "dtype": "f32"}))
+mut("shape_huge_count.json", extra({"name": "x", "shape": [4294967296, 4294967296], "dtype": "f32"}))
+mut("shape_huge_bytes.json", extra({"name": "x", "shape": [2147483648, 2147483648], "dtype": "f16"}))
+mut("shape_dim_too_big.json", extra({"name": "x", "shape": [18446744073709551615], "dtype": "f16"}))
+mut("shape_rank5.json", extra({"name": "x", "shape": [1, 1, 1, 1, 1], "dtype": "f32"}))
+mut("init_on_written.json", setk(["tensors", 3, "init"], {"dist": "zeros"}))
+mut("constant_written.json", setk(["tensors", 3, "constant"], True))
+mut("init_unknown_dist.json", setk(["tensors", 0, "init", "dist"], "gaussian"))
+mut("init_negative_std.json", setk(["tensors", 0, "init", "std"], -0.25))
+mut("init_uniform_low_high.json", setk(["tensors", 0, "init"], {"dist": "uniform", "low": 1, "high": 1}))
+mut("init_no_form.json", setk(["tensors", 0, "init"], {}))
+mut("init_two_forms.json", setk(["tensors", 2, "init"], {"dist": "zeros", "values": [0] * 96}))
+mut("init_values_count.json", extra({"name": "x", "shape": [4], "dtype": "f32", "init": {"values": [1, 2, 3]}}))
+mut("init_values_not_number.json", extra({"name": "x", "shape": [4], "dtype": "f32", "init": {"values": [1, "two", 3, 4]}}))
+mut("init_file_missing.json", extra({"name": "x", "shape": [3], "dtype": "f32", "init": {"file": "no_such_file.npy"}}))
+mut("init_file_wrong_shape.json", extra({"name": "x", "shape": [4], "dtype": "f32", "init": {"file": "../npy/vec3_f32.npy"}}))
+mut("init_file_not_npy.json", extra({"name": "x", "shape": [3], "dtype": "f32", "init": {"file": "../npy/not_npy.npy"}}))
+mut("init_file_f16_for_bf16.json", extra({"name": "x", "shape": [2, 3], "dtype": "bf16", "init": {"file": "../npy/mat2x3_f16.npy"}}))
+mut("op_type_unknown.json", lambda g: (g["ops"][0].__setitem__("op_type", "CONV"), g["ops"][0].pop("attrs")))
+mut("op_not_object.json", lambda g: g["ops"].append("RELU"))
+mut("op_missing_inputs.json", delk(["ops", 2, "inputs"]), PRIM)
+mut("matmul_too_many_inputs.json", setk(["ops", 0, "inputs"], ["A", "B", "Bias"]), PRIM)
+mut("gemm_too_few_inputs.json", setk(["ops", 0, "inputs"], ["A"]))
+mut("relu_two_outputs.json", lambda g: (extra({"name": "D", "shape": [64, 96], "dtype": "f16"})(g), setk(["ops", 2, "outputs"], ["C", "D"])(g)), PRIM)
+mut("matmul_k_mismatch.json", setk(["tensors", 1, "shape"], [81, 96]), PRIM)
+mut("mnk_mismatch.json", setk(["ops", 0, "attrs", "mnk"], [64, 96, 81]))
+mut("mnk_wrong_length.json", setk(["ops", 0, "attrs", "mnk"], [64, 96]))
+mut("gemm_bias_wrong_length.json", setk(["tensors", 2, "shape"], [95]))
+mut("bias_add_wrong_length.json", setk(["tensors", 2, "shape"], [95]), PRIM)
+mut("batch_mismatch.json", lambda g: (setk(["tensors", 0, "shape"], [4, 64, 80])(g), setk(["tensors", 1, "shape"], [3, 80, 96])(g),
+                                    setk(["tensors", 3, "shape"], [4, 64, 96])(g), setk(["tensors", 4, "shape"], [4, 64, 96])(g),
+                                    setk(["tensors", 5, "shape"], [4, 64, 96])(g)), PRIM)
+F32 = {"format": "gexec.graph", "version": 1,
+       "tensors": [{"name": "X", "shape": [16, 8], "dtype": "f32"}, {"name": "R", "shape": [16, 8], "dtype": "f32"},
+                   {"name": "Z", "shape": [16, 8], "dtype": "f32"}],
+       "ops": [{"op_type": "ADD", "inputs": ["X", "R"], "outputs": ["Z"]}]}
+mut("add_shape_mismatch.json", setk(["tensors", 1, "shape"], [16, 9]), F32)
+mut("cast_shape_mismatch.json", lambda g: (setk(["tensors", 2, "shape"], [16, 9])(g), g["tensors"].pop(1),
+                                         setk(["ops", 0], {"op_type": "CAST", "inputs": ["X"], "outputs": ["Z"]})(g)), F32)
+mut("attrs_on_relu.json", setk(["ops", 2, "attrs"], {"alpha": 2}), PRIM)
+mut("undeclared_input.json", setk(["ops", 1, "inputs", 0], "AX"), PRIM)
+mut("undeclared_output.json", lambda g: (setk(["ops", 0, "outputs", 0], "Z")(g), g.pop("outputs")))
+mut("tensor_written_twice.json", setk(["ops", 1, "outputs", 0], "C"), PRIM)
+CYC = {"format": "gexec.graph", "version": 1,
+       "tensors": [{"name": "A", "shape": [8, 8], "dtype": "f16"}, {"name": "R", "shape": [8, 8], "dtype": "f16"},
+                   {"name": "X", "shape": [8, 8], "dtype": "f16"}],
+       "ops": [{"op_type": "MATMUL", "inputs": ["A", "R"], "outputs": ["X"]},
+               {"op_type": "RELU", "inputs": ["X"], "outputs": ["R"]}],
+       "outputs": ["X"]}
+dump("cycle.json", CYC)
+mut("self_cycle.json", lambda g: (g["ops"].pop(0), setk(["ops", 0, "inputs"], ["R"])(g), setk(["outputs"], ["R"])(g)), CYC)
+mut("outputs_unknown.json", setk(["outputs"], ["Z"]))
+mut("outputs_graph_input.json", setk(["outputs"], ["C", "A"]))
+mut("outputs_twice.json", setk(["outputs"], ["C", "C"]))
+mut("outputs_empty.json", setk(["outputs"], []))
+mut("tensors_empty.json", lambda g: (setk(["tensors"], [])(g), setk(["ops"], [])(g), g.pop("outputs")))
+mut("ops_empty.json", lambda g: (setk(["ops"], [])(g), g.pop("outputs")))
+mut("ops_missing.json", lambda g: (g.pop("ops"), g.pop("outputs")))
+mut("seed_negative.json", setk(["seed"], -1))
+mut("seed_float.json", setk(["seed"], 1.5))
+raw("seed_too_large.json", json.dumps(BASE, indent=1).replace('"name": "bad"', '"name": "bad", "seed": 18446744073709551616', 1))
+mut("gelu_approximate_bad.json", lambda g: (setk(["ops", 2, "op_type"], "GELU")(g), setk(["ops", 2, "attrs"], {"approximate": "fast"})(g)), PRIM)
+mut("act_unknown.json", setk(["ops", 0, "attrs", "act"], "relux"))
+mut("trans_a_not_bool.json", setk(["ops", 0, "attrs"], {"trans_a": "yes"}), PRIM)
+mut("alpha_not_number.json", setk(["ops", 0, "attrs"], {"alpha": "1"}), PRIM)

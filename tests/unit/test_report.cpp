@@ -1,0 +1,235 @@
+// --report FILE.json: the report of every graph under graphs/ validates against
+// docs/report.schema.json, and its fields say what the run did.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "process.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+// The part of JSON Schema that docs/report.schema.json uses: type (a name or a list of names),
+// enum, required, properties and items. Problems are appended to `errors` with their path.
+bool has_type(const json& v, const std::string& type) {
+  if (type == "object") return v.is_object();
+  if (type == "array") return v.is_array();
+  if (type == "string") return v.is_string();
+  if (type == "integer") return v.is_number_integer();
+  if (type == "number") return v.is_number();
+  if (type == "boolean") return v.is_boolean();
+  if (type == "null") return v.is_null();
+  return false;
+}
+
+void validate(const json& v, const json& schema, const std::string& path, std::vector<std::string>& errors) {
+  for (const auto& [key, value] : schema.items()) {
+    static const std::vector<std::string> known = {"$schema", "title", "description", "type", "enum",
+                                                   "required", "properties", "items"};
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      errors.push_back(path + ": the schema uses \"" + key + "\", which this validator does not know");
+  }
+  if (schema.contains("type")) {
+    const json& t = schema["type"];
+    bool ok = false;
+    if (t.is_string()) ok = has_type(v, t.get<std::string>());
+    else
+      for (const json& one : t) ok = ok || has_type(v, one.get<std::string>());
+    if (!ok) {
+      errors.push_back(path + ": " + v.dump() + " is not of type " + t.dump());
+      return;
+    }
+  }
+  if (schema.contains("enum")) {
+    bool found = false;
+    for (const json& e : schema["enum"]) found = found || e == v;
+    if (!found) errors.push_back(path + ": " + v.dump() + " is not one of " + schema["enum"].dump());
+  }
+  if (v.is_object()) {
+    if (schema.contains("required"))
+      for (const json& r : schema["required"])
+        if (!v.contains(r.get<std::string>())) errors.push_back(path + ": missing \"" + r.get<std::string>() + "\"");
+    if (schema.contains("properties"))
+      for (const auto& [key, sub] : schema["properties"].items())
+        if (v.contains(key)) validate(v[key], sub, path + "." + key, errors);
+  }
+  if (v.is_array() && schema.contains("items"))
+    for (size_t i = 0; i < v.size(); ++i) validate(v[i], schema["items"], path + "[" + std::to_string(i) + "]", errors);
+}
+
+json load_json(const std::string& path) {
+  std::ifstream f(path);
+  REQUIRE(f.good());
+  return json::parse(f);
+}
+
+std::string temp_dir(const std::string& what) {
+  const auto dir = std::filesystem::temp_directory_path() / ("gexec_test_" + what + "_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+std::vector<std::string> errors_of(const json& report) {
+  const json schema = load_json(gexec::test::source_path("docs/report.schema.json"));
+  std::vector<std::string> errors;
+  validate(report, schema, "$", errors);
+  return errors;
+}
+
+}  // namespace
+
+TEST_CASE("report: the validator refuses what the schema does not allow", "[report]") {
+  const json schema = load_json(gexec::test::source_path("docs/report.schema.json"));
+  std::vector<std::string> errors;
+  validate(json{{"format", "gexec.report"}}, schema, "$", errors);
+  CHECK(errors.size() >= 5);  // the required fields are missing
+  errors.clear();
+  validate(json{{"format", "other"}, {"version", 1}, {"gexec_version", "x"}, {"result", "pass"}, {"exit_code", 0},
+                {"error", nullptr}, {"timing", nullptr}, {"check", {{"mode", "maybe"}}}},
+           schema, "$", errors);
+  CHECK(errors.size() >= 2);  // a wrong format, a wrong mode, and the check's missing fields
+}
+
+TEST_CASE("report: every graph under graphs/ gives a report that validates", "[report]") {
+  const std::string dir = temp_dir("report");
+  int graphs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(gexec::test::source_path("graphs"))) {
+    if (entry.path().extension() != ".json") continue;
+    const std::string out = dir + "/" + entry.path().stem().string() + ".report.json";
+    const auto r = gexec::test::run_gexec("run '" + entry.path().string() + "' --backend cpu --report '" + out + "'");
+    INFO(entry.path().string() << "\n" << r.output);
+    REQUIRE(r.status == 0);
+    const json rep = load_json(out);
+    const std::vector<std::string> errors = errors_of(rep);
+    for (const std::string& e : errors) INFO(e);
+    CHECK(errors.empty());
+    CHECK(rep["result"] == "pass");
+    CHECK(rep["exit_code"] == 0);
+    CHECK(rep["graph"]["file"] == entry.path().string());
+    CHECK(rep["device"]["backend"] == "cpu");
+    CHECK(rep["kernels"].size() == rep["ops_after_passes"].get<size_t>());
+    for (const json& k : rep["kernels"]) CHECK(k["kernel"].is_string());
+    CHECK(rep["buffers"]["peak_bytes"].get<int64_t>() > 0);
+    CHECK(rep["buffers"]["peak_bytes"].get<int64_t>() <= rep["buffers"]["total_bytes"].get<int64_t>());
+    CHECK(rep["check"]["mode"] == "full");  // all of them are small
+    REQUIRE(rep["check"]["outputs"].size() >= 1);
+    for (const json& c : rep["check"]["outputs"]) {
+      CHECK(c["pass"] == true);
+      CHECK(c["beyond"] == 0);
+      CHECK(c["checked"] == c["count"]);
+      CHECK(c["rel_fro"].get<double>() < 1e-2);
+    }
+    ++graphs;
+  }
+  CHECK(graphs >= 8);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error", "[report]") {
+  const std::string dir = temp_dir("report2");
+  const std::string graph = gexec::test::source_path("graphs/gemm_bias_gelu_bf16.json");
+
+  SECTION("sampled, timed and dumped") {
+    const auto r = gexec::test::run_gexec("run '" + graph + "' --backend cpu --verify sample --samples 50 --iters 2 --warmup 1 --dump '" +
+                                          dir + "/npy' --report '" + dir + "/r.json'");
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    const json rep = load_json(dir + "/r.json");
+    for (const std::string& e : errors_of(rep)) INFO(e);
+    CHECK(errors_of(rep).empty());
+    CHECK(rep["check"]["mode"] == "sample");
+    CHECK(rep["check"]["requested"] == "sample");
+    for (const json& c : rep["check"]["outputs"]) {
+      CHECK(c["mode"] == "sample");
+      CHECK(c["checked"] == 50);
+      CHECK(c["count"].get<int64_t>() > 50);
+    }
+    REQUIRE(rep["timing"].is_object());
+    CHECK(rep["timing"]["median_us"].get<double>() > 0);
+    CHECK(rep["timing"]["min_us"].get<double>() <= rep["timing"]["max_us"].get<double>());
+    // bf16 tensors are written as f32, and the report names them.
+    CHECK(rep["dump"]["widened_to_f32"].size() >= 1);
+  }
+  SECTION("a dry run and --verify none") {
+    REQUIRE(gexec::test::run_gexec("run '" + graph + "' --dry-run --report '" + dir + "/d.json'").status == 0);
+    const json dry = load_json(dir + "/d.json");
+    CHECK(errors_of(dry).empty());
+    CHECK(dry["result"] == "dry-run");
+    CHECK(dry["kernels"].size() >= 1);
+    CHECK_FALSE(dry.contains("check"));
+    REQUIRE(gexec::test::run_gexec("run '" + graph + "' --backend cpu --verify none --report '" + dir + "/n.json'").status == 0);
+    const json none = load_json(dir + "/n.json");
+    CHECK(errors_of(none).empty());
+    CHECK(none["check"]["mode"] == "none");
+    CHECK(none["check"]["outputs"].empty());
+  }
+  SECTION("a failed check still writes the report") {
+    const auto r = gexec::test::run_gexec("run '" + graph + "' --backend cpu --atol 0 --rtol 0 --report '" + dir + "/f.json'");
+    INFO(r.output);
+    REQUIRE(r.status == 1);
+    const json rep = load_json(dir + "/f.json");
+    CHECK(errors_of(rep).empty());
+    CHECK(rep["result"] == "fail");
+    CHECK(rep["exit_code"] == 1);
+    bool some_failed = false;
+    for (const json& c : rep["check"]["outputs"]) some_failed = some_failed || c["pass"] == false;
+    CHECK(some_failed);
+  }
+  SECTION("an error is reported with its message") {
+    const auto r = gexec::test::run_gexec("run '" + graph + "' --backend cpu --load-inputs '" + dir +
+                                          "/absent' --report '" + dir + "/e.json'");
+    REQUIRE(r.status != 0);
+    const json rep = load_json(dir + "/e.json");
+    CHECK(errors_of(rep).empty());
+    CHECK(rep["result"] == "error");
+    REQUIRE(rep["error"].is_string());
+    CHECK(rep["error"].get<std::string>().find("absent") != std::string::npos);
+    CHECK(rep["exit_code"] == r.status);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("--load-inputs: dumped inputs loaded back give the same outputs, bit for bit", "[report][load-inputs]") {
+  const std::string dir = temp_dir("load");
+  for (const char* name : {"mlp3", "gemm_bias_gelu_bf16", "transposed"}) {
+    const std::string graph = gexec::test::source_path(std::string("graphs/") + name + ".json");
+    const auto first = gexec::test::run_gexec("run '" + graph + "' --backend cpu --dump '" + dir + "/a'");
+    INFO(first.output);
+    REQUIRE(first.status == 0);
+    // Another seed would draw other inputs; the loaded files must win over it.
+    const auto second = gexec::test::run_gexec("run '" + graph + "' --backend cpu --seed 999 --load-inputs '" + dir +
+                                               "/a' --dump '" + dir + "/b' --report '" + dir + "/r.json'");
+    INFO(second.output);
+    REQUIRE(second.status == 0);
+    CHECK(second.output.find("loaded ") != std::string::npos);
+    const json rep = load_json(dir + "/r.json");
+    CHECK(rep["inputs"]["loaded"].size() >= 2);
+    int compared = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir + "/a")) {
+      std::ifstream a(entry.path(), std::ios::binary), b(dir + "/b/" + entry.path().filename().string(), std::ios::binary);
+      REQUIRE(b.good());
+      const std::string da((std::istreambuf_iterator<char>(a)), {}), db((std::istreambuf_iterator<char>(b)), {});
+      INFO(entry.path().string());
+      CHECK(da == db);  // inputs and outputs alike
+      ++compared;
+    }
+    CHECK(compared >= 3);
+    std::filesystem::remove_all(dir + "/a");
+    std::filesystem::remove_all(dir + "/b");
+  }
+  SECTION("a file of the wrong shape is refused with a clear error") {
+    const std::string graph = gexec::test::source_path("graphs/mlp3.json");
+    REQUIRE(gexec::test::run_gexec("run '" + graph + "' --backend cpu --dump '" + dir + "/m'").status == 0);
+    std::filesystem::copy_file(dir + "/m/W1.npy", dir + "/m/X.npy", std::filesystem::copy_options::overwrite_existing);
+    const auto r = gexec::test::run_gexec("run '" + graph + "' --backend cpu --load-inputs '" + dir + "/m'");
+    CHECK(r.status == 2);
+    CHECK(r.output.find("X.npy has shape [256,512], input X is [64,256]") != std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
+}
