@@ -2,7 +2,7 @@
 # Everything to run on a GPU machine in one go: build, every test, every graph (checked, timed,
 # under compute-sanitizer), and the benchmark against PyTorch. A summary goes to stdout; the
 # build log, the sanitizer's full output and the benchmark's files go to $OUT (default out/).
-#   scripts/gpu_check.sh [all|build|tests|graphs|sanitizer|bench]...
+#   scripts/gpu_check.sh [all|build|tests|graphs|perf|sanitizer|bench]...
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out}
@@ -16,7 +16,7 @@ note() { printf '\n=== %s\n' "$*"; }
 note "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.max.sm --format=csv 2>&1
 
-if want build || want tests || want graphs || want sanitizer || want bench; then
+if want build || want tests || want graphs || want perf || want sanitizer || want bench; then
   note "build"
   bash scripts/setup.sh
   start=$(date +%s)
@@ -43,8 +43,47 @@ if want graphs; then
   "$gexec" run graphs/gemm_bias_relu.json --iters 2000 --warmup-ms 200 2>&1 | tail -12
   "$gexec" run graphs/gemm_bias_relu.json --iters 2000 --warmup-ms 200 --no-cuda-graph 2>&1 | tail -12
   "$gexec" run graphs/mlp3.json --iters 200 --profile 2>&1 | tail -16
+  note "8192^3 GEMM + bias + ReLU, checked by sampling"
+  cat > "$OUT/gemm8192.json" <<'JSON'
+{"format": "gexec.graph", "version": 1, "name": "gemm8192",
+ "tensors": [
+  {"name": "A", "shape": [8192, 8192], "dtype": "f16"},
+  {"name": "B", "shape": [8192, 8192], "dtype": "f16"},
+  {"name": "bias", "shape": [8192], "dtype": "f32", "constant": true},
+  {"name": "C", "shape": [8192, 8192], "dtype": "f16"}],
+ "ops": [{"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "bias"], "outputs": ["C"], "attrs": {"act": "relu"}}],
+ "outputs": ["C"]}
+JSON
+  /usr/bin/time -f "wall %e s" "$gexec" run "$OUT/gemm8192.json" --report "$OUT/r8192.json" 2>&1 | tail -8
+  rm -f "$OUT/gemm8192.json"
+  note "dumped inputs recomputed with PyTorch"
+  for g in graphs/*.json; do
+    d=$(mktemp -d)
+    "$gexec" -q run "$g" --dump "$d" >/dev/null && python3 scripts/check_dump_with_torch.py "$g" "$d" 2>&1 | tail -4
+    rm -rf "$d"
+  done
   note "whole process, 5 times"
   for i in 1 2 3 4 5; do /usr/bin/time -f "%e s" "$gexec" -q run graphs/gemm_bias_relu.json >/dev/null; done 2>&1
+fi
+
+if want perf; then
+  note "odd shape 4095x4097x4093 f16: padded (default) against unpadded"
+  odd=$(mktemp --suffix=.json)
+  cat > "$odd" <<'JSON'
+{"format": "gexec.graph", "version": 1, "name": "odd",
+ "tensors": [
+  {"name": "A", "shape": [4095, 4093], "dtype": "f16"},
+  {"name": "B", "shape": [4093, 4097], "dtype": "f16"},
+  {"name": "bias", "shape": [4097], "dtype": "f16", "constant": true},
+  {"name": "C", "shape": [4095, 4097], "dtype": "f16"}],
+ "ops": [{"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "bias"], "outputs": ["C"], "attrs": {"act": "relu"}}],
+ "outputs": ["C"]}
+JSON
+  "$gexec" run "$odd" --iters 50 --peak-tflops 989 2>&1 | grep -E "padding|median|result|FAIL"
+  GEXEC_PAD=0 "$gexec" run "$odd" --iters 50 --peak-tflops 989 2>&1 | grep -E "padding|median|result|FAIL"
+  rm -f "$odd"
+  note "example, direct launches, autotuned"
+  "$gexec" -v run graphs/gemm_bias_relu.json --iters 500 --no-cuda-graph --autotune 2>&1 | tail -25
 fi
 
 if want sanitizer; then

@@ -192,6 +192,7 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
     for (int i = 0; i < returned && i < kHeuristicCandidates; ++i)
       if (results[size_t(i)].state == CUBLAS_STATUS_SUCCESS && results[size_t(i)].workspaceSize <= kGemmWorkspaceBytes)
         usable.push_back(results[size_t(i)]);
+  if (fuse && epi != CUBLASLT_EPILOGUE_DEFAULT && fault::refuse_epilogue()) usable.clear();  // tests: fault.hpp
   if (usable.empty()) {
     if (fuse && epi != CUBLASLT_EPILOGUE_DEFAULT) {
       *refused = true;

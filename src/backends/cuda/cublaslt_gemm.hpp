@@ -29,6 +29,7 @@ class CublasLtGemm final : public Kernel {
 
   // Why the bias and activation are not in the epilogue; empty when they are (or there are none).
   std::string fallback_reason() const { return fallback_reason_; }
+  std::string note() const override { return fallback_reason_; }
   bool fused() const { return fused_; }
 
   // The heuristic's candidates for autotuning: the first is used unless another is selected.
