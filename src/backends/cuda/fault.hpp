@@ -11,7 +11,7 @@
 //   epilogue    every fused cuBLASLt epilogue is treated as having no algorithm, so each GEMM
 //               takes its unfused path (plain product, then the bias/activation kernel)
 //   launch[:N]  the N-th elementwise kernel launch (default the first) is given an invalid
-//               block size, so that the launch fails with cudaErrorInvalidConfiguration
+//               block size, so that the launch fails (CUDA 13.0 reports cudaErrorInvalidValue)
 //
 // e.g. `GEXEC_FAULT=alloc:2 gexec run graphs/mlp3.json` exits with status 3.
 #pragma once
