@@ -7,8 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 
-if ! command -v clang++ >/dev/null; then
-  echo "fuzz: installing clang"
+# libFuzzer's runtime comes in libclang-rt-dev, which clang only recommends.
+if ! command -v clang++ >/dev/null || ! compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a" >/dev/null; then
+  echo "fuzz: installing clang and its runtime libraries"
   if ! command -v apt-get >/dev/null; then
     echo "fuzz: apt-get is not available; install clang (with libFuzzer) by hand" >&2
     exit 1
@@ -16,7 +17,7 @@ if ! command -v clang++ >/dev/null; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang libclang-rt-dev
 fi
 bash scripts/setup.sh
 

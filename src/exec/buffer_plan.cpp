@@ -2,6 +2,7 @@
 #include "gexec/exec/buffer_plan.hpp"
 
 #include <map>
+#include <set>
 
 namespace gexec {
 namespace {
@@ -13,25 +14,25 @@ int64_t aligned(int64_t bytes) {
   return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
 }
 
-// Ranges of the arena, merged when adjacent; grows the arena when nothing free fits.
+// Ranges of the arena, merged when adjacent; grows the arena when nothing free fits. Free ranges
+// are indexed by offset (to merge neighbours) and by size (best fit in log time), so that graphs
+// leaving many holes stay linear-logarithmic.
 class Arena {
  public:
   int64_t take(int64_t size) {
-    auto best = free_.end();
-    for (auto it = free_.begin(); it != free_.end(); ++it)
-      if (it->second >= size && (best == free_.end() || it->second < best->second)) best = it;
-    if (best != free_.end()) {
-      int64_t at = best->first, left = best->second - size;
-      free_.erase(best);
-      if (left) free_[at + size] = left;
+    auto best = by_size_.lower_bound({size, 0});
+    if (best != by_size_.end()) {
+      const auto [have, at] = *best;
+      erase(at, have);
+      if (have > size) insert(at + size, have - size);
       return at;
     }
     // Nothing fits: extend a free range that ends at the top, else grow from the top.
-    if (!free_.empty()) {
-      auto last = std::prev(free_.end());
+    if (!by_offset_.empty()) {
+      auto last = std::prev(by_offset_.end());
       if (last->first + last->second == top_) {
-        int64_t at = last->first;
-        free_.erase(last);
+        const int64_t at = last->first;
+        erase(at, last->second);
         top_ = at + size;
         return at;
       }
@@ -42,25 +43,34 @@ class Arena {
   }
 
   void give_back(int64_t at, int64_t size) {
-    auto it = free_.emplace(at, size).first;
-    auto next = std::next(it);
-    if (next != free_.end() && it->first + it->second == next->first) {
-      it->second += next->second;
-      free_.erase(next);
+    auto next = by_offset_.lower_bound(at);
+    if (next != by_offset_.end() && at + size == next->first) {
+      size += next->second;
+      erase(next->first, next->second);
     }
-    if (it != free_.begin()) {
-      auto prev = std::prev(it);
-      if (prev->first + prev->second == it->first) {
-        prev->second += it->second;
-        free_.erase(it);
-      }
+    auto prev = by_offset_.lower_bound(at);
+    if (prev != by_offset_.begin() && (--prev)->first + prev->second == at) {
+      at = prev->first;
+      size += prev->second;
+      erase(prev->first, prev->second);
     }
+    insert(at, size);
   }
 
   int64_t top() const { return top_; }
 
  private:
-  std::map<int64_t, int64_t> free_;  // offset -> size
+  void insert(int64_t at, int64_t size) {
+    by_offset_[at] = size;
+    by_size_.insert({size, at});
+  }
+  void erase(int64_t at, int64_t size) {
+    by_offset_.erase(at);
+    by_size_.erase({size, at});
+  }
+
+  std::map<int64_t, int64_t> by_offset_;          // offset -> size
+  std::set<std::pair<int64_t, int64_t>> by_size_;  // (size, offset)
   int64_t top_ = 0;
 };
 
