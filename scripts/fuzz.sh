@@ -7,19 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 
-# libFuzzer's runtime comes in libclang-rt-dev, which clang only recommends.
-if ! command -v clang++ >/dev/null || ! compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a" >/dev/null; then
-  echo "fuzz: installing clang and its runtime libraries"
-  if ! command -v apt-get >/dev/null; then
-    echo "fuzz: apt-get is not available; install clang (with libFuzzer) by hand" >&2
-    exit 1
-  fi
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang libclang-rt-dev
-fi
-bash scripts/setup.sh
+bash scripts/setup.sh --fuzz
 
 args=()
 if command -v ninja >/dev/null && [ ! -f build/fuzz/CMakeCache.txt ]; then args+=(-G Ninja); fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the build's dependencies from the distribution where they are missing, and only then:
 # a machine that has them all (the GPU machine, which reaches no registry) installs nothing.
+#   scripts/setup.sh [--fuzz]   (--fuzz: also clang and libFuzzer's runtime, for scripts/fuzz.sh)
 set -euo pipefail
 
 have_header() {  # any of the given paths under the usual include roots
@@ -21,6 +22,11 @@ have_header CLI/CLI.hpp || missing+=(libcli11-dev)
 have_header spdlog/spdlog.h || missing+=(libspdlog-dev)
 have_header catch2/catch.hpp catch2/catch_test_macros.hpp || missing+=(catch2)
 have_header cblas.h openblas/cblas.h || missing+=(libopenblas-dev)
+if [ "${1:-}" = "--fuzz" ]; then
+  command -v clang++ >/dev/null || missing+=(clang)
+  # libFuzzer's runtime comes in libclang-rt-dev, which clang only recommends.
+  compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a" >/dev/null || missing+=(libclang-rt-dev)
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all dependencies present"

@@ -11,13 +11,10 @@
 #include "gexec/io/load.hpp"
 #include "gexec/ir/printer.hpp"
 #include "gexec/passes/pipeline.hpp"
-#include "gexec/rng/init.hpp"
-#include "gexec/verify/compare.hpp"
-#include "gexec/verify/reference.hpp"
+#include "check.hpp"
 #include "dump.hpp"
 #include "json_report.hpp"
 #include "load_inputs.hpp"
-#include "progress.hpp"
 #include "timing_report.hpp"
 #include "report.hpp"
 #include "target.hpp"
@@ -36,87 +33,6 @@ Exit fail(std::ostream& err, const Error& e) {
   return e.code;
 }
 
-// The stored bytes of every input of the graph as loaded: read back from the device where the
-// executed graph still has it, generated on the host (the same bits) where passes removed it.
-Result<std::map<std::string, std::vector<uint8_t>>> reference_inputs(
-    const Graph& original, const Executor& ex, uint64_t seed, const std::map<std::string, std::vector<uint8_t>>& loaded) {
-  std::map<std::string, std::vector<uint8_t>> inputs;
-  const GraphIndex idx(original);
-  const Graph& run = ex.graph();
-  for (size_t t = 0; t < original.tensors.size(); ++t) {
-    if (!idx.is_input(TensorId(t))) continue;
-    const Tensor& tensor = original.tensors[t];
-    const TensorId there = run.find_tensor(tensor.name);
-    if (there == kNone) {
-      const auto l = loaded.find(tensor.name);
-      inputs[tensor.name] = l != loaded.end() ? l->second : generate_input(tensor, seed);
-      continue;
-    }
-    auto bytes = ex.read(there);
-    if (!bytes) return bytes.error();
-    inputs[tensor.name] = std::move(*bytes);
-  }
-  return inputs;
-}
-
-// --verify auto checks fully while the reference's products stay below this many multiply-adds
-// (seconds of CPU time), and samples above it.
-constexpr double kFullCheckWork = 8589934592.0;  // 2^33
-
-// "full" or "sample": --verify as given, or for auto chosen by the reference's work.
-std::string check_mode(const Graph& g, const RunOptions& opts) {
-  if (opts.verify != "auto") return opts.verify;
-  return reference_work(g) < kFullCheckWork ? "full" : "sample";
-}
-
-Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
-                                               const std::map<std::string, std::vector<uint8_t>>& inputs,
-                                               const std::map<std::string, std::vector<uint8_t>>& outputs,
-                                               const RunOptions& opts, const std::string& mode, uint64_t seed) {
-  Progress bar("reference");
-  const ProgressFn progress = [&bar](double done) { bar.update(done); };
-  auto tolerance = [&opts](const Tensor& t) {
-    Tolerance tol = default_tolerance(t.dtype);
-    if (opts.atol) tol.atol = *opts.atol;
-    if (opts.rtol) tol.rtol = *opts.rtol;
-    return tol;
-  };
-  std::vector<OutputCheck> checks;
-  if (mode == "sample") {
-    auto ref = run_reference_sampled(original, inputs, opts.samples, seed, progress);
-    if (!ref) return ref.error().with("reference");
-    for (TensorId id : original.outputs) {
-      const Tensor& t = original.tensor(id);
-      checks.push_back(compare_sampled(t, outputs.at(t.name).data(), ref->at(t.name), tolerance(t)));
-    }
-    return checks;
-  }
-  auto ref = run_reference(original, inputs, progress);
-  if (!ref) return ref.error().with("reference");
-  for (TensorId id : original.outputs) {
-    const Tensor& t = original.tensor(id);
-    checks.push_back(compare_output(t, outputs.at(t.name).data(), ref->at(t.name), tolerance(t)));
-  }
-  return checks;
-}
-
-// The outputs of the graph as loaded, read back from the executed graph by name.
-Result<std::map<std::string, std::vector<uint8_t>>> read_outputs(const Graph& original, const Executor& ex) {
-  std::map<std::string, std::vector<uint8_t>> outputs;
-  for (TensorId id : original.outputs) {
-    const std::string& name = original.tensor(id).name;
-    const TensorId there = ex.graph().find_tensor(name);
-    if (there == kNone) return runtime_error("output " + name + " is missing after the passes");
-    auto got = ex.read(there);
-    if (!got) return got.error();
-    outputs[name] = std::move(*got);
-  }
-  return outputs;
-}
-
-}  // namespace
-
-namespace {
 
 // The run; `rep` gathers the JSON report as the run goes, so that it holds what was reached.
 Exit run_graph(const RunOptions& opts, std::ostream& out, std::ostream& err, nlohmann::json& rep) {

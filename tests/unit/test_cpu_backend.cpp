@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "graph_builder.hpp"
 #include "gexec/backends/cpu_device.hpp"
 #include "gexec/kernels/declared.hpp"
 #include "gexec/rng/init.hpp"
@@ -20,27 +21,7 @@ namespace {
 
 constexpr DType kDTypes[] = {DType::f16, DType::bf16, DType::f32};
 
-struct Builder {
-  Graph g;
-  TensorId tensor(const std::string& name, std::vector<int64_t> shape, DType dt = DType::f32,
-                  Layout layout = Layout::rowmajor) {
-    Tensor t;
-    t.name = name;
-    t.shape = std::move(shape);
-    t.dtype = dt;
-    t.layout = layout;
-    return g.add_tensor(t);
-  }
-  Op& op(OpType type, std::vector<TensorId> in, TensorId out) {
-    Op o;
-    o.name = std::string(op_type_name(type)) + "_" + std::to_string(g.ops.size());
-    o.type = type;
-    o.inputs = std::move(in);
-    o.outputs = {out};
-    g.ops.push_back(o);
-    return g.ops.back();
-  }
-};
+using test::Builder;
 
 const KernelDef& cpu_def(OpType type) {
   static const std::vector<KernelDef> defs = cpu_kernel_defs();

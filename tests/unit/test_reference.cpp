@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "graph_builder.hpp"
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/reference.hpp"
 #include "../../src/verify/reference_gemm.hpp"
@@ -17,28 +18,7 @@ namespace {
 
 using Inputs = std::map<std::string, std::vector<uint8_t>>;
 
-// Builds small graphs in a few lines.
-struct Builder {
-  Graph g;
-  TensorId tensor(const std::string& name, std::vector<int64_t> shape, DType dt = DType::f32,
-                  Layout layout = Layout::rowmajor) {
-    Tensor t;
-    t.name = name;
-    t.shape = std::move(shape);
-    t.dtype = dt;
-    t.layout = layout;
-    return g.add_tensor(t);
-  }
-  Op& op(OpType type, std::vector<TensorId> in, TensorId out) {
-    Op o;
-    o.name = std::string(op_type_name(type)) + "_" + std::to_string(g.ops.size());
-    o.type = type;
-    o.inputs = std::move(in);
-    o.outputs = {out};
-    g.ops.push_back(o);
-    return g.ops.back();
-  }
-};
+using test::Builder;
 
 int64_t storage_index(const Tensor& t, int64_t logical) {
   if (t.rank() != 2 || t.layout == Layout::rowmajor) return logical;

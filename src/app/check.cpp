@@ -1,0 +1,100 @@
+// Checking a run's outputs against the CPU reference of the graph as loaded.
+#include "check.hpp"
+
+#include <string_view>
+#include <unordered_map>
+
+#include "gexec/rng/init.hpp"
+#include "gexec/verify/reference.hpp"
+#include "progress.hpp"
+
+namespace gexec {
+namespace {
+
+// Tensor ids by name, built once: Graph::find_tensor is a linear search.
+std::unordered_map<std::string_view, TensorId> names_of(const Graph& g) {
+  std::unordered_map<std::string_view, TensorId> names;
+  names.reserve(g.tensors.size());
+  for (size_t t = 0; t < g.tensors.size(); ++t) names.emplace(g.tensors[t].name, TensorId(t));
+  return names;
+}
+
+TensorId lookup(const std::unordered_map<std::string_view, TensorId>& names, const std::string& name) {
+  const auto it = names.find(name);
+  return it == names.end() ? kNone : it->second;
+}
+
+}  // namespace
+
+Result<std::map<std::string, std::vector<uint8_t>>> reference_inputs(
+    const Graph& original, const Executor& ex, uint64_t seed, const std::map<std::string, std::vector<uint8_t>>& loaded) {
+  std::map<std::string, std::vector<uint8_t>> inputs;
+  const GraphIndex idx(original);
+  const auto run_names = names_of(ex.graph());
+  for (size_t t = 0; t < original.tensors.size(); ++t) {
+    if (!idx.is_input(TensorId(t))) continue;
+    const Tensor& tensor = original.tensors[t];
+    const TensorId there = lookup(run_names, tensor.name);
+    if (there == kNone) {
+      const auto l = loaded.find(tensor.name);
+      inputs[tensor.name] = l != loaded.end() ? l->second : generate_input(tensor, seed);
+      continue;
+    }
+    auto bytes = ex.read(there);
+    if (!bytes) return bytes.error();
+    inputs[tensor.name] = std::move(*bytes);
+  }
+  return inputs;
+}
+
+std::string check_mode(const Graph& g, const RunOptions& opts) {
+  if (opts.verify != "auto") return opts.verify;
+  return reference_work(g) < kFullCheckWork ? "full" : "sample";
+}
+
+Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
+                                               const std::map<std::string, std::vector<uint8_t>>& inputs,
+                                               const std::map<std::string, std::vector<uint8_t>>& outputs,
+                                               const RunOptions& opts, const std::string& mode, uint64_t seed) {
+  Progress bar("reference");
+  const ProgressFn progress = [&bar](double done) { bar.update(done); };
+  auto tolerance = [&opts](const Tensor& t) {
+    Tolerance tol = default_tolerance(t.dtype);
+    if (opts.atol) tol.atol = *opts.atol;
+    if (opts.rtol) tol.rtol = *opts.rtol;
+    return tol;
+  };
+  std::vector<OutputCheck> checks;
+  if (mode == "sample") {
+    auto ref = run_reference_sampled(original, inputs, opts.samples, seed, progress);
+    if (!ref) return ref.error().with("reference");
+    for (TensorId id : original.outputs) {
+      const Tensor& t = original.tensor(id);
+      checks.push_back(compare_sampled(t, outputs.at(t.name).data(), ref->at(t.name), tolerance(t)));
+    }
+    return checks;
+  }
+  auto ref = run_reference(original, inputs, progress);
+  if (!ref) return ref.error().with("reference");
+  for (TensorId id : original.outputs) {
+    const Tensor& t = original.tensor(id);
+    checks.push_back(compare_output(t, outputs.at(t.name).data(), ref->at(t.name), tolerance(t)));
+  }
+  return checks;
+}
+
+Result<std::map<std::string, std::vector<uint8_t>>> read_outputs(const Graph& original, const Executor& ex) {
+  std::map<std::string, std::vector<uint8_t>> outputs;
+  const auto run_names = names_of(ex.graph());
+  for (TensorId id : original.outputs) {
+    const std::string& name = original.tensor(id).name;
+    const TensorId there = lookup(run_names, name);
+    if (there == kNone) return runtime_error("output " + name + " is missing after the passes");
+    auto got = ex.read(there);
+    if (!got) return got.error();
+    outputs[name] = std::move(*got);
+  }
+  return outputs;
+}
+
+}  // namespace gexec

@@ -1,0 +1,37 @@
+// Checking a run's outputs against the CPU reference of the graph as loaded.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gexec/app/commands.hpp"
+#include "gexec/exec/executor.hpp"
+#include "gexec/verify/compare.hpp"
+
+namespace gexec {
+
+// --verify auto checks fully while the reference's products stay below this many multiply-adds
+// (seconds of CPU time), and samples above it.
+constexpr double kFullCheckWork = 8589934592.0;  // 2^33
+
+// The stored bytes of every input of the graph as loaded: read back from the device where the
+// executed graph still has it, else taken from `loaded` (--load-inputs) or generated on the host
+// (the same bits as the device's) where passes removed it.
+Result<std::map<std::string, std::vector<uint8_t>>> reference_inputs(
+    const Graph& original, const Executor& ex, uint64_t seed, const std::map<std::string, std::vector<uint8_t>>& loaded);
+
+// The outputs of the graph as loaded, read back from the executed graph by name.
+Result<std::map<std::string, std::vector<uint8_t>>> read_outputs(const Graph& original, const Executor& ex);
+
+// "full", "sample" or "none": --verify as given, or for auto chosen by the reference's work.
+std::string check_mode(const Graph& g, const RunOptions& opts);
+
+// Compares every output with the reference (full or sampled, per `mode`).
+Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
+                                               const std::map<std::string, std::vector<uint8_t>>& inputs,
+                                               const std::map<std::string, std::vector<uint8_t>>& outputs,
+                                               const RunOptions& opts, const std::string& mode, uint64_t seed);
+
+}  // namespace gexec
