@@ -187,16 +187,18 @@ std::vector<std::string> verify(const Graph& g) {
   const size_t nt = g.tensors.size();
   auto in_range = [&](TensorId t) { return t >= 0 && static_cast<size_t>(t) < nt; };
 
+  // `who` is built only for a problem: verify() runs after every pass, on every op.
   std::unordered_set<std::string_view> names;
+  names.reserve(nt);
   for (const Tensor& t : g.tensors) {
-    const std::string who = "tensor \"" + t.name + "\"";
-    if (!names.insert(t.name).second) problems.push_back(who + " is declared twice");
+    auto who = [&t] { return "tensor \"" + t.name + "\""; };
+    if (!names.insert(t.name).second) problems.push_back(who() + " is declared twice");
     if (t.shape.empty() || t.shape.size() > 4)
-      problems.push_back(who + " has rank " + std::to_string(t.shape.size()) + "; ranks 1 to 4 are allowed");
+      problems.push_back(who() + " has rank " + std::to_string(t.shape.size()) + "; ranks 1 to 4 are allowed");
     for (int64_t d : t.shape)
-      if (d <= 0) problems.push_back(who + " has a dimension that is not positive: " + shape_str(t.shape));
+      if (d <= 0) problems.push_back(who() + " has a dimension that is not positive: " + shape_str(t.shape));
     if (t.layout == Layout::colmajor && t.rank() != 2)
-      problems.push_back(who + " is colmajor with rank " + std::to_string(t.rank()) + "; colmajor needs rank 2");
+      problems.push_back(who() + " is colmajor with rank " + std::to_string(t.rank()) + "; colmajor needs rank 2");
   }
 
   // An input not yet written when its reader runs is either a graph input or out of order.
@@ -206,19 +208,20 @@ std::vector<std::string> verify(const Graph& g) {
       if (in_range(t) && first_writer[size_t(t)] == kNone) first_writer[size_t(t)] = OpId(i);
   std::vector<OpId> writer(nt, kNone);
   std::unordered_set<std::string_view> op_names;
+  op_names.reserve(g.ops.size());
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const Op& op = g.ops[i];
-    const std::string who = "op " + op.name;
-    if (!op_names.insert(op.name).second) problems.push_back(who + " is named twice");
-    for (const std::string& p : check_op(g, op)) problems.push_back(who + ": " + p);
+    auto who = [&op] { return "op " + op.name; };
+    if (!op_names.insert(op.name).second) problems.push_back(who() + " is named twice");
+    for (const std::string& p : check_op(g, op)) problems.push_back(who() + ": " + p);
     for (TensorId t : op.inputs)
       if (in_range(t) && writer[size_t(t)] == kNone && first_writer[size_t(t)] != kNone)
-        problems.push_back(who + " reads \"" + g.tensor(t).name + "\" before op " +
+        problems.push_back(who() + " reads \"" + g.tensor(t).name + "\" before op " +
                            g.ops[size_t(first_writer[size_t(t)])].name + " writes it");
     for (TensorId t : op.outputs) {
       if (!in_range(t)) continue;
       if (writer[size_t(t)] != kNone)
-        problems.push_back(who + " writes \"" + g.tensor(t).name + "\", already written by op " +
+        problems.push_back(who() + " writes \"" + g.tensor(t).name + "\", already written by op " +
                            g.ops[size_t(writer[size_t(t)])].name);
       else
         writer[size_t(t)] = OpId(i);
