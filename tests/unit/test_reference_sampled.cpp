@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "graph_builder.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/rng/init.hpp"
@@ -20,25 +21,8 @@ namespace {
 
 using Inputs = std::map<std::string, std::vector<uint8_t>>;
 
-TensorId add(Graph& g, const std::string& name, std::vector<int64_t> shape, DType dt = DType::f32,
-             Layout layout = Layout::rowmajor) {
-  Tensor t;
-  t.name = name;
-  t.shape = std::move(shape);
-  t.dtype = dt;
-  t.layout = layout;
-  return g.add_tensor(t);
-}
-
-Op& add_op(Graph& g, OpType type, std::vector<TensorId> in, TensorId out) {
-  Op o;
-  o.name = "op" + std::to_string(g.ops.size());
-  o.type = type;
-  o.inputs = std::move(in);
-  o.outputs = {out};
-  g.ops.push_back(o);
-  return g.ops.back();
-}
+using test::add;
+using test::add_op;
 
 // Every graph input drawn from the seed, as the devices do.
 Inputs inputs_of(const Graph& g, uint64_t seed) {
