@@ -69,19 +69,6 @@ json load_json(const std::string& path) {
   return json::parse(f);
 }
 
-std::string temp_dir(const std::string& what) {
-  const auto dir = std::filesystem::temp_directory_path() / ("gexec_test_" + what + "_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
-
-[[maybe_unused]] std::vector<std::string> errors_of(const json& report) {  // used by the CPU-backend cases
-  const json schema = load_json(gexec::test::source_path("docs/report.schema.json"));
-  std::vector<std::string> errors;
-  validate(report, schema, "$", errors);
-  return errors;
-}
-
 }  // namespace
 
 TEST_CASE("report: the validator refuses what the schema does not allow", "[report]") {
@@ -98,6 +85,23 @@ TEST_CASE("report: the validator refuses what the schema does not allow", "[repo
 
 // These run graphs on the CPU backend, which a build without a BLAS leaves out.
 #if GEXEC_HAVE_CPU
+
+namespace {
+
+std::string temp_dir(const std::string& what) {
+  const auto dir = std::filesystem::temp_directory_path() / ("gexec_test_" + what + "_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+std::vector<std::string> errors_of(const json& report) {
+  const json schema = load_json(gexec::test::source_path("docs/report.schema.json"));
+  std::vector<std::string> errors;
+  validate(report, schema, "$", errors);
+  return errors;
+}
+
+}  // namespace
 
 TEST_CASE("report: every graph under graphs/ gives a report that validates", "[report]") {
   const std::string dir = temp_dir("report");
