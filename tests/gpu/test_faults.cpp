@@ -21,11 +21,10 @@
 using namespace gexec;
 using gexec::test::ProcessResult;
 using gexec::test::run_gexec;
+using gexec::test::has;
 using gexec::test::source_path;
 
 namespace {
-
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
 // Sets GEXEC_FAULT for the processes started while it lives. The test process itself is steered
 // through fault::configure() instead, so its own faults never depend on the environment.

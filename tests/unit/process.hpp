@@ -30,6 +30,9 @@ inline ProcessResult run_gexec(const std::string& args) {
   return r;
 }
 
+// Whether `text` (a command's output, an error message) contains `part`.
+inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
 inline std::string source_path(const std::string& rel) { return std::string(GEXEC_SOURCE_DIR) + "/" + rel; }
 
 }  // namespace gexec::test

@@ -7,13 +7,8 @@
 #include "process.hpp"
 
 using gexec::test::run_gexec;
+using gexec::test::has;
 using gexec::test::source_path;
-
-namespace {
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-}  // namespace
 
 TEST_CASE("--version and --help exit 0", "[cli]") {
   auto v = run_gexec("--version");

@@ -16,13 +16,8 @@
 
 using namespace gexec;
 using gexec::test::run_gexec;
+using gexec::test::has;
 using gexec::test::source_path;
-
-namespace {
-
-bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
-
-}  // namespace
 
 TEST_CASE("oversized: the CPU device refuses an arena beyond the physical memory", "[faults]") {
   auto dev = open_cpu_device();

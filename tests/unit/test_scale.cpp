@@ -15,6 +15,7 @@
 #include "process.hpp"
 
 using namespace gexec;
+using gexec::test::has;
 
 namespace {
 
@@ -132,8 +133,6 @@ std::string refusal(const std::string& text) {
   CHECK(r.error().message.size() < 4096);
   return r.error().message;
 }
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 

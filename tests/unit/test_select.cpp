@@ -2,11 +2,13 @@
 #include <set>
 
 #include "catch.hpp"
+#include "process.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/kernels/select.hpp"
 #include "gexec/kernels/table.hpp"
 
 using namespace gexec;
+using gexec::test::has;
 
 namespace {
 
@@ -15,8 +17,6 @@ Graph load(const std::string& rel) {
   REQUIRE(g.ok());
   return *g;
 }
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 
