@@ -13,6 +13,7 @@
 #include <string>
 
 #include "../../src/backends/cuda/cublaslt_gemm.hpp"
+#include "../../src/backends/cuda/fault.hpp"
 #include "gexec/backends/cuda_device.hpp"
 #include "gexec/exec/autotune.hpp"
 #include "gexec/exec/executor.hpp"
@@ -25,13 +26,17 @@ using namespace gexec;
 
 namespace {
 
-std::string gemm_json(int64_t m, int64_t n, int64_t k, bool trans_b) {
+// A GEMM_BIAS_ACT graph; the bias's dtype and whether it and B are constants (copied or
+// converted once rather than every run) can be chosen.
+std::string gemm_json(int64_t m, int64_t n, int64_t k, bool trans_b, const std::string& bias_dtype = "f32",
+                      bool bias_constant = true, bool b_constant = false) {
   const std::string b = trans_b ? "[" + std::to_string(n) + ", " + std::to_string(k) + "]"
                                 : "[" + std::to_string(k) + ", " + std::to_string(n) + "]";
+  const auto constant = [](bool c) { return std::string(c ? ", \"constant\": true" : ""); };
   return R"({"format": "gexec.graph", "version": 1, "name": "tuning_test", "tensors": [
     {"name": "A", "shape": [)" + std::to_string(m) + ", " + std::to_string(k) + R"(], "dtype": "f16", "init": {"dist": "normal", "std": 0.25}},
-    {"name": "B", "shape": )" + b + R"(, "dtype": "f16", "init": {"dist": "normal", "std": 0.25}},
-    {"name": "Bias", "shape": [)" + std::to_string(n) + R"(], "dtype": "f32", "init": {"dist": "normal", "std": 0.1}, "constant": true},
+    {"name": "B", "shape": )" + b + R"(, "dtype": "f16", "init": {"dist": "normal", "std": 0.25})" + constant(b_constant) + R"(},
+    {"name": "Bias", "shape": [)" + std::to_string(n) + R"(], "dtype": ")" + bias_dtype + R"(", "init": {"dist": "normal", "std": 0.1})" + constant(bias_constant) + R"(},
     {"name": "C", "shape": [)" + std::to_string(m) + ", " + std::to_string(n) + R"(], "dtype": "f16"}],
    "ops": [{"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "Bias"], "outputs": ["C"],
             "attrs": {"act": "relu", "trans_b": )" + (trans_b ? "true" : "false") + R"(}}],
@@ -106,7 +111,40 @@ TEST_CASE("padding: forced padding passes the reference check", "[gpu][padding]"
   }
 }
 
-TEST_CASE("padding: not padded without GEXEC_PAD on a small product", "[gpu][padding]") {
+TEST_CASE("padding: every bias and constant combination passes, fused or not", "[gpu][padding]") {
+  PadEnv env("1");
+  for (const char* bias_dtype : {"f16", "f32"})
+    for (bool bias_constant : {false, true})
+      for (bool b_constant : {false, true})
+        for (bool refuse : {false, true}) {
+          INFO("bias " << bias_dtype << (bias_constant ? " constant" : "") << (b_constant ? ", B constant" : "")
+                       << (refuse ? ", epilogue refused" : ""));
+          REQUIRE(cuda::fault::configure(refuse ? "epilogue" : "").ok());
+          Setup s;
+          const std::string made = make(s, gemm_json(61, 67, 35, false, bias_dtype, bias_constant, b_constant));
+          REQUIRE(cuda::fault::configure("").ok());
+          REQUIRE(made == "");
+          auto* g = gemm_of(s);
+          REQUIRE(g != nullptr);
+          INFO(g->padding().why);
+          CHECK(g->padding().pad);
+          CHECK(g->fused() != refuse);
+          CHECK(check(s) == "");
+          CHECK(check(s) == "");
+        }
+}
+
+TEST_CASE("padding: the estimate pads the large misaligned product, which then passes", "[gpu][padding]") {
+  Setup s;
+  REQUIRE(make(s, gemm_json(1023, 1025, 1021, false, "f16", true, true)) == "");
+  auto* g = gemm_of(s);
+  REQUIRE(g != nullptr);
+  INFO(g->padding().why);
+  CHECK(g->padding().pad);
+  CHECK(check(s) == "");
+}
+
+TEST_CASE("padding: GEXEC_PAD=0 leaves a misaligned product unpadded", "[gpu][padding]") {
   PadEnv env("0");
   Setup s;
   REQUIRE(make(s, gemm_json(127, 65, 33, false)) == "");

@@ -1,6 +1,6 @@
 // Alignment padding of the cuBLASLt GEMM (src/backends/cuda/gemm_padding.hpp), checked on the CPU:
-// the decision, and a column-major product through the padded geometry (K zero-padded, leading
-// dimensions rounded up, the valid block copied in and out) giving exactly the unpadded result.
+// the decision, and a column-major product through the padded geometry (M, N and K rounded up,
+// K's padding zero, the valid block copied in and out) giving exactly the unpadded result.
 #include "catch.hpp"
 
 #include <string>
@@ -48,7 +48,7 @@ std::vector<double> product(const std::vector<double>& x, bool tx, int64_t ldx, 
   return d;
 }
 
-// What cudaMemcpy2DAsync does into a zeroed padded buffer.
+// What the pad copy (pad_copy.cu) does into a zeroed padded buffer.
 std::vector<double> pad_copy(const std::vector<double>& src, const PaddedOperand& p) {
   std::vector<double> dst(size_t(p.elems()), 0.0);
   for (int64_t c = 0; c < p.cols0; ++c)
@@ -69,8 +69,13 @@ TEST_CASE("padding: the decision", "[padding]") {
   const PadPlan big = plan(shape(4095, 4097, 4093), PadMode::estimate);
   INFO(big.why);
   CHECK(big.pad);
+  // cuBLASLt's M and N are the graph's N and M (row-major C is computed as C^T).
+  CHECK(big.m == 4104);
+  CHECK(big.n == 4096);
   CHECK(big.k == 4096);
-  CHECK(big.why.find("K 4093 -> 4096") != std::string::npos);
+  CHECK(big.why.find("4097x4095x4093 -> 4104x4096x4096") != std::string::npos);
+  CHECK(big.d.padded);
+  CHECK(big.d.ld == 4104);
   CHECK_FALSE(plan(shape(4096, 4096, 4096), PadMode::estimate).pad);
   CHECK_FALSE(plan(shape(4096, 4096, 4096), PadMode::always).pad);
   CHECK_FALSE(plan(shape(64, 96, 80), PadMode::always).pad);
@@ -102,18 +107,20 @@ TEST_CASE("padding: the padded product equals the unpadded one", "[padding]") {
           const PadPlan p = pad_geometry(v, dtype_size(t), dtype_size(t));
           INFO("dtype " << dtype_name(t) << " trans " << ta << tb << " C " << layout_name(lc));
           const int64_t to = kPadBytes / dtype_size(t);
-          REQUIRE(p.k % to == 0);
+          for (int64_t dim : {p.m, p.n, p.k}) REQUIRE(dim % to == 0);
+          REQUIRE(p.m >= v.m);
+          REQUIRE(p.n >= v.n);
           REQUIRE(p.k >= v.k);
           for (const PaddedOperand* o : {&p.x, &p.y, &p.d}) {
             CHECK(o->ld % to == 0);
-            CHECK(o->ld >= o->rows);
+            CHECK(o->ld == o->rows);
             CHECK(o->rows >= o->rows0);
             CHECK(o->cols >= o->cols0);
           }
           const std::vector<double> x = values(v.x.rows * v.x.cols, 1), y = values(v.y.rows * v.y.cols, 2);
           const std::vector<double> want = product(x, v.x.trans, v.x.ld, y, v.y.trans, v.y.ld, v.m, v.n, v.k, v.ld_d);
           const std::vector<double> xp = pad_copy(x, p.x), yp = pad_copy(y, p.y);
-          const std::vector<double> dp = product(xp, v.x.trans, p.x.ld, yp, v.y.trans, p.y.ld, v.m, v.n, p.k, p.d.ld);
+          const std::vector<double> dp = product(xp, v.x.trans, p.x.ld, yp, v.y.trans, p.y.ld, p.m, p.n, p.k, p.d.ld);
           for (int64_t j = 0; j < v.n; ++j)
             for (int64_t i = 0; i < v.m; ++i) REQUIRE(dp[size_t(i + j * p.d.ld)] == want[size_t(i + j * v.ld_d)]);
         }

@@ -142,9 +142,10 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
   const cublasLtEpilogue_t epi = epilogue_for(fuse, shape_.has_bias, act_);
   GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(epi)));
   if (fuse && shape_.has_bias) {
-    // The bias data type is left at its default, D's dtype: the bias was converted to it if needed.
+    // The bias data type is left at its default, D's dtype: the bias was converted to it if needed,
+    // and copied into a zero-padded buffer as long as D's padded rows where the product is padded.
     // The heuristic reads the pointer's alignment, so it is set before the query.
-    const void* bias = epi_.convert_bias ? bias_conv_.get() : bias_;
+    const void* bias = bias_pad_.get() ? bias_pad_.get() : epi_.convert_bias ? bias_conv_.get() : bias_;
     GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias));
   }
 
@@ -158,8 +159,8 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
   auto ly = pad_.pad ? make_matrix_layout(cuda_type(types_.ab), uint64_t(py.rows), uint64_t(py.cols), py.ld)
                      : make_matrix_layout(cuda_type(types_.ab), uint64_t(view_.y.rows), uint64_t(view_.y.cols), view_.y.ld);
   if (!ly) return ly.error();
-  auto ld = make_matrix_layout(cuda_type(types_.d), uint64_t(view_.m), uint64_t(view_.n),
-                               pad_.pad ? pad_.d.ld : view_.ld_d);
+  auto ld = pad_.pad ? make_matrix_layout(cuda_type(types_.d), uint64_t(pad_.m), uint64_t(pad_.n), pad_.d.ld)
+                     : make_matrix_layout(cuda_type(types_.d), uint64_t(view_.m), uint64_t(view_.n), view_.ld_d);
   if (!ld) return ld.error();
   if (view_.batch > 1) {
     const int32_t count = int32_t(view_.batch);
@@ -291,6 +292,13 @@ Status CublasLtGemm::prepare() {
     GEXEC_TRY(padded(x_pad_, pad_.x, types_.ab));
     GEXEC_TRY(padded(y_pad_, pad_.y, types_.ab));
     GEXEC_TRY(padded(d_pad_, pad_.d, types_.d));
+    if (s.has_bias && pad_.m != view_.m) {
+      PaddedOperand b;
+      b.padded = true;
+      b.rows = b.ld = pad_.m;
+      b.cols = 1;
+      GEXEC_TRY(padded(bias_pad_, b, types_.d));
+    }
     const bool x_ready = view_.x.is_b ? b_ready_ : a_ready_, y_ready = view_.y.is_b ? b_ready_ : a_ready_;
     const int ab = dtype_size(types_.ab);
     if (pad_.x.padded && x_ready) GEXEC_TRY(copy_padded(pad_.x, view_.x.is_b ? b_ : a_, x_pad_.get(), ab));
@@ -304,9 +312,22 @@ Status CublasLtGemm::prepare() {
     epi_.needs_tail = true;
     epi_.convert_bias = false;
   }
-  if (fused_ && epi_.convert_bias && bias_ready_)
-    GEXEC_TRY(launch_convert(bias_, bias_t_, bias_conv_.get(), types_.d, s.n, stream));
+  if (!fused_) bias_pad_ = DeviceMemory();  // the separate bias kernel reads the bias itself
+  if (fused_ && bias_ready_) GEXEC_TRY(refresh_bias());
   prepared_ = true;
+  return {};
+}
+
+// The bias the epilogue reads: converted to D's dtype and/or copied into its padded buffer, where
+// either is needed. Once in prepare() for a bias fixed before the runs, else in every run.
+Status CublasLtGemm::refresh_bias() {
+  if (!shape_.has_bias) return {};
+  const cudaStream_t stream = device_->stream();
+  void* target = bias_pad_.get() ? bias_pad_.get() : epi_.convert_bias ? bias_conv_.get() : nullptr;
+  if (!target) return {};
+  if (epi_.convert_bias) return launch_convert(bias_, bias_t_, target, types_.d, shape_.n, stream);
+  GEXEC_CUDA_TRY(cudaMemcpyAsync(target, bias_, size_t(shape_.n) * size_t(dtype_size(types_.d)),
+                                 cudaMemcpyDeviceToDevice, stream));
   return {};
 }
 
@@ -326,8 +347,7 @@ Status CublasLtGemm::run() {
     GEXEC_TRY(launch_convert(a_, a_t_, a_conv_.get(), types_.ab, s.batch * s.m * s.k, stream));
   if (types_.convert_b && !b_ready_)
     GEXEC_TRY(launch_convert(b_, b_t_, b_conv_.get(), types_.ab, (s.b_batched ? s.batch : 1) * s.k * s.n, stream));
-  if (fused_ && epi_.convert_bias && !bias_ready_)
-    GEXEC_TRY(launch_convert(bias_, bias_t_, bias_conv_.get(), types_.d, s.n, stream));
+  if (fused_ && !bias_ready_) GEXEC_TRY(refresh_bias());
 
   const void* a_eff = types_.convert_a ? a_conv_.get() : a_;
   const void* b_eff = types_.convert_b ? b_conv_.get() : b_;
@@ -350,8 +370,10 @@ Status CublasLtGemm::run() {
                                   &beta, d, layout_d_.get(), d, layout_d_.get(), &candidates_[size_t(chosen_)].algo,
                                   workspace_, kGemmWorkspaceBytes, stream));
   if (pad_.pad && pad_.d.padded) {
-    // The valid m x n block of the padded D goes to C (D is C itself: no conversion or tail here).
+    // The valid m x n block of the padded D goes to C, which the bias kernel below (if the
+    // epilogue was refused) then works on: padding implies no output conversion.
     GEXEC_TRY(launch_pad_copy(c_, view_.ld_d, d, pad_.d.ld, view_.m, view_.n, dtype_size(types_.d), stream));
+    d = c_;
   }
   if (epi_.needs_tail)
     GEXEC_TRY(launch_bias_act(d, types_.d, s.batch, s.m, s.n, s.layout_c, s.has_bias ? bias_ : nullptr, bias_t_,

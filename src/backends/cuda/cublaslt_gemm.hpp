@@ -58,6 +58,8 @@ class CublasLtGemm final : public Kernel {
   std::string describe() const;
   // Copies a stored operand into its padded buffer (the valid block; the padding stays zero).
   Status copy_padded(const PaddedOperand& p, const void* src, void* dst, int elem_bytes) const;
+  // Converts and/or pads the bias into the buffer the epilogue reads, where it is not the bias itself.
+  Status refresh_bias();
 
   CudaDevice* device_ = nullptr;
   std::string op_name_;
@@ -88,6 +90,7 @@ class CublasLtGemm final : public Kernel {
   std::string signature_;
   PadPlan pad_;
   DeviceMemory x_pad_, y_pad_, d_pad_;  // padded X, Y and D (allocated only when padded)
+  DeviceMemory bias_pad_;               // the bias, zero-padded to D's padded rows
 };
 
 Result<std::unique_ptr<Kernel>> make_cublaslt_gemm(CudaDevice& device, const KernelDef& def, const Graph& g,

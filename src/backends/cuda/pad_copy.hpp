@@ -12,6 +12,8 @@
 namespace gexec::cuda {
 
 // dst[r + c * ld_dst] = src[r + c * ld_src] for r < rows, c < cols; elements of elem_bytes (2 or 4).
+// Where dst's columns start on 16-byte boundaries (ld_dst and dst aligned), the rows from `rows`
+// up to the next 16 bytes are written with zeros; nothing else outside the block is touched.
 Status launch_pad_copy(void* dst, int64_t ld_dst, const void* src, int64_t ld_src, int64_t rows, int64_t cols,
                        int elem_bytes, cudaStream_t stream);
 
