@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--profile", run.timing.profile, "Also time each op on its own");
   run_cmd->add_flag("--autotune", run.autotune,
                     "Time the top cuBLASLt candidates of each GEMM and keep the fastest that passes the check");
-  run_cmd->add_option("--autotune-top", run.autotune_top, "How many candidates --autotune times (default 8)")
+  run_cmd->add_option("--autotune-top", run.autotune_top, "How many candidates --autotune times (default 16)")
       ->check(CLI::PositiveNumber);
   run_cmd->add_option("--tuning-cache", run.tuning_cache,
                       "Save the tuned choices to this file and reload them (same device and versions only)");

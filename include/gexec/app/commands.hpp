@@ -33,7 +33,7 @@ struct RunOptions {
   std::string report_path;           // write the JSON report (docs/report-schema.md) here
   std::string load_inputs_dir;       // replace graph inputs by DIR/<name>.npy where present
   bool autotune = false;             // time the top cuBLASLt candidates per GEMM, keep the fastest that passes
-  int autotune_top = 8;              // how many candidates --autotune times
+  int autotune_top = 16;             // how many candidates --autotune times
   std::string tuning_cache;          // save and reload the tuned choices in this file
 };
 

@@ -13,7 +13,7 @@ namespace gexec {
 
 struct AutotuneOptions {
   bool tune = false;        // time the variants (--autotune); otherwise only the cache is applied
-  int top = 8;              // at most this many variants per kernel, in the kernel's order
+  int top = 16;             // at most this many variants per kernel, in the kernel's order
   std::string cache_path;   // --tuning-cache: reloaded first, saved after tuning; empty: none
   bool cuda_graph = true;   // time as the run is timed: graph replay or direct launches
   int iters = 20;           // timed samples per variant

@@ -12,7 +12,8 @@
 namespace gexec::cuda {
 namespace {
 
-constexpr int kHeuristicCandidates = 8;
+// How many of the heuristic's candidates are kept for --autotune (the first is the default).
+constexpr int kHeuristicCandidates = 32;
 
 cudaDataType_t cuda_type(DType t) {
   switch (t) {
