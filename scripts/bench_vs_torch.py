@@ -39,7 +39,11 @@ TARGET_MIN_MACS = 1024 ** 3  # "every shape >= 1024^3" for the target against Py
 MIN_SAMPLE_US = 100.0  # the batch rule of gexec's timer (include/gexec/exec/timing.hpp)
 MAX_REPS = 10000
 
-COLUMNS = ["gexec fused", "gexec plain", "torch relu(addmm)", "torch _addmm_activation", "torch graph"]
+COLUMNS = ["gexec fused", "gexec fused tuned", "gexec plain", "torch relu(addmm)", "torch _addmm_activation",
+           "torch graph"]
+TORCH_COLUMNS = COLUMNS[3:]
+AUTOTUNE_TOP = 16
+ODD_SHAPE = (4095, 4097, 4093)  # the padding target: padded (the default) against GEXEC_PAD=0
 
 
 def parse_args():
@@ -99,12 +103,14 @@ class GexecError(Exception):
     pass
 
 
-def run_gexec(gexec, graph, extra, timeout):
-    """Runs `gexec run graph extra...`; returns (the timing-json object or None, wall seconds)."""
+def run_gexec(gexec, graph, extra, timeout, env=None):
+    """Runs `gexec run graph extra...` (with `env` added to the environment); returns (the
+    timing-json object or None, wall seconds)."""
     cmd = [gexec, "run", str(graph)] + extra
     t0 = time.perf_counter()
     try:
-        p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout,
+                           env=dict(os.environ, **(env or {})))
     except subprocess.TimeoutExpired:
         raise GexecError(f"timed out after {timeout:.0f} s: {' '.join(cmd)}")
     wall = time.perf_counter() - t0
@@ -118,9 +124,9 @@ def run_gexec(gexec, graph, extra, timeout):
     return timing, wall
 
 
-def time_gexec(args, graph, iters, extra=()):
+def time_gexec(args, graph, iters, extra=(), env=None):
     timing, _ = run_gexec(args.gexec, graph, ["--iters", str(iters), "--warmup-ms", str(args.warmup_ms)] + list(extra),
-                          args.timeout)
+                          args.timeout, env)
     if timing is None:
         raise GexecError("gexec printed no timing-json line")
     return timing
@@ -224,9 +230,19 @@ def run_case(args, torch, np, tmp, m, n, k, dtype):
     except (GexecError, ValueError, KeyError) as e:
         row["errors"].append(f"gexec fused: {e}")
     try:
+        row["us"]["gexec fused tuned"] = time_gexec(
+            args, fused_g, iters, ["--verify", "sample", "--autotune", "--autotune-top", str(AUTOTUNE_TOP)])["median_us"]
+    except (GexecError, ValueError, KeyError) as e:
+        row["errors"].append(f"gexec fused tuned: {e}")
+    try:
         row["us"]["gexec plain"] = time_gexec(args, plain_g, iters, ["--verify", "sample"])["median_us"]
     except (GexecError, ValueError, KeyError) as e:
         row["errors"].append(f"gexec plain: {e}")
+    if (m, n, k) == ODD_SHAPE:
+        try:
+            row["unpadded_us"] = time_gexec(args, fused_g, iters, ["--verify", "sample"], {"GEXEC_PAD": "0"})["median_us"]
+        except (GexecError, ValueError, KeyError) as e:
+            row["errors"].append(f"gexec fused unpadded: {e}")
     if not (dump / "A.npy").exists():
         row["errors"].append("torch: no dumped inputs from gexec to run on")
         return row
@@ -261,8 +277,8 @@ def ratio(row, col):
 
 
 def torch_best(row):
-    times = [row["us"][c] for c in COLUMNS[2:] if c in row["us"]]
-    return min(times) if len(times) == 3 else None
+    times = [row["us"][c] for c in TORCH_COLUMNS if c in row["us"]]
+    return min(times) if len(times) == len(TORCH_COLUMNS) else None
 
 
 # ---------------------------------------------------------------- the example graph
@@ -302,14 +318,21 @@ def fmt_tf(v):
 
 
 HEAD = ["shape (MxNxK)", "dtype"] + [c + " us" for c in COLUMNS] + [
-    "fused/plain", "fused/relu(addmm)", "fused/_addmm_act", "fused/torch graph", "fused TFLOP/s", "check"]
+    "fused/plain", "fused/torch best", "tuned/torch best", "fused TFLOP/s", "tuned TFLOP/s", "check"]
+
+
+def best_ratio(row, col):
+    best, us = torch_best(row), row["us"].get(col)
+    return us / best if best and us else None
 
 
 def table_rows(rows):
     out = []
     for r in rows:
         out.append([f"{r['m']}x{r['n']}x{r['k']}", r["dtype"]] + [fmt_us(r["us"].get(c)) for c in COLUMNS] +
-                   [fmt_x(ratio(r, c)) for c in COLUMNS[1:]] + [fmt_tf(tflops(r, "gexec fused")), r["check"] or "-"])
+                   [fmt_x(ratio(r, "gexec plain")), fmt_x(best_ratio(r, "gexec fused")),
+                    fmt_x(best_ratio(r, "gexec fused tuned")), fmt_tf(tflops(r, "gexec fused")),
+                    fmt_tf(tflops(r, "gexec fused tuned")), r["check"] or "-"])
     return out
 
 
@@ -339,9 +362,17 @@ def targets(rows, ex):
     for s, r in f16.items():
         if s[0] * s[1] * s[2] < TARGET_MIN_MACS:
             continue
-        best = torch_best(r)
-        v = r["us"]["gexec fused"] / best if best and r["us"].get("gexec fused") else None
-        out.append((f"fused <= 0.95x PyTorch's best, {shape_label(*s)} f16", fmt_x(v), verdict(v, 0.95)))
+        d, t = best_ratio(r, "gexec fused"), best_ratio(r, "gexec fused tuned")
+        best = min(x for x in (d, t) if x is not None) if d or t else None
+        out.append((f"fused <= 0.95x PyTorch's best, {shape_label(*s)} f16",
+                    f"{fmt_x(d)} default, {fmt_x(t)} with --autotune", verdict(best, 0.95)))
+    r = f16.get(ODD_SHAPE)
+    if r:
+        padded, unpadded = r["us"].get("gexec fused"), r.get("unpadded_us")
+        v = unpadded / padded if padded and unpadded else None
+        out.append((f"{shape_label(*ODD_SHAPE)} f16 padded >= 3x the unpadded rate",
+                    f"{v:.2f}x ({fmt_us(padded)} us padded, {fmt_us(unpadded)} us with GEXEC_PAD=0)" if v else "-",
+                    "not measured" if v is None else "met" if v >= 3 else "missed"))
     g, d, p = ex.get("graph_us"), ex.get("direct_us"), ex.get("process_s")
     out.append(("example graph per iteration, graph replay <= 4 us", fmt_us(g) + " us" if g else "-", verdict(g, 4.0)))
     out.append(("example graph per iteration, direct launches <= 7 us", fmt_us(d) + " us" if d else "-",
@@ -393,6 +424,23 @@ def plot(rows, path):
     return None
 
 
+HAND_BEGIN = "<!-- written by hand: kept as it is when the script rewrites this file -->"
+HAND_END = "<!-- end of the part written by hand -->"
+
+
+def hand_written(path):
+    """The part of an earlier performance.md between the two markers (the analysis of a run),
+    with the markers; the bare markers when there is none."""
+    try:
+        old = Path(path).read_text()
+        begin, end = old.index(HAND_BEGIN), old.index(HAND_END)
+        if begin < end:
+            return old[begin:end + len(HAND_END)]
+    except (OSError, ValueError):
+        pass
+    return HAND_BEGIN + "\n" + HAND_END
+
+
 def write_markdown(path, rows, ex, ver, command, plot_note, elapsed, warmup_ms):
     def md_table(head, body):
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -415,14 +463,19 @@ Reproduce on a machine with a CUDA device and PyTorch (takes a few minutes):
 
 - **gexec fused**: a graph with one `GEMM_BIAS_ACT` (act relu): A [M,K], B [K,N], bias [N] and
   C [M,N], all of the row's dtype. `gexec run G --iters N --warmup-ms {warmup_ms:g} --verify sample --dump DIR`,
-  CUDA graph replay (the default). **gexec plain**: the same with one `MATMUL` and no bias.
+  CUDA graph replay (the default). **gexec fused tuned**: the same with
+  `--autotune --autotune-top {AUTOTUNE_TOP}` (the fastest of cuBLASLt's first {AUTOTUNE_TOP} candidates that matches the
+  default's output). **gexec plain**: the same as fused with one `MATMUL` and no bias.
+- {shape_label(*ODD_SHAPE)} is padded to 16-byte rows by default; it is also timed with `GEXEC_PAD=0`:
+  {fmt_us(next((r.get("unpadded_us") for r in rows if (r["m"], r["n"], r["k"]) == ODD_SHAPE and r["dtype"] == "f16"), None))} us (f16).
 - gexec's timer: warm-up by duration, then N samples, each of R back-to-back iterations between
   two CUDA events (R chosen once so that a sample lasts at least 100 us; 1 for larger
   iterations), nothing synchronised or allocated inside the loop; the median of the per-iteration times.
 - **PyTorch**, on the same tensors and with the same method (warm-up, batches of back-to-back
   calls, CUDA events, median): `torch.relu(torch.addmm(bias, A, B))`,
   `torch._addmm_activation(bias, A, B)`, and a `torch.cuda.CUDAGraph` replay of the latter.
-- Ratios are gexec fused time / the other time: below 1 means gexec fused is faster.
+- Ratios are gexec's time / the other time: below 1 means gexec is faster. "torch best" is the
+  fastest of the three PyTorch versions.
   TFLOP/s is 2MNK / median time (the bias and ReLU are not counted).
 - check: the largest |PyTorch - gexec| over the largest |result| (a sanity check; gexec checks
   its own output against its CPU reference with `--verify sample`).
@@ -445,6 +498,8 @@ Reproduce on a machine with a CUDA device and PyTorch (takes a few minutes):
 ## Targets
 
 {md_table(["target", "measured", "verdict"], [list(t) for t in targets(rows, ex)])}
+
+{hand_written(path)}
 
 ## Errors
 
