@@ -4,11 +4,12 @@
 //     output differs from the default's by more than the output dtype's tolerance;
 //  3. times each variant through Device::time_runs, running only that kernel, launched as the
 //     run will be timed (graph replay or direct launches), and keeps the fastest that passed.
-// Small problems would sit in the L2 cache between back-to-back runs and look faster than they
-// are in a graph whose other ops evict them; rebinding a kernel to rotating copies of its inputs
-// is not possible through the Kernel interface, so each timed iteration first overwrites a
-// buffer larger than the L2 cache (a memset of kFlushBytes) and the time of that flush alone,
-// measured the same way, is subtracted.
+// Small problems would sit in the L2 cache between back-to-back runs on the same buffers and look
+// faster than they are in a graph whose other ops evict them. So one timed iteration runs the
+// kernel once on each of several sets of its operands (Kernel::rebind), drawn like the graph's
+// inputs and together twice the L2 cache (at most kMaxSets sets, and fewer where memory is short),
+// and the time is divided by the number of sets. The kernel is bound back to its own buffers
+// afterwards.
 #include "gexec/exec/autotune.hpp"
 
 #include <spdlog/spdlog.h>
@@ -27,8 +28,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Twice the largest L2 cache of the devices in view (H200: 60 MB), so that nothing survives it.
-constexpr int64_t kFlushBytes = int64_t(128) << 20;
+// The rotating operand sets: twice the largest L2 cache of the devices in view (H200: 60 MB), so
+// that a set has left the cache before its next turn; but at most kMaxSets sets, so that tiny
+// problems (bound by launch latency, not memory) do not need thousands of launches an iteration.
+constexpr int64_t kRotateBytes = int64_t(128) << 20;
+constexpr int64_t kMaxSets = 256;
+constexpr int64_t kAlign = 256;  // every operand of a set starts on this, as in the arena
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -82,31 +87,54 @@ class Tuner {
     return ex_.read(out);
   }
 
-  // Median microseconds of `enqueue`, each iteration behind an L2 flush when `flush`.
-  Result<double> time(const std::function<Status()>& enqueue, bool flush) {
+  // Median microseconds of one iteration of `enqueue`.
+  Result<double> time(const std::function<Status()>& enqueue) {
     TimingOptions t;
     t.iters = opts_.iters;
     t.warmup_iters = 3;
     t.cuda_graph = opts_.cuda_graph;
-    auto run = [&]() -> Status {
-      if (flush) GEXEC_TRY(ex_.device().poison(flush_, size_t(kFlushBytes)));
-      return enqueue();
-    };
-    auto samples = ex_.device().time_runs(run, t, nullptr);
+    auto samples = ex_.device().time_runs(enqueue, t, nullptr);
     if (!samples) return samples.error();
     return median(*samples);
   }
 
-  Result<double> flush_us() {
-    if (flush_us_ < 0) {
-      auto buf = ex_.device().allocate_arena(kFlushBytes);
-      if (!buf) return buf.error().with("allocating the L2 flush buffer");
-      flush_ = *buf;
-      auto t = time([] { return Status{}; }, true);
-      if (!t) return t.error();
-      flush_us_ = *t;
+  // The operand sets kernel k rotates over: the first is its own buffers, the others are carved
+  // from one pool (allocated once, at its largest) and drawn from the inputs' distributions.
+  Result<std::vector<Binding>> rotation(size_t k) {
+    const Op& op = ex_.op_of_kernel(k);
+    const Graph& g = ex_.graph();
+    int64_t set_bytes = 0;
+    for (TensorId t : op.inputs) set_bytes += (g.tensor(t).bytes() + kAlign - 1) / kAlign * kAlign;
+    for (TensorId t : op.outputs) set_bytes += (g.tensor(t).bytes() + kAlign - 1) / kAlign * kAlign;
+    std::vector<Binding> sets = {ex_.binding_of_kernel(k)};
+    const int64_t extra = std::min(kMaxSets, (kRotateBytes + set_bytes - 1) / std::max<int64_t>(set_bytes, 1)) - 1;
+    if (extra <= 0) return sets;  // one set already fills the cache twice over
+    if (pool_bytes_ < extra * set_bytes) {
+      auto p = ex_.device().allocate_arena(extra * set_bytes);
+      if (!p) {
+        // Tuning still works on the kernel's own buffers, only less like a full graph's run.
+        spdlog::warn("autotune: no memory for rotating operand sets ({}); timing op {} on its own buffers",
+                     p.error().message, op.name);
+        return sets;
+      }
+      pool_ = static_cast<char*>(*p);
+      pool_bytes_ = extra * set_bytes;
     }
-    return flush_us_;
+    char* next = pool_;
+    for (int64_t s = 0; s < extra; ++s) {
+      Binding b;
+      for (TensorId t : op.inputs) {
+        GEXEC_TRY(ex_.device().fill_input(g.tensor(t), next, uint64_t(0x726f74 + s * 131 + t)));
+        b.inputs.push_back(next);
+        next += (g.tensor(t).bytes() + kAlign - 1) / kAlign * kAlign;
+      }
+      for (TensorId t : op.outputs) {
+        b.outputs.push_back(next);
+        next += (g.tensor(t).bytes() + kAlign - 1) / kAlign * kAlign;
+      }
+      sets.push_back(std::move(b));
+    }
+    return sets;
   }
 
   Result<TunedKernel> tune(size_t k, size_t kernels, Progress& progress) {
@@ -117,16 +145,11 @@ class Tuner {
     r.op = op.name;
     r.signature = kernel.signature();
     r.variants = std::min(kernel.variant_count(), std::max(1, opts_.top));
-    // Small operands would stay in L2 between iterations: flush, and subtract the flush.
-    int64_t bytes = 0;
-    for (TensorId t : op.inputs) bytes += ex_.graph().tensor(t).bytes();
-    const bool flush = bytes + out_t.bytes() < kFlushBytes;
-    double base = 0;
-    if (flush) {
-      auto f = flush_us();
-      if (!f) return f.error();
-      base = *f;
-    }
+    auto sets = rotation(k);
+    if (!sets) return sets.error();
+    // A kernel that cannot be rebound is timed on its own buffers.
+    if (sets->size() > 1 && !kernel.rebind(sets->front())) sets->resize(1);
+    const std::vector<Binding>& rot = *sets;
     auto ref = output_of(k, 0);
     if (!ref) return ref.error();
     double best = -1;
@@ -143,9 +166,16 @@ class Tuner {
         }
       }
       GEXEC_TRY(kernel.select_variant(v));
-      auto us = time([&] { return ex_.enqueue_op(k); }, flush);
+      auto us = time([&]() -> Status {
+        for (const Binding& b : rot) {
+          if (rot.size() > 1) kernel.rebind(b);
+          GEXEC_TRY(ex_.enqueue_op(k));
+        }
+        return {};
+      });
+      if (rot.size() > 1) kernel.rebind(rot.front());
       if (!us) return us.error().with("timing candidate " + std::to_string(v) + " of op " + op.name);
-      const double t = std::max(*us - base, 0.01);
+      const double t = *us / double(rot.size());
       spdlog::debug("autotune: op {}: candidate {} ({}): {:.2f} us", op.name, v, kernel.variant_name(v), t);
       if (v == 0) r.default_us = t;
       if (best < 0 || t < best) best = t, r.chosen = v;
@@ -159,8 +189,8 @@ class Tuner {
  private:
   Executor& ex_;
   const AutotuneOptions& opts_;
-  void* flush_ = nullptr;
-  double flush_us_ = -1;
+  char* pool_ = nullptr;  // the rotating sets' memory (an arena of the device: freed with it)
+  int64_t pool_bytes_ = 0;
 };
 
 }  // namespace

@@ -70,6 +70,14 @@ Result<std::unique_ptr<Executor>> Executor::create(Device& device, Graph graph, 
   return ex;
 }
 
+Binding Executor::binding_of_kernel(size_t k) const {
+  const Op& op = op_of_kernel(k);
+  Binding b;
+  for (TensorId t : op.inputs) b.inputs.push_back(address(t));
+  for (TensorId t : op.outputs) b.outputs.push_back(address(t));
+  return b;
+}
+
 Status Executor::enqueue() {
   size_t k = 0;
   for (const Op& op : graph_.ops) {

@@ -153,6 +153,52 @@ TEST_CASE("padding: GEXEC_PAD=0 leaves a misaligned product unpadded", "[gpu][pa
   CHECK(check(s) == "");
 }
 
+TEST_CASE("autotune: a rebound GEMM computes on the new buffers, then binds back", "[gpu][autotune]") {
+  for (const char* pad : {"0", "1"}) {
+    PadEnv env(pad);
+    INFO("GEXEC_PAD=" << pad);
+    Setup s;
+    REQUIRE(make(s, gemm_json(127, 65, 33, false)) == "");
+    REQUIRE(s.ex->run_checked().ok());
+    std::map<std::string, std::vector<uint8_t>> inputs;
+    for (const char* name : {"A", "B", "Bias"}) {
+      auto b = s.ex->read(s.graph.find_tensor(name));
+      REQUIRE(b);
+      inputs[name] = *b;
+    }
+    // Copies of A and B and a poisoned C elsewhere; the bias stays where it is.
+    const Tensor& c = s.graph.tensor(s.graph.find_tensor("C"));
+    Binding other = s.ex->binding_of_kernel(0);
+    for (int i : {0, 1}) {
+      auto p = s.dev->allocate_arena(int64_t(inputs[i == 0 ? "A" : "B"].size()));
+      REQUIRE(p);
+      REQUIRE(s.dev->upload(*p, inputs[i == 0 ? "A" : "B"].data(), inputs[i == 0 ? "A" : "B"].size()).ok());
+      other.inputs[size_t(i)] = *p;
+    }
+    auto out = s.dev->allocate_arena(c.bytes());
+    REQUIRE(out);
+    REQUIRE(s.dev->poison(*out, size_t(c.bytes())).ok());
+    other.outputs[0] = *out;
+    REQUIRE(s.ex->poison(s.graph.find_tensor("C")).ok());
+
+    REQUIRE(s.ex->kernel(0).rebind(other));
+    REQUIRE(s.ex->enqueue_op(0).ok());
+    REQUIRE(s.dev->synchronize().ok());
+    std::vector<uint8_t> got(size_t(c.bytes()));
+    REQUIRE(s.dev->download(got.data(), *out, got.size()).ok());
+    auto ref = run_reference(s.graph, inputs);
+    REQUIRE(ref);
+    CHECK(compare_output(c, got.data(), ref->at("C"), default_tolerance(c.dtype)).pass);
+    // The graph's own C was not written by the rebound run: it still holds the poison.
+    auto own = s.ex->read(s.graph.find_tensor("C"));
+    REQUIRE(own);
+    CHECK_FALSE(compare_output(c, own->data(), ref->at("C"), default_tolerance(c.dtype)).pass);
+
+    REQUIRE(s.ex->kernel(0).rebind(s.ex->binding_of_kernel(0)));
+    CHECK(check(s) == "");
+  }
+}
+
 TEST_CASE("autotune: picks a passing candidate; the cache round-trips and is device-bound", "[gpu][autotune]") {
   const std::string path = "gexec_tuning_test_" + std::to_string(::getpid()) + ".json";
   std::remove(path.c_str());

@@ -14,6 +14,8 @@
 
 namespace gexec {
 
+struct Binding;
+
 // One op bound to its buffers. Built once before the runs.
 class Kernel {
  public:
@@ -37,6 +39,14 @@ class Kernel {
   // What the user should know about how the op runs, once prepared (e.g. why an epilogue was not
   // fused); empty when there is nothing to say.
   virtual std::string note() const { return {}; }
+  // Optional, for autotuning on rotating buffers: points the runs at other buffers for the op's
+  // operands (the same tensors' sizes, addresses aligned at least as the originals'). Operands
+  // that prepare() consumed (converted or padded constants) or fixed in a plan may keep their
+  // buffers. False, changing nothing, where the kernel cannot be rebound.
+  virtual bool rebind(const Binding& b) {
+    (void)b;
+    return false;
+  }
 };
 
 // The device addresses of an op's operands, in the op's input and output order.

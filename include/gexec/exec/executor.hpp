@@ -34,6 +34,8 @@ class Executor {
 
   // The k-th kernel that runs every time (for autotuning); k < kernel_count().
   Kernel& kernel(size_t k) const { return *kernels_[k]; }
+  // The buffers the k-th kernel was built on (Kernel::rebind returns it to them).
+  Binding binding_of_kernel(size_t k) const;
   // Fills a tensor with NaN bytes (Device::poison), so that a run that does not write it shows.
   Status poison(TensorId t) { return device_.poison(address(t), size_t(graph_.tensor(t).bytes())); }
 

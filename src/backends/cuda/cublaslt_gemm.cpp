@@ -332,6 +332,14 @@ Status CublasLtGemm::refresh_bias() {
   return {};
 }
 
+bool CublasLtGemm::rebind(const Binding& b) {
+  if (b.inputs.size() < 2 || b.outputs.size() != 1) return false;
+  a_ = b.inputs[0];
+  b_ = b.inputs[1];
+  c_ = b.outputs[0];
+  return true;
+}
+
 Status CublasLtGemm::select_candidate(int i) {
   if (i < 0 || i >= candidate_count())
     return runtime_error("op " + op_name_ + ": no cuBLASLt candidate " + std::to_string(i) + " (there are " +

@@ -44,6 +44,9 @@ class CublasLtGemm final : public Kernel {
   // The candidate's algorithm configuration (id, tile, stages, split-K, ...): what reloads it.
   std::string variant_name(int i) const override;
   std::string signature() const override { return signature_; }
+  // A and C (and B) move to the given buffers; the bias keeps its own, whose address (or that of
+  // its converted or padded copy) is part of the cuBLASLt descriptor.
+  bool rebind(const Binding& b) override;
   // Whether the operands are copied into buffers with 16-byte rows (gemm_padding.hpp), and why.
   const PadPlan& padding() const { return pad_; }
 
