@@ -126,11 +126,7 @@ std::string CublasLtGemm::describe() const {
 Status CublasLtGemm::build(bool fuse, bool* refused) {
   *refused = false;
   const int ab_bytes = dtype_size(types_.ab), d_bytes = dtype_size(types_.d);
-  const void* a_eff = types_.convert_a ? a_conv_.get() : a_;
-  const void* b_eff = types_.convert_b ? b_conv_.get() : b_;
-  const void* x = pad_.pad && pad_.x.padded ? x_pad_.get() : view_.x.is_b ? b_eff : a_eff;
-  const void* y = pad_.pad && pad_.y.padded ? y_pad_.get() : view_.y.is_b ? b_eff : a_eff;
-  const void* d = pad_.pad && pad_.d.padded ? d_pad_.get() : types_.convert_out ? d_scratch_.get() : c_;
+  const auto [x, y, d] = operands();
 
   // f16 and bf16 accumulate in f32; f32 inputs use TF32 tensor cores (the op asks for no more).
   const cublasComputeType_t compute = types_.tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
@@ -247,8 +243,26 @@ std::string CublasLtGemm::variant_name(int i) const {
          " cluster " + std::to_string(get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
 }
 
-Status CublasLtGemm::copy_padded(const PaddedOperand& p, const void* src, void* dst, int elem_bytes) const {
-  return launch_pad_copy(dst, p.ld, src, p.rows0, p.rows0, p.cols0, elem_bytes, device_->stream());
+CublasLtGemm::Operands CublasLtGemm::operands() const {
+  const void* a = types_.convert_a ? a_conv_.get() : a_;
+  const void* b = types_.convert_b ? b_conv_.get() : b_;
+  Operands o;
+  o.x = pad_.pad && pad_.x.padded ? x_pad_.get() : view_.x.is_b ? b : a;
+  o.y = pad_.pad && pad_.y.padded ? y_pad_.get() : view_.y.is_b ? b : a;
+  o.d = pad_.pad && pad_.d.padded ? d_pad_.get() : types_.convert_out ? d_scratch_.get() : c_;
+  return o;
+}
+
+Status CublasLtGemm::pad_operands(bool fixed) const {
+  if (!pad_.pad) return {};
+  // Padding implies no conversions (plan_padding), so the sources are the stored operands.
+  auto one = [&](const ColOperand& o, const PaddedOperand& p, const DeviceMemory& buf) -> Status {
+    if (!p.padded || (o.is_b ? b_ready_ : a_ready_) != fixed) return {};
+    return launch_pad_copy(buf.get(), p.ld, o.is_b ? b_ : a_, p.rows0, p.rows0, p.cols0, dtype_size(types_.ab),
+                           device_->stream());
+  };
+  GEXEC_TRY(one(view_.x, pad_.x, x_pad_));
+  return one(view_.y, pad_.y, y_pad_);
 }
 
 Status CublasLtGemm::prepare() {
@@ -300,10 +314,7 @@ Status CublasLtGemm::prepare() {
       b.cols = 1;
       GEXEC_TRY(padded(bias_pad_, b, types_.d));
     }
-    const bool x_ready = view_.x.is_b ? b_ready_ : a_ready_, y_ready = view_.y.is_b ? b_ready_ : a_ready_;
-    const int ab = dtype_size(types_.ab);
-    if (pad_.x.padded && x_ready) GEXEC_TRY(copy_padded(pad_.x, view_.x.is_b ? b_ : a_, x_pad_.get(), ab));
-    if (pad_.y.padded && y_ready) GEXEC_TRY(copy_padded(pad_.y, view_.y.is_b ? b_ : a_, y_pad_.get(), ab));
+    GEXEC_TRY(pad_operands(/*fixed=*/true));
   }
 
   bool refused = false;
@@ -357,22 +368,9 @@ Status CublasLtGemm::run() {
   if (types_.convert_b && !b_ready_)
     GEXEC_TRY(launch_convert(b_, b_t_, b_conv_.get(), types_.ab, (s.b_batched ? s.batch : 1) * s.k * s.n, stream));
   if (fused_ && !bias_ready_) GEXEC_TRY(refresh_bias());
+  GEXEC_TRY(pad_operands(/*fixed=*/false));
 
-  const void* a_eff = types_.convert_a ? a_conv_.get() : a_;
-  const void* b_eff = types_.convert_b ? b_conv_.get() : b_;
-  const void* x = view_.x.is_b ? b_eff : a_eff;
-  const void* y = view_.y.is_b ? b_eff : a_eff;
-  void* d = types_.convert_out ? d_scratch_.get() : c_;
-  if (pad_.pad) {
-    // Padding implies no conversions (plan_padding), so the operands are the stored ones.
-    const int ab = dtype_size(types_.ab);
-    const bool x_ready = view_.x.is_b ? b_ready_ : a_ready_, y_ready = view_.y.is_b ? b_ready_ : a_ready_;
-    if (pad_.x.padded && !x_ready) GEXEC_TRY(copy_padded(pad_.x, x, x_pad_.get(), ab));
-    if (pad_.y.padded && !y_ready) GEXEC_TRY(copy_padded(pad_.y, y, y_pad_.get(), ab));
-    if (pad_.x.padded) x = x_pad_.get();
-    if (pad_.y.padded) y = y_pad_.get();
-    if (pad_.d.padded) d = d_pad_.get();
-  }
+  auto [x, y, d] = operands();
   const float alpha = float(s.alpha), beta = 0.0f;
   // beta is 0, so C is not read: D is passed for it, with D's layout.
   GEXEC_CUBLAS_TRY(cublasLtMatmul(device_->cublaslt(), desc_.get(), &alpha, x, layout_x_.get(), y, layout_y_.get(),

@@ -59,8 +59,17 @@ class CublasLtGemm final : public Kernel {
   // Sets *refused (instead of failing) when cuBLASLt has no algorithm for it.
   Status build(bool fuse, bool* refused);
   std::string describe() const;
-  // Copies a stored operand into its padded buffer (the valid block; the padding stays zero).
-  Status copy_padded(const PaddedOperand& p, const void* src, void* dst, int elem_bytes) const;
+  // What cuBLASLt reads and writes: the padded buffers where padded, else the converted or
+  // stored operands, and D's scratch buffer where the output is converted afterwards.
+  struct Operands {
+    const void* x = nullptr;
+    const void* y = nullptr;
+    void* d = nullptr;
+  };
+  Operands operands() const;
+  // Copies the padded X and Y whose values are fixed before the runs (fixed: once, from
+  // prepare()) or change between runs (every run) into their padded buffers; the padding stays zero.
+  Status pad_operands(bool fixed) const;
   // Converts and/or pads the bias into the buffer the epilogue reads, where it is not the bias itself.
   Status refresh_bias();
 
