@@ -15,12 +15,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "../../src/backends/cuda/bare_gemm.hpp"
 #include "../../src/backends/cuda/cuda_device.hpp"
 #include "../../src/backends/cuda/elementwise.hpp"
-#include "../../src/backends/cuda/raii.hpp"
 #include "gexec/backends/cuda_device.hpp"
 #include "gexec/exec/buffer_plan.hpp"
 #include "gexec/exec/executor.hpp"
@@ -33,70 +34,39 @@ using namespace gexec;
 
 namespace {
 
-constexpr size_t kWorkspace = size_t(32) << 20;
-
-// The bare product: D^T = B^T A^T in cuBLASLt's column-major terms, as gexec computes it.
-struct BareGemm {
-  cuda::DeviceMemory a, b, bias, d, ws;
-  cuda::MatmulDesc desc;
-  cuda::MatrixLayout lx, ly, ld;
-  cublasLtMatmulHeuristicResult_t algo{};
-  cublasLtHandle_t lt = nullptr;
+// The bare product on its own buffers: row-major C = A B as the column-major C^T = B^T A^T, as
+// gexec computes it.
+struct BareProduct {
+  cuda::DeviceMemory a, b, bias, c, ws;
+  std::optional<cuda::BareGemm> gemm;
   cudaStream_t stream = nullptr;
 
-  Status run() {
-    const float alpha = 1.0f, beta = 0.0f;
-    GEXEC_CUBLAS_TRY(cublasLtMatmul(lt, desc.get(), &alpha, b.get(), lx.get(), a.get(), ly.get(), &beta, d.get(),
-                                    ld.get(), d.get(), ld.get(), &algo.algo, ws.get(), kWorkspace, stream));
-    return {};
-  }
+  Status run() const { return gemm->run(b.get(), a.get(), c.get(), ws.get(), stream); }
 };
 
-Result<BareGemm> make_bare(cuda::CudaDevice& dev, int64_t m, int64_t n, int64_t k) {
-  BareGemm g;
-  g.lt = dev.cublaslt();
-  g.stream = dev.stream();
-  auto alloc = [](cuda::DeviceMemory& mem, int64_t elems) -> Status {
-    auto r = cuda::DeviceMemory::allocate(size_t(elems) * 2);
+Result<BareProduct> make_bare(cuda::CudaDevice& dev, int64_t m, int64_t n, int64_t k) {
+  BareProduct p;
+  p.stream = dev.stream();
+  auto alloc = [](cuda::DeviceMemory& mem, size_t bytes) -> Status {
+    auto r = cuda::DeviceMemory::allocate(bytes);
     if (!r) return r.error();
     mem = std::move(*r);
     return {};
   };
-  GEXEC_TRY(alloc(g.a, m * k));
-  GEXEC_TRY(alloc(g.b, k * n));
-  GEXEC_TRY(alloc(g.bias, n));
-  GEXEC_TRY(alloc(g.d, m * n));
-  auto ws = cuda::DeviceMemory::allocate(kWorkspace);
-  if (!ws) return ws.error();
-  g.ws = std::move(*ws);
-  const rng::DrawParams p{rng::Dist::normal, 0.0, 0.25, 0x62617265ull};
-  GEXEC_TRY(cuda::launch_fill_random(g.a.get(), DType::f16, m * k, p, g.stream));
-  GEXEC_TRY(cuda::launch_fill_random(g.b.get(), DType::f16, k * n, p, g.stream));
-  GEXEC_TRY(cuda::launch_fill_random(g.bias.get(), DType::f16, n, p, g.stream));
-
-  auto desc = cuda::make_matmul_desc(CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  if (!desc) return desc.error();
-  GEXEC_TRY(cuda::set_attribute(*desc, CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(CUBLASLT_EPILOGUE_RELU_BIAS)));
-  GEXEC_TRY(cuda::set_attribute(*desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(g.bias.get())));
-  auto lx = cuda::make_matrix_layout(CUDA_R_16F, uint64_t(n), uint64_t(k), n);
-  auto ly = cuda::make_matrix_layout(CUDA_R_16F, uint64_t(k), uint64_t(m), k);
-  auto ld = cuda::make_matrix_layout(CUDA_R_16F, uint64_t(n), uint64_t(m), n);
-  if (!lx) return lx.error();
-  if (!ly) return ly.error();
-  if (!ld) return ld.error();
-  auto pref = cuda::make_preference();
-  if (!pref) return pref.error();
-  GEXEC_TRY(cuda::set_attribute(*pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(kWorkspace)));
-  int found = 0;
-  GEXEC_CUBLAS_TRY(cublasLtMatmulAlgoGetHeuristic(g.lt, desc->get(), lx->get(), ly->get(), ld->get(), ld->get(),
-                                                  pref->get(), 1, &g.algo, &found));
-  if (found < 1) return runtime_error("cuBLASLt has no algorithm for the bare product");
-  g.desc = std::move(*desc);
-  g.lx = std::move(*lx);
-  g.ly = std::move(*ly);
-  g.ld = std::move(*ld);
-  GEXEC_CUDA_TRY(cudaStreamSynchronize(g.stream));
-  return g;
+  GEXEC_TRY(alloc(p.a, size_t(m * k) * 2));
+  GEXEC_TRY(alloc(p.b, size_t(k * n) * 2));
+  GEXEC_TRY(alloc(p.bias, size_t(n) * 2));
+  GEXEC_TRY(alloc(p.c, size_t(m * n) * 2));
+  GEXEC_TRY(alloc(p.ws, cuda::kGemmWorkspaceBytes));
+  const rng::DrawParams draw{rng::Dist::normal, 0.0, 0.25, 0x62617265ull};
+  GEXEC_TRY(cuda::launch_fill_random(p.a.get(), DType::f16, m * k, draw, p.stream));
+  GEXEC_TRY(cuda::launch_fill_random(p.b.get(), DType::f16, k * n, draw, p.stream));
+  GEXEC_TRY(cuda::launch_fill_random(p.bias.get(), DType::f16, n, draw, p.stream));
+  auto gemm = cuda::BareGemm::create(dev.cublaslt(), n, m, k, p.bias.get(), cuda::kGemmWorkspaceBytes);
+  if (!gemm) return gemm.error();
+  p.gemm = std::move(*gemm);
+  GEXEC_CUDA_TRY(cudaStreamSynchronize(p.stream));
+  return p;
 }
 
 Result<double> median_us(Device& dev, const std::function<Status()>& enqueue, bool graph) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bare_gemm.hpp"
 #include "cuda_device.hpp"
 #include "elementwise.hpp"
 #include "raii.hpp"
@@ -86,36 +87,19 @@ Result<double> measure(cudaStream_t stream, cublasLtHandle_t lt) {
   GEXEC_TRY(launch_fill_random(a->get(), DType::f16, n * n, {rng::Dist::normal, 0.0, 1.0, 0x7065616b41ull}, stream));
   GEXEC_TRY(launch_fill_random(b->get(), DType::f16, n * n, {rng::Dist::normal, 0.0, 1.0, 0x7065616b42ull}, stream));
 
-  auto desc = make_matmul_desc(CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  if (!desc) return desc.error();
-  auto layout = make_matrix_layout(CUDA_R_16F, uint64_t(n), uint64_t(n), n);  // square: one serves all
-  if (!layout) return layout.error();
-  auto pref = make_preference();
-  if (!pref) return pref.error();
-  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(kWorkspace)));
-  cublasLtMatmulHeuristicResult_t algo{};
-  int found = 0;
-  GEXEC_CUBLAS_TRY(cublasLtMatmulAlgoGetHeuristic(lt, desc->get(), layout->get(), layout->get(), layout->get(),
-                                                  layout->get(), pref->get(), 1, &algo, &found));
-  if (found < 1) return runtime_error("cuBLASLt has no algorithm for the f16 GEMM of the peak measurement");
-
-  const float alpha = 1.0f, beta = 0.0f;
-  auto gemm = [&]() -> Status {
-    GEXEC_CUBLAS_TRY(cublasLtMatmul(lt, desc->get(), &alpha, a->get(), layout->get(), b->get(), layout->get(), &beta,
-                                    d->get(), layout->get(), d->get(), layout->get(), &algo.algo, ws->get(),
-                                    kWorkspace, stream));
-    return {};
-  };
+  auto gemm = BareGemm::create(lt, n, n, n, nullptr, kWorkspace);
+  if (!gemm) return gemm.error().with("the f16 GEMM of the peak measurement");
+  auto run = [&]() { return gemm->run(a->get(), b->get(), d->get(), ws->get(), stream); };
   std::vector<Event> marks;
   for (int i = 0; i <= kSamples; ++i) {
     auto e = make_event();
     if (!e) return e.error();
     marks.push_back(std::move(*e));
   }
-  for (int i = 0; i < kWarmups; ++i) GEXEC_TRY(gemm());
+  for (int i = 0; i < kWarmups; ++i) GEXEC_TRY(run());
   GEXEC_CUDA_TRY(cudaEventRecord(marks[0].get(), stream));
   for (int i = 0; i < kSamples; ++i) {
-    GEXEC_TRY(gemm());
+    GEXEC_TRY(run());
     GEXEC_CUDA_TRY(cudaEventRecord(marks[size_t(i) + 1].get(), stream));
   }
   GEXEC_CUDA_TRY(cudaStreamSynchronize(stream));
