@@ -103,9 +103,10 @@ class Tuner {
   Result<std::vector<Binding>> rotation(size_t k) {
     const Op& op = ex_.op_of_kernel(k);
     const Graph& g = ex_.graph();
+    const auto span = [&](TensorId t) { return (g.tensor(t).bytes() + kAlign - 1) / kAlign * kAlign; };
     int64_t set_bytes = 0;
-    for (TensorId t : op.inputs) set_bytes += (g.tensor(t).bytes() + kAlign - 1) / kAlign * kAlign;
-    for (TensorId t : op.outputs) set_bytes += (g.tensor(t).bytes() + kAlign - 1) / kAlign * kAlign;
+    for (TensorId t : op.inputs) set_bytes += span(t);
+    for (TensorId t : op.outputs) set_bytes += span(t);
     std::vector<Binding> sets = {ex_.binding_of_kernel(k)};
     const int64_t extra = std::min(kMaxSets, (kRotateBytes + set_bytes - 1) / std::max<int64_t>(set_bytes, 1)) - 1;
     if (extra <= 0) return sets;  // one set already fills the cache twice over
@@ -126,11 +127,11 @@ class Tuner {
       for (TensorId t : op.inputs) {
         GEXEC_TRY(ex_.device().fill_input(g.tensor(t), next, uint64_t(0x726f74 + s * 131 + t)));
         b.inputs.push_back(next);
-        next += (g.tensor(t).bytes() + kAlign - 1) / kAlign * kAlign;
+        next += span(t);
       }
       for (TensorId t : op.outputs) {
         b.outputs.push_back(next);
-        next += (g.tensor(t).bytes() + kAlign - 1) / kAlign * kAlign;
+        next += span(t);
       }
       sets.push_back(std::move(b));
     }
@@ -197,9 +198,7 @@ class Tuner {
 
 Result<std::vector<TunedKernel>> autotune(Executor& ex, const DeviceCaps& caps, const AutotuneOptions& opts,
                                           std::ostream& out) {
-  TuningCache cache;
-  if (!opts.cache_path.empty()) cache = load_tuning_cache(opts.cache_path, caps);
-  else cache.device = caps.name, cache.cuda = caps.cuda_runtime, cache.cublaslt = caps.cublaslt;
+  TuningCache cache = load_tuning_cache(opts.cache_path, caps);
   std::vector<TunedKernel> results;
   Tuner tuner(ex, opts);
   Progress progress;

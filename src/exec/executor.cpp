@@ -42,10 +42,7 @@ Result<std::unique_ptr<Executor>> Executor::create(Device& device, Graph graph, 
 
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const Op& op = g.ops[i];
-    Binding b;
-    for (TensorId t : op.inputs) b.inputs.push_back(ex->address(t));
-    for (TensorId t : op.outputs) b.outputs.push_back(ex->address(t));
-    auto k = device.make_kernel(*selection.ops[i].kernel, g, op, b);
+    auto k = device.make_kernel(*selection.ops[i].kernel, g, op, ex->binding_of(op));
     if (!k) return k.error().with("op " + op.name);
     // Hoisted ops run now, in order, so that kernels preparing later see their results
     // (for instance a constant bias converted once from the cast of a constant).
@@ -70,8 +67,7 @@ Result<std::unique_ptr<Executor>> Executor::create(Device& device, Graph graph, 
   return ex;
 }
 
-Binding Executor::binding_of_kernel(size_t k) const {
-  const Op& op = op_of_kernel(k);
+Binding Executor::binding_of(const Op& op) const {
   Binding b;
   for (TensorId t : op.inputs) b.inputs.push_back(address(t));
   for (TensorId t : op.outputs) b.outputs.push_back(address(t));

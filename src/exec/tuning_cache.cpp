@@ -13,6 +13,7 @@ TuningCache load_tuning_cache(const std::string& path, const DeviceCaps& caps) {
   c.device = caps.name;
   c.cuda = caps.cuda_runtime;
   c.cublaslt = caps.cublaslt;
+  if (path.empty()) return c;  // no cache file asked for
   std::ifstream in(path);
   if (!in) return c;  // no cache yet: it is written after tuning
   try {

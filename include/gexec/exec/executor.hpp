@@ -5,7 +5,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <string>
 #include <vector>
 
 #include "gexec/exec/buffer_plan.hpp"
@@ -35,7 +34,7 @@ class Executor {
   // The k-th kernel that runs every time (for autotuning); k < kernel_count().
   Kernel& kernel(size_t k) const { return *kernels_[k]; }
   // The buffers the k-th kernel was built on (Kernel::rebind returns it to them).
-  Binding binding_of_kernel(size_t k) const;
+  Binding binding_of_kernel(size_t k) const { return binding_of(op_of_kernel(k)); }
   // Fills a tensor with NaN bytes (Device::poison), so that a run that does not write it shows.
   Status poison(TensorId t) { return device_.poison(address(t), size_t(graph_.tensor(t).bytes())); }
 
@@ -52,6 +51,7 @@ class Executor {
  private:
   Executor(Device& device, Graph graph) : device_(device), graph_(std::move(graph)) {}
   void* address(TensorId t) const;
+  Binding binding_of(const Op& op) const;  // its operands' addresses in the arena
 
   Device& device_;
   Graph graph_;

@@ -22,7 +22,8 @@ struct TuningCache {
 };
 
 // The cache in `path` when it exists and was made on this device and these versions; empty
-// (with a warning saying why) when it is from elsewhere or unreadable; empty when it is missing.
+// (with a warning saying why) when it is from elsewhere or unreadable; empty when it is missing
+// or `path` is empty. An empty cache still names this device and these versions.
 TuningCache load_tuning_cache(const std::string& path, const DeviceCaps& caps);
 Status save_tuning_cache(const std::string& path, const TuningCache& cache);
 
