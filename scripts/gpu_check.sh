@@ -12,6 +12,19 @@ want() { [[ " $stages " == *" all "* || " $stages " == *" $1 "* ]]; }
 gexec=build/release/gexec
 status=0
 note() { printf '\n=== %s\n' "$*"; }
+# gemm_graph M N K BIAS_DTYPE: a graph of one f16 GEMM + bias + ReLU (constant bias) on stdout.
+gemm_graph() {
+  cat <<JSON
+{"format": "gexec.graph", "version": 1, "name": "gemm_$1x$2x$3",
+ "tensors": [
+  {"name": "A", "shape": [$1, $3], "dtype": "f16"},
+  {"name": "B", "shape": [$3, $2], "dtype": "f16"},
+  {"name": "bias", "shape": [$2], "dtype": "$4", "constant": true},
+  {"name": "C", "shape": [$1, $2], "dtype": "f16"}],
+ "ops": [{"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "bias"], "outputs": ["C"], "attrs": {"act": "relu"}}],
+ "outputs": ["C"]}
+JSON
+}
 
 note "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.max.sm --format=csv 2>&1
@@ -44,16 +57,7 @@ if want graphs; then
   "$gexec" run graphs/gemm_bias_relu.json --iters 2000 --warmup-ms 200 --no-cuda-graph 2>&1 | tail -12
   "$gexec" run graphs/mlp3.json --iters 200 --profile 2>&1 | tail -16
   note "8192^3 GEMM + bias + ReLU, checked by sampling"
-  cat > "$OUT/gemm8192.json" <<'JSON'
-{"format": "gexec.graph", "version": 1, "name": "gemm8192",
- "tensors": [
-  {"name": "A", "shape": [8192, 8192], "dtype": "f16"},
-  {"name": "B", "shape": [8192, 8192], "dtype": "f16"},
-  {"name": "bias", "shape": [8192], "dtype": "f32", "constant": true},
-  {"name": "C", "shape": [8192, 8192], "dtype": "f16"}],
- "ops": [{"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "bias"], "outputs": ["C"], "attrs": {"act": "relu"}}],
- "outputs": ["C"]}
-JSON
+  gemm_graph 8192 8192 8192 f32 > "$OUT/gemm8192.json"
   /usr/bin/time -f "wall %e s" "$gexec" run "$OUT/gemm8192.json" --report "$OUT/r8192.json" 2>&1 | tail -8
   rm -f "$OUT/gemm8192.json"
   note "dumped inputs recomputed with PyTorch"
@@ -72,16 +76,7 @@ fi
 if want perf; then
   note "odd shape 4095x4097x4093 f16: padded (the default) against GEXEC_PAD=0"
   odd=$(mktemp --suffix=.json)
-  cat > "$odd" <<'JSON'
-{"format": "gexec.graph", "version": 1, "name": "odd",
- "tensors": [
-  {"name": "A", "shape": [4095, 4093], "dtype": "f16"},
-  {"name": "B", "shape": [4093, 4097], "dtype": "f16"},
-  {"name": "bias", "shape": [4097], "dtype": "f16", "constant": true},
-  {"name": "C", "shape": [4095, 4097], "dtype": "f16"}],
- "ops": [{"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "bias"], "outputs": ["C"], "attrs": {"act": "relu"}}],
- "outputs": ["C"]}
-JSON
+  gemm_graph 4095 4097 4093 f16 > "$odd"
   "$gexec" -v run "$odd" --iters 50 2>&1 | grep -E "padding|median|result|FAIL"
   GEXEC_PAD=0 "$gexec" run "$odd" --iters 50 2>&1 | grep -E "padding|median|result|FAIL"
   # ncu_kernels LABEL COMMAND...: each kernel COMMAND launches, with its median time under ncu.
@@ -108,7 +103,7 @@ PY
   GEXEC_PAD=1 ncu_kernels pad1 "$gexec" -q run "$odd" --verify none --iters 5 --warmup 2 --no-cuda-graph
   GEXEC_PAD=0 ncu_kernels pad0 "$gexec" -q run "$odd" --verify none --iters 5 --warmup 2 --no-cuda-graph
   note "4096^3 f16 GEMM + bias + ReLU: the kernels gexec and PyTorch's _addmm_activation run"
-  sed 's/4095, 4093/4096, 4096/; s/4093, 4097/4096, 4096/; s/\[4097\]/[4096]/; s/4095, 4097/4096, 4096/' "$odd" > "$OUT/g4096.json"
+  gemm_graph 4096 4096 4096 f16 > "$OUT/g4096.json"
   ncu_kernels gexec4096 "$gexec" -q run "$OUT/g4096.json" --verify none --iters 3 --warmup 0 --no-cuda-graph
   ncu_kernels torch4096 python3 -c "
 import torch
