@@ -65,15 +65,23 @@ std::string make(Setup& s, const std::string& json) {
   return "";
 }
 
-// Runs once and compares C with the CPU reference.
-std::string check(Setup& s) {
-  if (Status st = s.ex->run_checked(); !st) return st.error().message;
+// The graph's inputs as the device holds them, for the reference.
+Result<std::map<std::string, std::vector<uint8_t>>> read_inputs(Setup& s) {
   std::map<std::string, std::vector<uint8_t>> inputs;
   for (const char* name : {"A", "B", "Bias"}) {
     auto b = s.ex->read(s.graph.find_tensor(name));
-    if (!b) return b.error().message;
-    inputs[name] = *b;
+    if (!b) return b.error();
+    inputs[name] = std::move(*b);
   }
+  return inputs;
+}
+
+// Runs once and compares C with the CPU reference.
+std::string check(Setup& s) {
+  if (Status st = s.ex->run_checked(); !st) return st.error().message;
+  auto in = read_inputs(s);
+  if (!in) return in.error().message;
+  const auto& inputs = *in;
   auto got = s.ex->read(s.graph.find_tensor("C"));
   if (!got) return got.error().message;
   auto ref = run_reference(s.graph, inputs);
@@ -160,12 +168,9 @@ TEST_CASE("autotune: a rebound GEMM computes on the new buffers, then binds back
     Setup s;
     REQUIRE(make(s, gemm_json(127, 65, 33, false)) == "");
     REQUIRE(s.ex->run_checked().ok());
-    std::map<std::string, std::vector<uint8_t>> inputs;
-    for (const char* name : {"A", "B", "Bias"}) {
-      auto b = s.ex->read(s.graph.find_tensor(name));
-      REQUIRE(b);
-      inputs[name] = *b;
-    }
+    auto in = read_inputs(s);
+    REQUIRE(in);
+    auto& inputs = *in;
     // Copies of A and B and a poisoned C elsewhere; the bias stays where it is.
     const Tensor& c = s.graph.tensor(s.graph.find_tensor("C"));
     Binding other = s.ex->binding_of_kernel(0);
