@@ -74,11 +74,11 @@ if want graphs; then
 fi
 
 if want perf; then
-  note "odd shape 4095x4097x4093 f16: padded (the default) against GEXEC_PAD=0"
+  note "odd shape 4095x4097x4093 f16: padded (the default) against --pad never"
   odd=$(mktemp --suffix=.json)
   gemm_graph 4095 4097 4093 f16 > "$odd"
   "$gexec" -v run "$odd" --iters 50 2>&1 | grep -E "padding|median|result|FAIL"
-  GEXEC_PAD=0 "$gexec" run "$odd" --iters 50 2>&1 | grep -E "padding|median|result|FAIL"
+  "$gexec" run "$odd" --pad never --iters 50 2>&1 | grep -E "padding|median|result|FAIL"
   # ncu_kernels LABEL COMMAND...: each kernel COMMAND launches, with its median time under ncu.
   ncu_kernels() {
     local label=$1; shift
@@ -99,9 +99,9 @@ for name, t in times.items():
 PY
     rm -f "$OUT/ncu_$label.csv"  # $OUT brings back only a few files
   }
-  note "odd shape: each kernel under ncu (median us per launch), padded and with GEXEC_PAD=0"
-  GEXEC_PAD=1 ncu_kernels pad1 "$gexec" -q run "$odd" --verify none --iters 5 --warmup 2 --no-cuda-graph
-  GEXEC_PAD=0 ncu_kernels pad0 "$gexec" -q run "$odd" --verify none --iters 5 --warmup 2 --no-cuda-graph
+  note "odd shape: each kernel under ncu (median us per launch), --pad always and --pad never"
+  ncu_kernels pad1 "$gexec" -q run "$odd" --pad always --verify none --iters 5 --warmup 2 --no-cuda-graph
+  ncu_kernels pad0 "$gexec" -q run "$odd" --pad never --verify none --iters 5 --warmup 2 --no-cuda-graph
   note "4096^3 f16 GEMM + bias + ReLU: the kernels gexec and PyTorch's _addmm_activation run"
   gemm_graph 4096 4096 4096 f16 > "$OUT/g4096.json"
   ncu_kernels gexec4096 "$gexec" -q run "$OUT/g4096.json" --verify none --iters 3 --warmup 0 --no-cuda-graph

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <iostream>
 
 #include "gexec/app/commands.hpp"
@@ -56,6 +57,10 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   run_cmd->add_option("--tuning-cache", run.tuning_cache,
                       "Save the tuned choices to this file and reload them (same device and versions only)");
+  run_cmd->add_option("--pad", run.pad,
+                      "Copy GEMM operands with misaligned rows into 16-byte-aligned buffers: auto (by a cost "
+                      "estimate), never or always")
+      ->check(CLI::IsMember({"auto", "never", "always"}));
   double peak = 0;
   auto* peak_opt = run_cmd->add_option("--peak-tflops", peak, "The device's peak for '% of peak' (default: measured once, cached)")
       ->check(CLI::PositiveNumber);
@@ -74,6 +79,11 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("gexec"));
   spdlog::set_pattern("gexec: %l: %v");
   spdlog::set_level(quiet ? spdlog::level::err : verbose ? spdlog::level::debug : spdlog::level::info);
+
+  // A test aid (fault.hpp): only this entry point passes GEXEC_FAULT on to the CUDA backend.
+  if (const char* faults = std::getenv("GEXEC_FAULT"); faults && *faults)
+    if (gexec::Status s = gexec::install_test_faults(faults); !s)
+      std::cerr << "gexec: " << s.error().message << "; no fault is injected\n";
 
   gexec::Exit status = gexec::Exit::ok;
   if (*run_cmd) {

@@ -114,6 +114,7 @@ json report_json(const RunReport& r) {
     rep["ops_after_passes"] = r.passes->ops_after;
   }
   if (r.device) rep["device"] = device_json(*r.device);
+  if (r.device) rep["options"] = {{"pad", std::string(pad_policy_name(r.kernel_options.pad))}};
   if (r.kernels) rep["kernels"] = kernels_json(*r.kernels);
   if (r.buffers) rep["buffers"] = buffers_json(*r.buffers);
   if (r.loaded_inputs) rep["inputs"]["loaded"] = *r.loaded_inputs;

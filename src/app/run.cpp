@@ -6,7 +6,7 @@
 
 #include "gexec/app/commands.hpp"
 #include "gexec/app/run_report.hpp"
-#include "gexec/exec/autotune.hpp"
+#include "gexec/tune/autotune.hpp"
 #include "gexec/exec/executor.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/ir/printer.hpp"
@@ -15,6 +15,7 @@
 #include "dump.hpp"
 #include "json_report.hpp"
 #include "load_inputs.hpp"
+#include "progress.hpp"
 #include "report.hpp"
 #include "target.hpp"
 #include "timing_report.hpp"
@@ -64,6 +65,11 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
                            int64_t(original.ops.size())};
   tell();
 
+  // The switches are read here, once; selection and preparation get them in KernelOptions.
+  auto pad = parse_pad_policy(opts.pad);
+  if (!pad) return pad.error();
+  rep.kernel_options.pad = *pad;
+
   // Passes.
   auto names = parse_pass_list(opts.passes);
   if (!names) return names.error();
@@ -91,7 +97,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   times.device = ms_since(t0);
   rep.device = DeviceSummary{target->caps, target->backend};
   tell();
-  auto selection = select_kernels(graph, target->caps, target->backend);
+  auto selection = select_kernels(graph, target->caps, target->backend, rep.kernel_options);
   if (!selection) return selection.error();
   rep.kernels = kernel_choices(graph, *selection);
   const BufferPlan plan = plan_buffers(graph);
@@ -126,6 +132,8 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     tune.top = opts.autotune_top;
     tune.cache_path = opts.tuning_cache;
     tune.cuda_graph = opts.timing.cuda_graph;
+    Progress bar("autotune");
+    tune.progress = [&bar](double done) { bar.update(done); };
     std::ostringstream log;
     auto tuned = autotune(**ex, target->caps, tune, log);
     rep.tuning_log = log.str();

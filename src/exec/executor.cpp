@@ -42,7 +42,7 @@ Result<std::unique_ptr<Executor>> Executor::create(Device& device, Graph graph, 
 
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const Op& op = g.ops[i];
-    auto k = device.make_kernel(*selection.ops[i].kernel, g, op, ex->binding_of(op));
+    auto k = device.make_kernel(*selection.ops[i].kernel, g, op, ex->binding_of(op), selection.options);
     if (!k) return k.error().with("op " + op.name);
     // Hoisted ops run now, in order, so that kernels preparing later see their results
     // (for instance a constant bias converted once from the cast of a constant).

@@ -157,7 +157,7 @@ Outcome run_case(Device& dev, const Case& c) {
     return out;
   }
   if (def->check) {
-    const Verdict v = def->check(g, op, dev.caps());
+    const Verdict v = def->check(g, op, dev.caps(), KernelOptions{});
     if (!v.ok()) {
       out.error = "rejected: " + v.rejected;
       return out;
@@ -186,16 +186,16 @@ Outcome run_case(Device& dev, const Case& c) {
   Binding bind;
   for (TensorId t : op.inputs) bind.inputs.push_back(addr[size_t(t)]);
   bind.outputs.push_back(addr[size_t(ct)]);
-  auto kernel = dev.make_kernel(*def, g, op, bind);
+  auto kernel = dev.make_kernel(*def, g, op, bind, {});
   if (!kernel) return failed(kernel.error().message);
   if (Status s = (*kernel)->prepare(); !s) return fail(s);
   auto* gemm = dynamic_cast<cuda::CublasLtGemm*>(kernel->get());
   if (!gemm) return failed("make_kernel did not give the cuBLASLt kernel");
   out.fused = gemm->fused();
-  out.fallback_reason = gemm->fallback_reason();
-  out.candidates = gemm->candidate_count();
+  out.fallback_reason = gemm->note();
+  out.candidates = gemm->variant_count();
   if (c.candidate >= 0)
-    if (Status s = gemm->select_candidate(c.candidate); !s) return fail(s);
+    if (Status s = gemm->select_variant(c.candidate); !s) return fail(s);
 
   if (Status s = (*kernel)->run(); !s) return fail(s);
   if (Status s = dev.synchronize(); !s) return fail(s);

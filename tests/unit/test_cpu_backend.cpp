@@ -67,14 +67,14 @@ std::map<std::string, OutputCheck> run_and_check(const Graph& g, const Graph* re
   for (const Op& op : g.ops) {
     const KernelDef& def = cpu_def(op.type);
     if (def.check) {
-      Verdict v = def.check(g, op, dev->caps());
+      Verdict v = def.check(g, op, dev->caps(), KernelOptions{});
       INFO(v.rejected);
       REQUIRE(v.ok());
     }
     Binding b;
     for (TensorId t : op.inputs) b.inputs.push_back(at(t));
     b.outputs.push_back(at(op.outputs[0]));
-    auto k = dev->make_kernel(def, g, op, b);
+    auto k = dev->make_kernel(def, g, op, b, {});
     REQUIRE(k.ok());
     REQUIRE((*k)->prepare().ok());
     kernels.push_back(std::move(k.value()));
@@ -127,8 +127,8 @@ TEST_CASE("cpu: the device", "[cpu]") {
   TensorId x = b.tensor("X", {4}), y = b.tensor("Y", {4});
   b.op(OpType::RELU, {x}, y);
   Binding bind{{*a}, {*a}};
-  CHECK_FALSE(dev->make_kernel(cpu_def(OpType::GELU), b.g, b.g.ops[0], bind).ok());  // wrong op type
-  CHECK(dev->make_kernel(cpu_def(OpType::RELU), b.g, b.g.ops[0], bind).ok());
+  CHECK_FALSE(dev->make_kernel(cpu_def(OpType::GELU), b.g, b.g.ops[0], bind, {}).ok());  // wrong op type
+  CHECK(dev->make_kernel(cpu_def(OpType::RELU), b.g, b.g.ops[0], bind, {}).ok());
   CHECK(cpu_kernel_defs().size() == 7);
 }
 

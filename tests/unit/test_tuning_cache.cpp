@@ -7,7 +7,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "gexec/exec/tuning_cache.hpp"
+#include "gexec/tune/tuning_cache.hpp"
 
 using namespace gexec;
 

@@ -36,6 +36,7 @@ struct RunOptions {
   bool autotune = false;             // time the top cuBLASLt candidates per GEMM, keep the fastest that passes
   int autotune_top = 16;             // how many candidates --autotune times
   std::string tuning_cache;          // save and reload the tuned choices in this file
+  std::string pad = "auto";          // --pad: auto, never or always (parse_pad_policy)
 };
 
 // `gexec run`: run_graph, its report printed on `out` as the run goes, the error once on `err`,
@@ -44,6 +45,11 @@ Exit run_command(const RunOptions& opts, std::ostream& out, std::ostream& err);
 
 // `gexec validate FILE...`: "FILE: ok (N tensors, M ops)" on out, problems on err.
 Exit validate_command(const std::vector<std::string>& files, std::ostream& out, std::ostream& err);
+
+// A test aid for the binary's entry point: installs the CUDA backend's fault injection
+// (src/backends/cuda/fault.hpp) from `spec`, the value of GEXEC_FAULT. Nothing else reads that
+// variable. A bad spec is a bad_input error and injects nothing; without the CUDA backend, a no-op.
+Status install_test_faults(const std::string& spec);
 
 // `gexec kernels`: the kernel table.
 Exit kernels_command(std::ostream& out);

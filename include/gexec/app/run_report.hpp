@@ -127,6 +127,7 @@ struct RunReport {
   std::string printed_after;   // dry-run: the graph after the passes, printed
   std::string emitted_graph;   // --emit-graph: the file written
   std::optional<DeviceSummary> device;
+  KernelOptions kernel_options;  // what selection and preparation were given (--pad)
   std::optional<std::vector<KernelChoice>> kernels;
   std::optional<BufferSummary> buffers;
   std::optional<std::vector<std::string>> loaded_inputs;  // set once execution starts

@@ -10,7 +10,7 @@ namespace gexec {
 namespace {
 
 // Accepts every product whose shapes agree and whose sizes fit cblas_sgemm's int arguments.
-Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
+Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&, const KernelOptions&) {
   Verdict v;
   std::string why;
   const auto s = gemm_shape(g, op, &why);
@@ -48,6 +48,7 @@ std::vector<KernelDef> cpu_kernel_defs() {
     d.name = std::move(name);
     d.op = op;
     d.backend = Backend::cpu;
+    d.impl = op == OpType::MATMUL || op == OpType::GEMM_BIAS_ACT ? KernelImpl::cpu_gemm : KernelImpl::cpu_elementwise;
     d.priority = 10;
     d.inputs.assign(inputs, all);
     d.outputs = all;

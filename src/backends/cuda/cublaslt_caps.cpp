@@ -15,7 +15,7 @@ std::string name(DType t) { return std::string(dtype_name(t)); }
 std::string when(bool once) { return once ? "once, before the runs" : "in every run"; }
 
 // Accepts every product whose shapes agree; the notes say what runs beyond the one cuBLASLt call.
-Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
+Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&, const KernelOptions& options) {
   Verdict v;
   std::string why;
   const auto shape = gemm_shape(g, op, &why);
@@ -59,7 +59,7 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
                       "there; a separate kernel adds the bias" +
                       std::string(act != Act::none ? " and the activation" : "") + " after the product");
   const bool a_once = fixed_before_runs(g, op.inputs[0]), b_once = fixed_before_runs(g, op.inputs[1]);
-  const auto pad = cuda::plan_padding(view, types, epi, a_once, b_once, cuda::pad_mode_from_env());
+  const auto pad = cuda::plan_padding(view, types, epi, a_once, b_once, options.pad);
   if (pad.why.rfind("rows aligned", 0) != 0) v.notes.push_back(pad.why);
   return v;
 }
@@ -70,6 +70,7 @@ KernelDef gemm_def(std::string kernel_name, OpType op, std::string summary) {
   d.name = std::move(kernel_name);
   d.op = op;
   d.backend = Backend::cuda;
+  d.impl = KernelImpl::cublaslt_gemm;
   d.priority = 100;
   d.inputs = op == OpType::GEMM_BIAS_ACT ? std::vector<std::vector<DType>>{all, all, all}
                                          : std::vector<std::vector<DType>>{all, all};

@@ -15,10 +15,11 @@
 
 namespace gexec::cuda {
 
-class CublasLtGemm final : public Kernel {
+class CublasLtGemm final : public Kernel, public Tunable {
  public:
   static Result<std::unique_ptr<CublasLtGemm>> create(CudaDevice& device, const KernelDef& def, const Graph& g,
-                                                      const Op& op, const Binding& binding);
+                                                      const Op& op, const Binding& binding,
+                                                      const KernelOptions& options = {});
   ~CublasLtGemm() override;
 
   // Allocates the scratch buffers, converts what is fixed before the runs, builds the
@@ -28,19 +29,14 @@ class CublasLtGemm final : public Kernel {
   Status run() override;
 
   // Why the bias and activation are not in the epilogue; empty when they are (or there are none).
-  std::string fallback_reason() const { return fallback_reason_; }
   std::string note() const override { return fallback_reason_; }
   bool fused() const { return fused_; }
+  Tunable* tunable() override { return this; }
 
-  // The heuristic's candidates for autotuning: the first is used unless another is selected.
-  int candidate_count() const { return int(candidates_.size()); }
-  int selected_candidate() const { return chosen_; }
-  Status select_candidate(int i);
-  const std::vector<cublasLtMatmulHeuristicResult_t>& candidates() const { return candidates_; }
-  // The Kernel's autotuning interface over the candidates above.
-  int variant_count() const override { return candidate_count(); }
+  // Tunable, over the heuristic's candidates: the first is used unless another is selected.
+  int variant_count() const override { return int(candidates_.size()); }
   int selected_variant() const override { return chosen_; }
-  Status select_variant(int i) override { return select_candidate(i); }
+  Status select_variant(int i) override;
   // The candidate's algorithm configuration (id, tile, stages, split-K, ...): what reloads it.
   std::string variant_name(int i) const override;
   std::string signature() const override { return signature_; }
@@ -49,9 +45,6 @@ class CublasLtGemm final : public Kernel {
   bool rebind(const Binding& b) override;
   // Whether the operands are copied into buffers with 16-byte rows (gemm_padding.hpp), and why.
   const PadPlan& padding() const { return pad_; }
-
-  const GemmShape& shape() const { return shape_; }
-  const GemmView& view() const { return view_; }
 
  private:
   CublasLtGemm() = default;
@@ -100,12 +93,13 @@ class CublasLtGemm final : public Kernel {
   std::vector<cublasLtMatmulHeuristicResult_t> candidates_;
   int chosen_ = 0;
   std::string signature_;
+  PadPolicy pad_policy_ = PadPolicy::automatic;  // --pad, as the op was selected with
   PadPlan pad_;
   DeviceMemory x_pad_, y_pad_, d_pad_;  // padded X, Y and D (allocated only when padded)
   DeviceMemory bias_pad_;               // the bias, zero-padded to D's padded rows
 };
 
 Result<std::unique_ptr<Kernel>> make_cublaslt_gemm(CudaDevice& device, const KernelDef& def, const Graph& g,
-                                                   const Op& op, const Binding& binding);
+                                                   const Op& op, const Binding& binding, const KernelOptions& options);
 
 }  // namespace gexec::cuda

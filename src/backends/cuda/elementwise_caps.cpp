@@ -13,6 +13,7 @@ std::vector<KernelDef> cuda_elementwise_kernel_defs() {
     d.name = std::move(name);
     d.op = op;
     d.backend = Backend::cuda;
+    d.impl = KernelImpl::cuda_elementwise;
     d.priority = 10;
     d.inputs.assign(inputs, all);
     d.outputs = all;
