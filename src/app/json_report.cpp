@@ -61,10 +61,7 @@ json buffers_json(const BufferSummary& b) {
 
 json output_json(const CheckedOutput& o) {
   const OutputCheck& c = o.check;
-  return {{"name", c.name},
-          {"dtype", std::string(dtype_name(c.dtype))},
-          {"shape", o.shape},
-          {"mode", c.mode},
+  return {{"name", c.name}, {"dtype", std::string(dtype_name(c.dtype))}, {"shape", o.shape}, {"mode", c.mode},
           {"count", c.count},
           {"checked", c.checked},
           {"max_abs", finite_or_null(c.max_abs)},

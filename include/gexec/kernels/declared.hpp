@@ -2,11 +2,38 @@
 // and the list the kernel table is assembled from.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "gexec/ir/gemm_shape.hpp"
 #include "gexec/kernels/kernel_def.hpp"
 
 namespace gexec {
+
+// What most declarations start from: every input position and the output take f16, bf16 and
+// f32; the caller sets what differs (layouts, transposes, alignment, checks, ...).
+inline KernelDef declare_kernel(std::string name, OpType op, Backend backend, KernelImpl impl, int priority,
+                                size_t inputs, std::string summary) {
+  const std::vector<DType> floats = {DType::f16, DType::bf16, DType::f32};
+  KernelDef d;
+  d.name = std::move(name);
+  d.op = op;
+  d.backend = backend;
+  d.impl = impl;
+  d.priority = priority;
+  d.inputs.assign(inputs, floats);
+  d.outputs = floats;
+  d.summary = std::move(summary);
+  return d;
+}
+
+// For a GEMM declaration's check: the product's shape, or nothing with the reason in v.rejected.
+inline std::optional<GemmShape> accepted_gemm_shape(const Graph& g, const Op& op, Verdict& v) {
+  auto s = gemm_shape(g, op, &v.rejected);
+  if (!s && v.rejected.empty()) v.rejected = "not a product";
+  return s;
+}
 
 std::vector<KernelDef> cublaslt_kernel_defs();        // src/backends/cuda/cublaslt_caps.cpp
 std::vector<KernelDef> cuda_elementwise_kernel_defs(); // src/backends/cuda/elementwise_caps.cpp
