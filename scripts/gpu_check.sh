@@ -44,6 +44,8 @@ if want tests; then
   ctest --test-dir build/release --output-on-failure --timeout 900 2>&1 | tail -40 || status=1
   note "gpu tests (detail)"
   build/release/tests/gexec_gpu_tests 2>&1 | tail -15
+  note "backend ops: every CUDA kernel's declared cases against the reference"
+  build/release/tests/gexec_gpu_tests "[backend-ops]" 2>&1 | tail -15 || status=1
 fi
 
 if want graphs; then

@@ -26,12 +26,10 @@ Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::strin
     if (kind != "f2" && kind != "f4" && kind != "f8")
       return bad_input("--load-inputs: " + path + " has dtype " + a->descr + "; float16, float32 or float64 expected");
     std::vector<uint8_t> bytes(static_cast<size_t>(t.bytes()));
-    const bool colmajor = t.rank() == 2 && t.layout == Layout::colmajor;
     const int64_t n = t.numel();
     for (int64_t l = 0; l < n; ++l) {
-      // The array is in C order; a colmajor tensor stores element (r, c) at c * rows + r.
-      const int64_t at = colmajor ? (l % t.shape[1]) * t.shape[0] + l / t.shape[1] : l;
-      store_from_float(bytes.data(), t.dtype, at, static_cast<float>(a->values[size_t(l)]));
+      // The array is in C order, element l being the tensor's logical element l.
+      store_from_float(bytes.data(), t.dtype, storage_index(t, l), static_cast<float>(a->values[size_t(l)]));
     }
     out[t.name] = std::move(bytes);
   }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <thread>
@@ -15,6 +16,9 @@ namespace gexec::cpu {
 Result<std::unique_ptr<Kernel>> make_gemm_kernel(const Graph& g, const Op& op, const Binding& binding);
 // BIAS_ADD, ADD, RELU, GELU, CAST.
 Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const Graph& g, const Op& op, const Binding& binding);
+
+// GELU, tanh form, in f32: the one formula of the CPU backend (the epilogue and the GELU op).
+inline float gelu_tanh(float x) { return 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x))); }
 
 // Calls f(begin, end) over [0, n) split in one contiguous range per hardware thread, or once
 // on this thread when n is too small for the threads to pay for themselves.
