@@ -16,12 +16,15 @@ install(TARGETS gexec RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 find_program(GEXEC_HELP2MAN help2man)
 if(GEXEC_HELP2MAN)
   set(GEXEC_MAN_PAGE ON)
+  # The static sections of docs/gexec.h2m, then the options of `gexec run --help` as they are.
+  set(_h2m ${CMAKE_CURRENT_BINARY_DIR}/gexec.h2m)
   add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/gexec.1
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cmake/man_include.sh $<TARGET_FILE:gexec>
+            ${CMAKE_CURRENT_SOURCE_DIR}/docs/gexec.h2m ${_h2m}
     COMMAND ${GEXEC_HELP2MAN} --no-info --version-string=${PROJECT_VERSION}
             "--name=run and check graphs of GEMM and elementwise ops on NVIDIA GPUs or the CPU"
-            --include=${CMAKE_CURRENT_SOURCE_DIR}/docs/gexec.h2m
-            --output=${CMAKE_CURRENT_BINARY_DIR}/gexec.1 $<TARGET_FILE:gexec>
-    DEPENDS gexec ${CMAKE_CURRENT_SOURCE_DIR}/docs/gexec.h2m
+            --include=${_h2m} --output=${CMAKE_CURRENT_BINARY_DIR}/gexec.1 $<TARGET_FILE:gexec>
+    DEPENDS gexec ${CMAKE_CURRENT_SOURCE_DIR}/docs/gexec.h2m ${CMAKE_CURRENT_SOURCE_DIR}/cmake/man_include.sh
     COMMENT "Generating the man page gexec.1"
     VERBATIM)
   add_custom_target(gexec_man ALL DEPENDS ${CMAKE_CURRENT_BINARY_DIR}/gexec.1)

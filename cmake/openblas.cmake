@@ -22,9 +22,9 @@ if(NOT BLAS_FOUND OR NOT GEXEC_OPENBLAS_INCLUDE)
   else()
     set(_what "OpenBLAS's library (${BLAS_LIBRARIES}) was found but not its headers (openblas_config.h, cblas.h)")
   endif()
-  message(FATAL_ERROR "gexec: ${_what}; the CPU backend needs it.\n"
-    "Install it with:\n"
-    "    sudo apt-get install libopenblas-dev\n"
-    "(or run: bash scripts/setup.sh), or point CMAKE_PREFIX_PATH at an OpenBLAS installation,\n"
-    "or build without the CPU backend: -DGEXEC_CPU=OFF")
+  # Indented lines keep their breaks in CMake's message layout.
+  message(FATAL_ERROR "gexec: ${_what}; the CPU backend needs it. Install it with\n"
+    "   sudo apt-get install libopenblas-dev\n"
+    "   (or: bash scripts/setup.sh), or point CMAKE_PREFIX_PATH at an OpenBLAS installation,\n"
+    "   or build without the CPU backend: -DGEXEC_CPU=OFF")
 endif()
