@@ -83,16 +83,32 @@ json report_checks(const Graph& g, const std::vector<OutputCheck>& checks) {
                  {"max_abs", finite_or_null(c.max_abs)},
                  {"max_rel", finite_or_null(c.max_rel)},
                  {"rel_fro", finite_or_null(c.rel_fro)},
+                 {"rel_fro_bound", finite_or_null(c.rel_fro_bound)},
+                 {"norm_ratio", finite_or_null(c.norm_ratio)},
+                 {"max_ratio", finite_or_null(c.max_ratio)},
                  {"worst", c.worst < 0 ? json(nullptr)
                                        : json{{"index", c.worst},
                                               {"got", finite_or_null(c.worst_got)},
-                                              {"ref", finite_or_null(c.worst_ref)}}},
+                                              {"ref", finite_or_null(c.worst_ref)},
+                                              {"bound", finite_or_null(c.worst_bound)}}},
                  {"beyond", c.beyond},
                  {"atol", c.tol.atol},
                  {"rtol", c.tol.rtol},
+                 {"exact", c.tol.exact},
                  {"pass", c.pass}});
   }
   return a;
+}
+
+json report_check_section(const std::string& requested, const std::string& mode, int64_t samples,
+                          double reference_work, double full_check_limit, const std::string& precision) {
+  return {{"requested", requested},
+          {"mode", mode},
+          {"samples", samples},
+          {"precision", precision},
+          {"reference_multiply_adds", reference_work},
+          {"full_check_limit", full_check_limit},
+          {"outputs", json::array()}};
 }
 
 Status write_report(const std::string& path, const json& doc) {

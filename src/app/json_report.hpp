@@ -27,6 +27,10 @@ nlohmann::json report_buffers(const Graph& g, const BufferPlan& plan);
 // One entry per output; infinities and NaN are written as null (JSON has neither).
 nlohmann::json report_checks(const Graph& g, const std::vector<OutputCheck>& checks);
 
+// The report's `check` section: how the outputs were checked, and one entry per output.
+nlohmann::json report_check_section(const std::string& requested, const std::string& mode, int64_t samples,
+                                    double reference_work, double full_check_limit, const std::string& precision);
+
 // A number, or null when it is not finite.
 nlohmann::json finite_or_null(double v);
 

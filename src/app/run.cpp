@@ -11,6 +11,7 @@
 #include "gexec/io/load.hpp"
 #include "gexec/ir/printer.hpp"
 #include "gexec/passes/pipeline.hpp"
+#include "gexec/verify/exact.hpp"
 #include "check.hpp"
 #include "dump.hpp"
 #include "json_report.hpp"
@@ -85,6 +86,16 @@ Exit run_graph(const RunOptions& opts, std::ostream& out, std::ostream& err, nlo
   const BufferPlan plan = plan_buffers(graph);
   print_plan(out, graph, plan);
   rep["buffers"] = report_buffers(graph, plan);
+  // --verify exact: integer inputs that keep every value exact, or the reason none exist.
+  const std::string mode = check_mode(original, opts.verify);
+  std::optional<int64_t> exact_range_r;
+  if (mode == "exact") {
+    if (!opts.load_inputs_dir.empty()) return fail(err, bad_input("--verify exact draws its own inputs; drop --load-inputs"));
+    auto r = exact_range(original);
+    if (!r) return fail(err, r.error());
+    exact_range_r = *r;
+    out << "exact inputs: integers in -" << *r << ".." << *r << ", every product, sum and result exact\n";
+  }
   if (opts.dry_run) {
     out << "dry run: nothing executed\n";
     rep["result"] = "dry-run";
@@ -102,8 +113,11 @@ Exit run_graph(const RunOptions& opts, std::ostream& out, std::ostream& err, nlo
     for (const auto& [name, bytes] : host_inputs) out << " " << name;
     out << "\n";
   }
+  if (exact_range_r) host_inputs = exact_inputs(original, *exact_range_r, seed);
   rep["inputs"]["loaded"] = nlohmann::json::array();
-  for (const auto& [name, bytes] : host_inputs) rep["inputs"]["loaded"].push_back(name);
+  if (!exact_range_r)
+    for (const auto& [name, bytes] : host_inputs) rep["inputs"]["loaded"].push_back(name);
+  rep["inputs"]["exact_range"] = exact_range_r ? nlohmann::json(*exact_range_r) : nlohmann::json(nullptr);
 
   // Execution.
   t0 = Clock::now();
@@ -143,18 +157,24 @@ Exit run_graph(const RunOptions& opts, std::ostream& out, std::ostream& err, nlo
     out << "\n";
   }
   bool pass = true;
-  const std::string mode = check_mode(original, opts);
   const double work = reference_work(original);
-  rep["check"] = {{"requested", opts.verify},       {"mode", mode},
-                  {"samples", opts.samples},        {"reference_multiply_adds", work},
-                  {"full_check_limit", kFullCheckWork}, {"outputs", nlohmann::json::array()}};
+  CheckSettings settings;
+  settings.mode = mode;
+  settings.samples = opts.samples;
+  settings.seed = seed;
+  settings.atol = opts.atol;
+  settings.rtol = opts.rtol;
+  // cuBLASLt runs f32 operands on TF32 tensor cores; the CPU backend multiplies in f32.
+  settings.precision.tf32 = target->backend == Backend::cuda;
+  rep["check"] = report_check_section(opts.verify, mode, opts.samples, work, kFullCheckWork,
+                                      settings.precision.tf32 ? "tf32" : "f32");
   if (mode == "none") {
     out << "check: skipped (--verify none)\n";
   } else {
     if (mode == "sample")
       out << "check: sampled, " << opts.samples << " elements per output (--verify " << opts.verify << "; the reference"
           << " would take " << work << " multiply-adds)\n";
-    auto checks = check_outputs(original, *inputs, *outputs, opts, mode, seed);
+    auto checks = check_outputs(original, *inputs, *outputs, settings);
     if (!checks) return fail(err, checks.error());
     print_checks(out, original, *checks);
     rep["check"]["outputs"] = report_checks(original, *checks);
