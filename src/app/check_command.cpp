@@ -99,6 +99,7 @@ Exit check_graph(const CheckOptions& opts, std::ostream& out, std::ostream& err,
 Exit check_command(const CheckOptions& opts, std::ostream& out, std::ostream& err) {
   nlohmann::json rep = report_start();
   rep["command"] = "check";
+  rep["timing"] = nullptr;
   std::ostringstream errors;
   const Exit code = check_graph(opts, out, opts.report_path.empty() ? err : errors, rep);
   if (opts.report_path.empty()) return code;

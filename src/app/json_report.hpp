@@ -15,7 +15,7 @@ namespace gexec {
 
 // The report's format name and version; a change of meaning bumps the version.
 inline constexpr const char* kReportFormat = "gexec.report";
-inline constexpr int kReportVersion = 1;
+inline constexpr int kReportVersion = 2;
 
 // A report with only its header (format, version, gexec's version) and the result unknown.
 nlohmann::json report_start();

@@ -209,6 +209,7 @@ Exit run_graph(const RunOptions& opts, std::ostream& out, std::ostream& err, nlo
 
 Exit run_command(const RunOptions& opts, std::ostream& out, std::ostream& err) {
   nlohmann::json rep = report_start();
+  rep["command"] = "run";
   rep["timing"] = nullptr;
   // Errors are kept to be put in the report as well; they are only written on the way out.
   std::ostringstream errors;

@@ -159,7 +159,7 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
       var += in[2]->carried(j) + (bias_converted ? bound::single_rounding_var(dt, in[2]->value[j]) : 0.0);
     }
     if (act == Act::relu) var = bound::relu_var(v, var), v = relu(v);
-    if (act == Act::gelu) v = gelu_tanh(v), sc *= kGeluSlope, var *= kGeluSlope * kGeluSlope;
+    if (act == Act::gelu) var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(v), v = gelu_tanh(v), sc *= kGeluSlope;
     out.value[x] = round_to(dt, v);
     out.scale[x] = sc;
     out.var[x] = var;
@@ -203,7 +203,7 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
       case OpType::GELU:
         r = op.attrs.approximate == GeluApprox::tanh ? gelu_tanh(v) : gelu_erf(v);
         rs = sc * kGeluSlope;
-        var *= kGeluSlope * kGeluSlope;
+        var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(v);
         break;
       case OpType::CAST: r = v; break;
       default: return bad_input("not an elementwise op");

@@ -113,7 +113,8 @@ class ElementEval {
     }
     const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
     if (act == Act::relu) var = bound::relu_var(v, var), v = ref::relu(v);
-    if (act == Act::gelu) v = ref::gelu_tanh(v), sc *= ref::kGeluSlope, var *= ref::kGeluSlope * ref::kGeluSlope;
+    if (act == Act::gelu)
+      var = var * ref::kGeluSlope * ref::kGeluSlope + bound::gelu_eval_var(v), v = ref::gelu_tanh(v), sc *= ref::kGeluSlope;
     return {ref::round_to(dt, v), sc, var, true, dt};
   }
 
@@ -138,7 +139,7 @@ class ElementEval {
       case OpType::GELU:
         r = op.attrs.approximate == GeluApprox::tanh ? ref::gelu_tanh(x.value) : ref::gelu_erf(x.value);
         rs = x.scale * ref::kGeluSlope;
-        var *= ref::kGeluSlope * ref::kGeluSlope;
+        var = var * ref::kGeluSlope * ref::kGeluSlope + bound::gelu_eval_var(x.value);
         break;
       default: r = x.value; break;  // CAST; prepare() refused anything else
     }

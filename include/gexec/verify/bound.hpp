@@ -76,6 +76,15 @@ inline double accumulation_var(double u, int64_t k, double mag) { return double(
 // (= sq) times that per rounded operand.
 inline double tf32_var(int rounded_operands, double sq) { return rounded_operands * 0x1p-22 * sq / 3; }
 
+// GELU evaluated in f32 (tanhf or erff within 2 ulps, and the few roundings of its argument's
+// cubic and of the products around it): an error of up to about 4 f32 ulps of |x|, treated as
+// a uniform error of that size; it matters only for f32 results.
+constexpr double kGeluF32Ulps = 4.0;
+inline double gelu_eval_var(double x) {
+  const double e = kGeluF32Ulps * 0x1p-24 * std::fabs(x);
+  return e * e / 3;
+}
+
 // Per element: |got - ref| <= atol + kOutputUlps * ulp(ref) + kTail * sqrt(var).
 // The output's own two roundings (device and reference) are taken at their worst: two
 // roundings to nearest of values that differ by less than an ulp land at most one step apart,
