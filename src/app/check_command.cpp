@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "gexec/app/commands.hpp"
+#include "gexec/app/run_report.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/verify/exact.hpp"
 #include "check.hpp"
@@ -53,21 +54,19 @@ Status check_exact_inputs(const Graph& g, const TensorBytes& inputs) {
   return {};
 }
 
-Exit check_graph(const CheckOptions& opts, std::ostream& out, std::ostream& err, nlohmann::json& rep) {
-  auto fail = [&err](const Error& e) {
-    err << "gexec: " << e.message << "\n";
-    return e.code;
-  };
+// The check, filling `summary` (the same section `run` reports); an error returns early.
+Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& rep, CheckSummary& summary) {
   auto loaded = load_graph_file(opts.graph_path);
-  if (!loaded) return fail(loaded.error());
+  if (!loaded) return loaded.error();
   const Graph& g = *loaded;
   const uint64_t seed = opts.seed.value_or(g.seed.value_or(0));
-  rep["graph"] = report_graph(g, opts.graph_path, seed);
+  rep["graph"] = {{"name", g.name}, {"file", opts.graph_path}, {"seed", seed}, {"tensors", g.tensors.size()},
+                  {"ops", g.ops.size()}};
   out << "graph " << g.name << " (" << opts.graph_path << "): " << g.tensors.size() << " tensors, " << g.ops.size()
       << " ops\n";
-  if (opts.precision != "f32" && opts.precision != "tf32") return fail(bad_input("--precision: f32 or tf32"));
+  if (opts.precision != "f32" && opts.precision != "tf32") return bad_input("--precision: f32 or tf32");
   auto files = read_files(g, opts);
-  if (!files) return fail(files.error());
+  if (!files) return files.error();
   out << "read " << files->first.size() << " inputs from " << opts.inputs_dir << " and " << files->second.size()
       << " outputs from " << opts.outputs_dir << "\n";
 
@@ -78,42 +77,47 @@ Exit check_graph(const CheckOptions& opts, std::ostream& out, std::ostream& err,
   settings.atol = opts.atol;
   settings.rtol = opts.rtol;
   settings.precision.tf32 = opts.precision == "tf32";
-  if (settings.mode == "exact")
-    if (Status s = check_exact_inputs(g, files->first); !s) return fail(s.error());
-  rep["check"] = report_check_section(opts.verify, settings.mode, opts.samples, reference_work(g), kFullCheckWork,
-                                      opts.precision);
+  if (settings.mode == "exact") GEXEC_TRY(check_exact_inputs(g, files->first));
+  summary = CheckSummary{opts.verify, settings.mode, opts.precision, opts.samples, reference_work(g), kFullCheckWork,
+                         {}, false};
   if (settings.mode == "sample") out << "check: sampled, " << opts.samples << " elements per output\n";
   auto checks = check_outputs(g, files->first, files->second, settings);
-  if (!checks) return fail(checks.error());
-  print_checks(out, g, *checks);
-  rep["check"]["outputs"] = report_checks(g, *checks);
-  bool pass = true;
-  for (const OutputCheck& c : *checks) pass &= c.pass;
-  out << "result: " << (pass ? "pass" : "FAIL") << "\n";
-  rep["result"] = pass ? "pass" : "fail";
-  return pass ? Exit::ok : Exit::check_failed;
+  if (!checks) return checks.error();
+  for (OutputCheck& c : *checks) {
+    const TensorId id = g.find_tensor(c.name);
+    std::vector<int64_t> shape = id == kNone ? std::vector<int64_t>{} : g.tensor(id).shape;
+    summary.outputs.push_back({std::move(c), std::move(shape)});
+  }
+  summary.compared = true;
+  print_checks(out, summary.outputs);
+  return {};
 }
 
 }  // namespace
 
 Exit check_command(const CheckOptions& opts, std::ostream& out, std::ostream& err) {
-  nlohmann::json rep = report_start();
-  rep["command"] = "check";
-  rep["timing"] = nullptr;
-  std::ostringstream errors;
-  const Exit code = check_graph(opts, out, opts.report_path.empty() ? err : errors, rep);
-  if (opts.report_path.empty()) return code;
-  err << errors.str();
-  rep["exit_code"] = static_cast<int>(code);
-  if (code != Exit::ok && code != Exit::check_failed) {
-    std::string message = errors.str();
-    while (!message.empty() && message.back() == '\n') message.pop_back();
-    rep["result"] = "error";
-    rep["error"] = message;
-  }
-  if (Status s = write_report(opts.report_path, rep); !s) {
+  nlohmann::json rep = {{"format", kReportFormat}, {"version", kReportVersion}, {"gexec_version", GEXEC_VERSION},
+                        {"command", "check"},      {"result", "error"},       {"exit_code", 0},
+                        {"error", nullptr},        {"timing", nullptr},       {"warnings", nlohmann::json::array()},
+                        {"notes", nlohmann::json::array()}};
+  CheckSummary summary;
+  const Status s = check_into(opts, out, rep, summary);
+  Exit code = Exit::ok;
+  if (!s) {
+    code = s.error().code;
     err << "gexec: " << s.error().message << "\n";
-    return code == Exit::ok ? s.error().code : code;
+    rep["error"] = "gexec: " + s.error().message;
+  } else {
+    code = summary.pass() ? Exit::ok : Exit::check_failed;
+    rep["check"] = check_json(summary);
+    rep["result"] = summary.pass() ? "pass" : "fail";
+    out << "result: " << (summary.pass() ? "pass" : "FAIL") << "\n";
+  }
+  rep["exit_code"] = static_cast<int>(code);
+  if (opts.report_path.empty()) return code;
+  if (Status w = write_report(opts.report_path, rep); !w) {
+    err << "gexec: " << w.error().message << "\n";
+    return code == Exit::ok ? w.error().code : code;
   }
   out << "wrote the report to " << opts.report_path << "\n";
   return code;
