@@ -139,6 +139,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     tune.top = opts.autotune_top;
     tune.cache_path = opts.tuning_cache;
     tune.cuda_graph = opts.timing.cuda_graph;
+    tune.precision.tf32 = target->backend == Backend::cuda;
     std::ostringstream log;
     auto tuned = autotune(**ex, target->caps, tune, log);
     rep.tuning_log = log.str();

@@ -2,7 +2,9 @@
 // wrong-result patterns (mutants) are refused through `gexec check` on every graph where they
 // change the result by more than the output's own rounding.
 // GEXEC_CHECK_SEEDS=N runs N seeds per graph (default: a few, for CI); GEXEC_MUTATION_TABLE=FILE
-// writes every measurement (graph, mutant, seed, visible, caught, ratios) as TSV.
+// writes every measurement (graph, mutant, seed, visible, caught, ratios) as TSV;
+// GEXEC_CHECK_BACKEND=cuda runs the graphs on the CUDA backend instead of the CPU one (the H200
+// half of the false-failure test: `scripts/gpu_check.sh check`).
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -135,7 +137,8 @@ Checked run_check(const fs::path& graph, const fs::path& inputs, const fs::path&
 Checked run_cpu(const fs::path& graph, uint64_t seed, const fs::path& dir) {
   RunOptions o;
   o.graph_path = graph.string();
-  o.backend = "cpu";
+  const char* backend = std::getenv("GEXEC_CHECK_BACKEND");
+  o.backend = backend ? backend : "cpu";
   o.seed = seed;
   o.dump_dir = dir.string();
   o.report_path = (dir / "run.json").string();
@@ -226,7 +229,7 @@ TEST_CASE("check: correct kernels pass over many seeds and every graph; mutants 
       if (cpu.exit != 0) ++false_failures;
       CHECK(cpu.exit == 0);
       worst_elem = std::max(worst_elem, cpu.max_ratio), worst_norm = std::max(worst_norm, cpu.norm_ratio);
-      record(gname, "correct:cpu-backend", seed, false, cpu.exit != 0, cpu);
+      record(gname, std::string("correct:") + (std::getenv("GEXEC_CHECK_BACKEND") ? std::getenv("GEXEC_CHECK_BACKEND") : "cpu") + "-backend", seed, false, cpu.exit != 0, cpu);
       // The plain f32 model kernel (unfused, sequential sums), checked by `gexec check`.
       const Arrays inputs = read_dir(dir / "run", g, true);
       const Arrays cor = run_model(g, inputs);
