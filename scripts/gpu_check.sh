@@ -92,7 +92,7 @@ if want check; then
   for spec in "4096 4096 4096 f32" "1024 1024 8192 f16" "2048 2048 16384 f16"; do
     set -- $spec
     gemm_graph "$@" > "$OUT/check_gemm.json"
-    "$gexec" run "$OUT/check_gemm.json" --verify full 2>&1 | grep -A2 "elem_rat" || status=1
+    "$gexec" run "$OUT/check_gemm.json" 2>&1 | grep -A2 "elem_rat" || status=1
   done
   note "check: the example in exact mode, bit for bit"
   "$gexec" run graphs/gemm_bias_relu.json --verify exact 2>&1 | tail -6 || status=1

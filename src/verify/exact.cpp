@@ -2,12 +2,20 @@
 #include "gexec/verify/exact.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "gexec/ir/gemm_shape.hpp"
 
 namespace gexec {
 namespace {
+
+// Integers print as integers (the ranges here are), anything else with %g.
+std::string num(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, v == std::floor(v) && std::fabs(v) < 1e18 ? "%.0f" : "%g", v);
+  return b;
+}
 
 int significand_bits(DType t) { return t == DType::f16 ? 11 : t == DType::bf16 ? 8 : 24; }
 
@@ -39,18 +47,18 @@ Status check_graph(const Graph& g, int64_t range) {
         if (!s) return bad_input("op " + op.name + ": not a product");
         int e = 0;
         const double m = std::frexp(std::fabs(s->alpha), &e);
-        if (m != 0.5) return bad_input("op " + op.name + ": alpha " + std::to_string(s->alpha) + " is not a power of two");
+        if (m != 0.5) return bad_input("op " + op.name + ": alpha " + num(s->alpha) + " is not a power of two");
         const Range a = rs[size_t(op.inputs[0])], b = rs[size_t(op.inputs[1])];
         for (int x = 0; x < 2; ++x) {
           const TensorId t = op.inputs[size_t(x)];
           if (g.tensor(t).dtype == DType::f32 && !fits(rs[size_t(t)], 11, DType::f32))
-            return bad_input("op " + op.name + ": operand " + name(t) + " reaches " + std::to_string(rs[size_t(t)].max) +
+            return bad_input("op " + op.name + ": operand " + name(t) + " reaches " + num(rs[size_t(t)].max) +
                              ", beyond TF32's 11-bit significand");
         }
         Range sum{double(s->k) * a.max * b.max, a.quantum + b.quantum};
         if (!fits(sum, 24, DType::f32))
           return bad_input("op " + op.name + ": K = " + std::to_string(s->k) + " products of up to " +
-                           std::to_string(a.max * b.max) + " reach " + std::to_string(sum.max) +
+                           num(a.max * b.max) + " reach " + num(sum.max) +
                            ", beyond the f32 accumulator's 2^24");
         out = {sum.max * std::ldexp(1.0, e - 1), sum.quantum + e - 1};
         if (op.type == OpType::GEMM_BIAS_ACT && op.inputs.size() > 2) {
@@ -74,7 +82,7 @@ Status check_graph(const Graph& g, int64_t range) {
     }
     if (!fits(out, significand_bits(yt), yt))
       return bad_input("op " + op.name + ": " + name(y) + " (" + std::string(dtype_name(yt)) + ") reaches " +
-                       std::to_string(out.max) + ", beyond its " + std::to_string(significand_bits(yt)) +
+                       num(out.max) + ", beyond its " + std::to_string(significand_bits(yt)) +
                        "-bit significand (K too large for the dtype)");
     rs[size_t(y)] = out;
   }
