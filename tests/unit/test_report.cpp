@@ -12,6 +12,7 @@
 #include "gexec/io/npy.hpp"
 #include "gexec/ir/dtype.hpp"
 #include "process.hpp"
+#include "skip.hpp"
 
 using nlohmann::json;
 
@@ -105,7 +106,7 @@ std::vector<std::string> errors_of(const json& report) {
 
 }  // namespace
 
-TEST_CASE("report: every graph under graphs/ gives a report that validates", "[report]") {
+TEST_CASE("report: every graph under graphs/ gives a report that validates", "[report][cpu]") {
   const std::string dir = temp_dir("report");
   int graphs = 0;
   for (const auto& entry : std::filesystem::directory_iterator(gexec::test::source_path("graphs"))) {
@@ -140,7 +141,7 @@ TEST_CASE("report: every graph under graphs/ gives a report that validates", "[r
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error", "[report]") {
+TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error", "[report][cpu]") {
   const std::string dir = temp_dir("report2");
   const std::string graph = gexec::test::source_path("graphs/gemm_bias_gelu_bf16.json");
 
@@ -209,7 +210,7 @@ TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error",
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("--load-inputs: dumped inputs loaded back give the same outputs, bit for bit", "[report][load-inputs]") {
+TEST_CASE("--load-inputs: dumped inputs loaded back give the same outputs, bit for bit", "[report][load-inputs][cpu]") {
   const std::string dir = temp_dir("load");
   for (const char* name : {"mlp3", "gemm_bias_gelu_bf16", "transposed"}) {
     const std::string graph = gexec::test::source_path(std::string("graphs/") + name + ".json");
@@ -248,6 +249,8 @@ TEST_CASE("--load-inputs: dumped inputs loaded back give the same outputs, bit f
   std::filesystem::remove_all(dir);
 }
 
+#else
+GEXEC_SKIPPED_TEST("report: reports of runs on the CPU backend", "[report][cpu]", GEXEC_NO_CPU_BACKEND)
 #endif  // GEXEC_HAVE_CPU
 
 TEST_CASE("gexec check: the same rules and report as run; exit 0, 1 and 2", "[report][check]") {
