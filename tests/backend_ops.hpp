@@ -68,7 +68,10 @@ inline CaseResult run_case(Device& dev, const Graph& g, const Graph* reference =
     if (!bytes) return r.error = bytes.error().message, r;
     inputs[g.tensors[t].name] = std::move(*bytes);
   }
-  auto ref = run_reference(reference ? *reference : g, inputs);
+  // As the app does: the CUDA backend declares TF32 products for f32 operands (cuBLASLt).
+  Precision precision;
+  precision.tf32 = dev.backend() == Backend::cuda;
+  auto ref = run_reference(reference ? *reference : g, inputs, {}, precision);
   if (!ref) return r.error = ref.error().message, r;
   for (TensorId id : g.outputs) {
     const Tensor& t = g.tensor(id);

@@ -74,4 +74,10 @@ TEST_CASE("cpu: a product large enough for threads", "[cpu]") {
   CHECK(r.pass());
 }
 
+#else
+
+#include "skip.hpp"
+
+GEXEC_SKIPPED_TEST("cpu: every op of the CPU backend against the reference", "[cpu]", GEXEC_NO_CPU_BACKEND)
+
 #endif  // GEXEC_HAVE_CPU

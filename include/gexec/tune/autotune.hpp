@@ -1,5 +1,5 @@
 // Autotuning: times each kernel's variants (for cuBLASLt, the heuristic's candidates), keeps the
-// fastest whose output matches the default's, and saves or reloads the choices in a tuning cache.
+// fastest whose output passes the check against the reference, and saves or reloads the choices in a tuning cache.
 #pragma once
 
 #include <functional>
@@ -9,6 +9,7 @@
 
 #include "gexec/exec/executor.hpp"
 #include "gexec/kernels/device_caps.hpp"
+#include "gexec/verify/bound.hpp"
 
 namespace gexec {
 
@@ -21,12 +22,13 @@ struct AutotuneOptions {
   // Told the fraction of the tuning done, now and then; the caller draws it (the app: a
   // progress line on a terminal). May be empty.
   std::function<void(double done)> progress;
+  Precision precision;      // what the kernels declare: candidates are checked against the reference with it
 };
 
 // What happened to one kernel with more than one variant.
 struct TunedKernel {
   std::string op, signature;
-  int variants = 0, chosen = 0, rejected = 0;  // rejected: outputs beyond the tolerance
+  int variants = 0, chosen = 0, rejected = 0;  // rejected: outputs that fail the check against the reference
   std::string chosen_name;
   double default_us = 0, best_us = 0;          // 0 when not timed (taken from the cache)
   bool from_cache = false;
