@@ -27,15 +27,19 @@ TensorId lookup(const std::unordered_map<std::string_view, TensorId>& names, con
 }  // namespace
 
 Result<std::map<std::string, std::vector<uint8_t>>> reference_inputs(
-    const Graph& original, const Executor& ex, uint64_t seed, const std::map<std::string, std::vector<uint8_t>>& loaded) {
+    const Graph& original, const Executor& ex, uint64_t seed, const std::map<std::string, std::vector<uint8_t>>& loaded,
+    bool with_unread) {
   std::map<std::string, std::vector<uint8_t>> inputs;
   const GraphIndex idx(original);
   const auto run_names = names_of(ex.graph());
   for (size_t t = 0; t < original.tensors.size(); ++t) {
     if (!idx.is_input(TensorId(t))) continue;
+    if (!with_unread && idx.consumers[t].empty()) continue;  // the reference never reads it
     const Tensor& tensor = original.tensors[t];
     const TensorId there = lookup(run_names, tensor.name);
-    if (there == kNone) {
+    // Not on the device (a pass removed its readers, or none ever read it): the host draws the
+    // same values the device would have, bit for bit (rng/init.hpp).
+    if (there == kNone || !ex.has_buffer(there)) {
       const auto l = loaded.find(tensor.name);
       inputs[tensor.name] = l != loaded.end() ? l->second : generate_input(tensor, seed);
       continue;

@@ -18,9 +18,12 @@ constexpr double kFullCheckWork = 8589934592.0;  // 2^33
 
 // The stored bytes of every input of the graph as loaded: read back from the device where the
 // executed graph still has it, else taken from `loaded` (--load-inputs) or generated on the host
-// (the same bits as the device's) where passes removed it.
+// (the same bits as the device's) where passes removed it or the planner gave it no buffer.
+// Inputs that no op of the graph as loaded reads are left out unless `with_unread` (--dump
+// writes them; the reference needs none of them, and they may be huge).
 Result<std::map<std::string, std::vector<uint8_t>>> reference_inputs(
-    const Graph& original, const Executor& ex, uint64_t seed, const std::map<std::string, std::vector<uint8_t>>& loaded);
+    const Graph& original, const Executor& ex, uint64_t seed, const std::map<std::string, std::vector<uint8_t>>& loaded,
+    bool with_unread = false);
 
 // The outputs of the graph as loaded, read back from the executed graph by name.
 Result<std::map<std::string, std::vector<uint8_t>>> read_outputs(const Graph& original, const Executor& ex);

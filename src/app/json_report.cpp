@@ -2,7 +2,10 @@
 #include "json_report.hpp"
 
 #include <cmath>
-#include <fstream>
+
+#include "gexec/io/file.hpp"
+#include "gexec/io/text.hpp"
+#include "report.hpp"
 
 namespace gexec {
 
@@ -71,9 +74,10 @@ json report_buffers(const Graph& g, const BufferPlan& plan) {
 
 json report_checks(const Graph& g, const std::vector<OutputCheck>& checks) {
   json a = json::array();
+  const auto ids = tensor_ids(g);  // one map, not a linear search per output
   for (const OutputCheck& c : checks) {
-    const TensorId id = g.find_tensor(c.name);
-    json shape = id == kNone ? json::array() : json(g.tensor(id).shape);
+    const auto found = ids.find(c.name);
+    json shape = found == ids.end() ? json::array() : json(g.tensor(found->second).shape);
     a.push_back({{"name", c.name},
                  {"dtype", std::string(dtype_name(c.dtype))},
                  {"shape", shape},
@@ -95,11 +99,11 @@ json report_checks(const Graph& g, const std::vector<OutputCheck>& checks) {
   return a;
 }
 
+// Any text may have reached the report (file names, messages quoting a file's bytes): invalid
+// UTF-8 is replaced rather than thrown on, and the file is replaced only once written whole.
 Status write_report(const std::string& path, const json& doc) {
-  std::ofstream f(path);
-  if (!f) return runtime_error("--report: cannot write " + path);
-  f << doc.dump(2) << "\n";
-  if (!f) return runtime_error("--report: error writing " + path);
+  Status s = write_file_atomic(path, dump_json(doc, 2) + "\n");
+  if (!s) return s.error().with("--report");
   return {};
 }
 

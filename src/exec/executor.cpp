@@ -106,6 +106,8 @@ std::vector<std::string> Executor::notes() const {
 }
 
 Result<std::vector<uint8_t>> Executor::read(TensorId t) const {
+  if (!has_buffer(t))
+    return runtime_error("internal: tensor " + graph_.tensor(t).name + " has no buffer (no op reads or writes it)");
   std::vector<uint8_t> bytes(size_t(graph_.tensor(t).bytes()));
   Status s = device_.download(bytes.data(), address(t), bytes.size());
   if (!s) return s.error().with("reading " + graph_.tensor(t).name);

@@ -38,7 +38,10 @@ class Executor {
   // Fills a tensor with NaN bytes (Device::poison), so that a run that does not write it shows.
   Status poison(TensorId t) { return device_.poison(address(t), size_t(graph_.tensor(t).bytes())); }
 
-  // The stored bytes of a tensor, copied to the host.
+  // Whether the tensor has bytes in the arena: the planner leaves out tensors no op reads or
+  // writes (an unused graph input), and those have nothing to read.
+  bool has_buffer(TensorId t) const { return t >= 0 && size_t(t) < offset_.size() && offset_[size_t(t)] >= 0; }
+  // The stored bytes of a tensor, copied to the host; an error for one without a buffer.
   Result<std::vector<uint8_t>> read(TensorId t) const;
 
   // "op NAME: NOTE" for every kernel with a note (Kernel::note()), in op order.
