@@ -26,36 +26,36 @@ int main(int argc, char** argv) {
   run_cmd->add_option("graph", run.graph_path, "Graph file (JSON)")->required();
   // Unsigned 64-bit and checked as text: CLI11 would wrap -1 and saturate 2^64.
   auto* seed_opt = run_cmd->add_option("--seed", seed, "Seed for the inputs (overrides the graph's; default 0)")
-                       ->check(cli::integer_in(0, std::numeric_limits<uint64_t>::max()));
+                       ->check(gexec::cli::integer_in(0, std::numeric_limits<uint64_t>::max()));
   run_cmd->add_flag("--dry-run", run.dry_run, "Load, run the passes, select kernels and plan buffers; touch no device");
   auto* arch_opt = run_cmd->add_option("--arch", arch, "Device to assume in a dry-run, e.g. sm_90 (default: detected, else sm_90)");
-  run_cmd->add_option("--device", run.device, "CUDA device ordinal")->check(cli::integer_in(0, 1023));
+  run_cmd->add_option("--device", run.device, "CUDA device ordinal")->check(gexec::cli::integer_in(0, 1023));
   run_cmd->add_option("--backend", run.backend, "auto, cuda or cpu")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
-  auto* atol_opt = run_cmd->add_option("--atol", atol, "Absolute tolerance (default per output dtype)")->check(cli::number_in(0, 1e300));
-  auto* rtol_opt = run_cmd->add_option("--rtol", rtol, "Relative tolerance, times each element's scale (default per dtype)")->check(cli::number_in(0, 1e300));
+  auto* atol_opt = run_cmd->add_option("--atol", atol, "Absolute tolerance (default per output dtype)")->check(gexec::cli::number_in(0, 1e300));
+  auto* rtol_opt = run_cmd->add_option("--rtol", rtol, "Relative tolerance, times each element's scale (default per dtype)")->check(gexec::cli::number_in(0, 1e300));
   run_cmd->add_option("--passes", run.passes, "Pass pipeline: default, none, or a comma-separated list");
   run_cmd->add_flag("--print-after-all", run.print_after_all, "Print the graph after every pass");
   run_cmd->add_option("--print-after", run.print_after, "Print the graph after the named pass");
   run_cmd->add_option("--emit-graph", run.emit_graph, "Write the graph after the passes to this file")
-      ->check(cli::non_empty_path());
+      ->check(gexec::cli::non_empty_path());
   run_cmd->add_option("--dump", run.dump_dir, "Write every graph input and output as .npy into this folder")
-      ->check(cli::non_empty_path());
+      ->check(gexec::cli::non_empty_path());
   run_cmd->add_option("--verify", run.verify,
                       "Check the outputs: auto (full below 2^33 reference multiply-adds, else sampled), full, sample or none")
       ->check(CLI::IsMember({"auto", "full", "sample", "none"}));
   run_cmd->add_option("--samples", run.samples, "Output elements a sampled check compares, per output (default 4096)")
-      ->check(cli::integer_in(1, uint64_t(std::numeric_limits<int64_t>::max())));
+      ->check(gexec::cli::integer_in(1, uint64_t(std::numeric_limits<int64_t>::max())));
   run_cmd->add_option("--report", run.report_path, "Write a JSON report of the run to this file")
-      ->check(cli::non_empty_path());
+      ->check(gexec::cli::non_empty_path());
   run_cmd->add_option("--load-inputs", run.load_inputs_dir, "Replace graph inputs by DIR/<name>.npy where present")
-      ->check(cli::non_empty_path());
+      ->check(gexec::cli::non_empty_path());
   // Bounded so that the per-iteration samples always fit in memory (16 bytes each).
   run_cmd->add_option("--iters", run.timing.iters, "Time this many iterations after the checked run (at most 10^7)")
-      ->check(cli::integer_in(0, 10000000));
+      ->check(gexec::cli::integer_in(0, 10000000));
   run_cmd->add_option("--warmup", run.timing.warmup_iters, "Untimed iterations before timing (default 10)")
-      ->check(cli::integer_in(0, 10000000));
+      ->check(gexec::cli::integer_in(0, 10000000));
   run_cmd->add_option("--warmup-ms", run.timing.warmup_ms, "Also warm up for this many milliseconds")
-      ->check(cli::number_in(0, 3600000));
+      ->check(gexec::cli::number_in(0, 3600000));
   bool graph = false, no_graph = false;
   auto* graph_flag = run_cmd->add_flag("--cuda-graph", graph, "Replay a captured CUDA graph when timing (the default)");
   run_cmd->add_flag("--no-cuda-graph", no_graph, "Time direct launches instead of a graph replay")->excludes(graph_flag);
@@ -63,16 +63,16 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--autotune", run.autotune,
                     "Time the top cuBLASLt candidates of each GEMM and keep the fastest that passes the check");
   run_cmd->add_option("--autotune-top", run.autotune_top, "How many candidates --autotune times (default 16)")
-      ->check(cli::integer_in(1, 1000));
+      ->check(gexec::cli::integer_in(1, 1000));
   run_cmd->add_option("--tuning-cache", run.tuning_cache,
                       "Save the tuned choices to this file and reload them (same device and versions only)")
-      ->check(cli::non_empty_path());
+      ->check(gexec::cli::non_empty_path());
   run_cmd->add_flag("--force", run.force,
                     "Let an output overwrite one of the run's inputs (the graph, an init.file, a --load-inputs file, "
                     "a file --tuning-cache names that is not a tuning cache)");
   double peak = 0;
   auto* peak_opt = run_cmd->add_option("--peak-tflops", peak, "The device's peak for '% of peak' (default: measured once, cached)")
-      ->check(cli::number_in(0, 1e9, true));
+      ->check(gexec::cli::number_in(0, 1e9, true));
 
   std::vector<std::string> files;
   auto* validate_cmd = app.add_subcommand("validate", "Check graph files and report every problem");

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "gexec/app/commands.hpp"
@@ -15,6 +17,10 @@ namespace gexec {
 // --verify auto checks fully while the reference's products stay below this many multiply-adds
 // (seconds of CPU time), and samples above it.
 constexpr double kFullCheckWork = 8589934592.0;  // 2^33
+
+// Tensor ids by name, built once: Graph::find_tensor is a linear search, and a graph may have
+// tens of thousands of outputs.
+std::unordered_map<std::string_view, TensorId> tensor_ids(const Graph& g);
 
 // The stored bytes of every input of the graph as loaded: read back from the device where the
 // executed graph still has it, else taken from `loaded` (--load-inputs) or generated on the host

@@ -1,24 +1,36 @@
-// Text formatting of a run's results: byte counts, the buffer plan, the check table.
+// The text rendering of a run's report: the lines `gexec run` prints, section by section.
 #pragma once
 
 #include <cstdint>
 #include <ostream>
 #include <string>
-#include <string_view>
-#include <unordered_map>
 #include <vector>
 
-#include "gexec/exec/buffer_plan.hpp"
-#include "gexec/verify/compare.hpp"
+#include "gexec/app/run_report.hpp"
 
 namespace gexec {
 
 std::string human_bytes(int64_t bytes);
-// Tensor ids by name, built once (Graph::find_tensor is a linear search).
-std::unordered_map<std::string_view, TensorId> tensor_ids(const Graph& g);
-void print_plan(std::ostream& out, const Graph& g, const BufferPlan& plan);
+void print_plan(std::ostream& out, const BufferSummary& plan);
 // "1.5", or "inf (non-finite)" / "NaN (non-finite)".
 std::string value_text(double v);
-void print_checks(std::ostream& out, const Graph& g, const std::vector<OutputCheck>& checks);
+void print_checks(std::ostream& out, const std::vector<CheckedOutput>& checks);
+
+// Prints a report on `out` (and its warnings through spdlog) as the run fills it: each update
+// prints the sections filled since the last one, so a caller can update after every section and
+// once more at the end. The error is not printed: the command prints it once.
+class TextReport {
+ public:
+  explicit TextReport(std::ostream& out) : out_(out) {}
+  void update(const RunReport& r);
+
+ private:
+  std::ostream& out_;
+  size_t next_section_ = 0;
+  size_t warnings_logged_ = 0;
+};
+
+// The whole report at once.
+void print_report(std::ostream& out, const RunReport& r);
 
 }  // namespace gexec

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gexec/app/run_report.hpp"
 #include "gexec/exec/timing.hpp"
 #include "gexec/status.hpp"
 
@@ -38,6 +39,8 @@ struct RunOptions {
   bool force = false;                // allow outputs to overwrite the run's own inputs (output_paths.hpp)
 };
 
+// `gexec run`: run_graph, its report printed on `out` as the run goes, the error once on `err`,
+// and with --report the JSON written. Returns the report's exit status.
 Exit run_command(const RunOptions& opts, std::ostream& out, std::ostream& err);
 
 // `gexec validate FILE...`: "FILE: ok (N tensors, M ops)" on out, problems on err.
