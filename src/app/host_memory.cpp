@@ -154,8 +154,9 @@ Status check_host_memory(const HostEstimate& need) {
   part("dump", need.dump);
   part("timing", need.timing);
   part("arena", need.arena);
-  return runtime_error("the run needs about " + std::to_string(total) + " bytes of host memory (" + parts + "), and " +
-                       std::to_string(free) + " bytes are free (" + why + "); nothing was run");
+  // The wording of the CPU device's own refusal, so that both read alike.
+  return runtime_error("the graph needs " + std::to_string(total) + " bytes of host memory (an estimate: " + parts +
+                       "), and the process has " + std::to_string(free) + " bytes free (" + why + "); nothing was run");
 }
 
 }  // namespace gexec

@@ -29,7 +29,7 @@ Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::strin
     if (!a) return a.error().with("--load-inputs");
     if (a->shape != t.shape)
       return bad_input("--load-inputs: " + path_text(path) + " has shape " + shape_str(a->shape) + ", input " +
-                       quote_text(t.name) + " is " + shape_str(t.shape));
+                       t.name + " is " + shape_str(t.shape));
     // The same dtype rule as init.file.
     if (const std::string why = npy_dtype_problem(a->descr, t.dtype); !why.empty())
       return bad_input("--load-inputs: " + path_text(path) + " " + why);
