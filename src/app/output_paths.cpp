@@ -70,6 +70,12 @@ Status check_dump_folder(const Named& out) {
   return check_folder_writable(out, up.empty() ? fs::path(".") : up);
 }
 
+// Records which option was refused and passes the refusal on.
+Status refused_by(std::string* refused, const std::string& option, Status s) {
+  *refused = option;
+  return s;
+}
+
 bool same_file(const fs::path& a, const fs::path& b) {
   std::error_code ec;
   const bool eq = fs::equivalent(a, b, ec);
@@ -78,7 +84,7 @@ bool same_file(const fs::path& a, const fs::path& b) {
 
 }  // namespace
 
-Status check_run_paths(const RunOptions& opts, const Graph& original) {
+Status check_run_paths(const RunOptions& opts, const Graph& original, std::string* refused) {
   // The run's inputs: what it reads and must not destroy.
   std::vector<Named> inputs{{"the graph file", opts.graph_path}};
   const fs::path graph_dir = fs::path(opts.graph_path).parent_path();
@@ -95,24 +101,27 @@ Status check_run_paths(const RunOptions& opts, const Graph& original) {
                           fs::path(opts.load_inputs_dir) / tensor_file_name(original.tensors[t].name)});
   }
   // A gexec tuning cache is the run's own to rewrite; any other file is the user's.
-  if (!opts.tuning_cache.empty() && !opts.force) GEXEC_TRY(check_tuning_cache_file(opts.tuning_cache));
+  if (!opts.tuning_cache.empty() && !opts.force)
+    if (Status s = check_tuning_cache_file(opts.tuning_cache); !s) return refused_by(refused, "--tuning-cache", s);
 
   // The run's outputs.
   std::vector<Named> outputs;
   if (!opts.report_path.empty()) outputs.push_back({"--report", opts.report_path});
   if (!opts.emit_graph.empty()) outputs.push_back({"--emit-graph", opts.emit_graph});
   if (!opts.tuning_cache.empty() && !opts.dry_run) outputs.push_back({"--tuning-cache", opts.tuning_cache});
-  for (const Named& out : outputs) GEXEC_TRY(check_file_output(out));
+  for (const Named& out : outputs)
+    if (Status s = check_file_output(out); !s) return refused_by(refused, out.option, s);
   if (!opts.dump_dir.empty()) {
     const Named dir{"--dump", opts.dump_dir};
-    GEXEC_TRY(check_dump_folder(dir));
+    if (Status s = check_dump_folder(dir); !s) return refused_by(refused, dir.option, s);
     if (!opts.dry_run) {
       const GraphIndex idx(original);
       for (size_t t = 0; t < original.tensors.size(); ++t)
         if (idx.is_input(TensorId(t)) || idx.is_output[t]) {
           const Named f{"--dump", fs::path(opts.dump_dir) / tensor_file_name(original.tensors[t].name)};
           std::error_code ec;
-          if (fs::exists(fs::symlink_status(f.path, ec)) || fs::exists(f.path, ec)) GEXEC_TRY(check_file_output(f));
+          if (fs::exists(fs::symlink_status(f.path, ec)) || fs::exists(f.path, ec))
+            if (Status s = check_file_output(f); !s) return refused_by(refused, f.option, s);
           outputs.push_back(f);
         }
     }
@@ -121,13 +130,17 @@ Status check_run_paths(const RunOptions& opts, const Graph& original) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     for (size_t j = 0; j < i; ++j)
       if (same_file(outputs[i].path, outputs[j].path) ||
-          fs::absolute(outputs[i].path).lexically_normal() == fs::absolute(outputs[j].path).lexically_normal())
+          fs::absolute(outputs[i].path).lexically_normal() == fs::absolute(outputs[j].path).lexically_normal()) {
+        *refused = outputs[i].option + " " + outputs[j].option;
         return refuse(outputs[i], "is also the file of " + outputs[j].option + "; name two different files");
+      }
     if (opts.force) continue;
     for (const Named& in : inputs)
       if (same_file(outputs[i].path, in.path))
-        return refuse(outputs[i], "is " + in.option + " of this run; gexec does not overwrite its own inputs "
-                                  "(pass --force to allow it)");
+        return refused_by(refused, outputs[i].option,
+                          refuse(outputs[i], "is " + in.option +
+                                                 " of this run; gexec does not overwrite its own inputs "
+                                                 "(pass --force to allow it)"));
   }
   return {};
 }

@@ -14,6 +14,8 @@ namespace gexec {
 // output may be one of the run's inputs (the graph, its init.file arrays, the --load-inputs
 // files, a --tuning-cache file that is not a gexec tuning cache) unless opts.force. bad_input
 // (exit 2) otherwise, naming the option, the path and why.
-Status check_run_paths(const RunOptions& opts, const Graph& original);
+// On a refusal *refused names the option whose path was refused ("--report", "--dump", ...),
+// so that the command does not then write that file anyway (an error report over the graph).
+Status check_run_paths(const RunOptions& opts, const Graph& original, std::string* refused);
 
 }  // namespace gexec

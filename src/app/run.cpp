@@ -69,7 +69,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
                            int64_t(original.ops.size())};
   tell();
   // Every output writable, none of them an input: known now, not after the run (output_paths.hpp).
-  GEXEC_TRY(check_run_paths(opts, original));
+  GEXEC_TRY(check_run_paths(opts, original, &rep.refused_outputs));
 
   // Passes.
   auto names = parse_pass_list(opts.passes);
@@ -224,7 +224,8 @@ Exit run_command(const RunOptions& opts, std::ostream& out, std::ostream& err) {
   text.update(rep);
   Exit code = rep.exit_code();
   if (rep.error) err << "gexec: " << printable(rep.error->message, true) << "\n";
-  if (opts.report_path.empty()) return code;
+  // A report path refused before the run (it is the graph, say) is not written either.
+  if (opts.report_path.empty() || rep.refused_outputs.find("--report") != std::string::npos) return code;
   if (Status s = write_report(opts.report_path, report_json(rep)); !s) {
     err << "gexec: " << s.error().message << "\n";
     return code == Exit::ok ? s.error().code : code;

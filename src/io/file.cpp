@@ -153,6 +153,10 @@ Result<OutputFile> OutputFile::create(const std::string& path) {
   std::string name = target.filename().string();
   if (name.size() > 200) name.resize(200);  // the temporary's name must fit NAME_MAX too
   std::string temp = dir + "/." + name + ".gexec-tmp-XXXXXX";
+  // Only a regular file is ever replaced: renaming over /dev/null or a FIFO would destroy it.
+  struct stat existing {};
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode))
+    return runtime_error(path_text(path) + ": " + kind_of(existing.st_mode) + "; it is not replaced");
   install_handlers();
   const int fd = ::mkstemp(temp.data());
   if (fd < 0) {

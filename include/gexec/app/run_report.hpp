@@ -140,6 +140,9 @@ struct RunReport {
   std::optional<RunTiming> timing;
   std::optional<PhaseTimes> times_ms;  // set when the run completed
   std::vector<RunWarning> warnings;
+  // Options whose output paths were refused before the run (output_paths.hpp): their files are
+  // not written, not even the error report.
+  std::string refused_outputs;
 
   // 0 pass (and dry run), 1 check failed, else the error's status.
   Exit exit_code() const;
