@@ -58,6 +58,8 @@ void install_handlers() {
   }
 }
 
+// The template is copied into a slot marked used before mkstemp fills it in place and creates
+// the file: a signal at any moment finds the name of whatever file exists.
 int claim_slot(const std::string& temp) {
   if (temp.size() >= kSlotBytes) return -1;
   for (int i = 0; i < kSlots; ++i)
@@ -158,11 +160,14 @@ Result<OutputFile> OutputFile::create(const std::string& path) {
   if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode))
     return runtime_error(path_text(path) + ": " + kind_of(existing.st_mode) + "; it is not replaced");
   install_handlers();
-  const int fd = ::mkstemp(temp.data());
+  const int slot = claim_slot(temp);
+  const int fd = ::mkstemp(slot >= 0 ? g_temp[slot] : temp.data());
   if (fd < 0) {
     const int err = errno;
+    release_slot(slot);
     return runtime_error(path_text(path) + ": cannot create a file in " + path_text(dir) + ": " + errno_text(err));
   }
+  if (slot >= 0) temp = g_temp[slot];
   // mkstemp makes the file 0600; give it what a plain create would (or the old file's mode).
   struct stat st {};
   mode_t mode;
@@ -174,7 +179,6 @@ Result<OutputFile> OutputFile::create(const std::string& path) {
     mode = 0666 & ~mask;
   }
   ::fchmod(fd, mode);
-  const int slot = claim_slot(temp);
   return OutputFile(fd, path, temp, slot);
 }
 
