@@ -115,7 +115,7 @@ HostEstimate estimate_host_memory(const RunOptions& opts, const Graph& original,
   // Reading one .npy file holds its raw bytes and a double per element at once.
   if (!opts.load_inputs_dir.empty()) e.inputs = add(e.inputs, mul(largest_input, 8));
   for (TensorId t : original.outputs) e.outputs = add(e.outputs, original.tensor(t).bytes());
-  if (check_mode == "full") e.reference = full_reference_peak(original);
+  if (check_mode == "full" || check_mode == "exact") e.reference = full_reference_peak(original);
   else if (check_mode == "sample") e.reference = sampled_reference_peak(original, opts.samples);
   if (dump) e.dump = mul(largest, 4);
   e.timing = mul(int64_t(std::max(opts.timing.iters, 0)), 16);
