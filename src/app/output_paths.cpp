@@ -109,11 +109,17 @@ Status check_run_paths(const RunOptions& opts, const Graph& original, std::strin
   if (!opts.report_path.empty()) outputs.push_back({"--report", opts.report_path});
   if (!opts.emit_graph.empty()) outputs.push_back({"--emit-graph", opts.emit_graph});
   if (!opts.tuning_cache.empty() && !opts.dry_run) outputs.push_back({"--tuning-cache", opts.tuning_cache});
-  for (const Named& out : outputs)
-    if (Status s = check_file_output(out); !s) return refused_by(refused, out.option, s);
   if (!opts.dump_dir.empty()) {
     const Named dir{"--dump", opts.dump_dir};
     if (Status s = check_dump_folder(dir); !s) return refused_by(refused, dir.option, s);
+    // Created now rather than after the run: another output (the report) may go inside it.
+    std::error_code ec;
+    if (!opts.dry_run && !fs::create_directories(opts.dump_dir, ec) && ec)
+      return refused_by(refused, dir.option, refuse(dir, "cannot create the folder: " + ec.message()));
+  }
+  for (const Named& out : outputs)
+    if (Status s = check_file_output(out); !s) return refused_by(refused, out.option, s);
+  if (!opts.dump_dir.empty()) {
     if (!opts.dry_run) {
       const GraphIndex idx(original);
       for (size_t t = 0; t < original.tensors.size(); ++t)

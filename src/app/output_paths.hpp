@@ -10,7 +10,7 @@ namespace gexec {
 // Checked before anything runs, so that a run never ends with "result: pass" and then fails to
 // write: every output path (--report, --emit-graph, the --dump files, a --tuning-cache that
 // tuning may write) must name a regular file or nothing, in an existing folder this process
-// may write (the --dump folder may be created); no two outputs may be the same file; and no
+// may write (the --dump folder is created here when missing); no two outputs may be the same file; and no
 // output may be one of the run's inputs (the graph, its init.file arrays, the --load-inputs
 // files, a --tuning-cache file that is not a gexec tuning cache) unless opts.force. bad_input
 // (exit 2) otherwise, naming the option, the path and why.
