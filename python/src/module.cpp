@@ -127,9 +127,20 @@ and buffer plan of the gexec library, on the caller's NumPy, CuPy or PyTorch arr
                     "A buffer gexec allocated for an output the caller did not give. Exports __dlpack__ (so "
                     "cupy.from_dlpack, torch.from_dlpack and numpy.from_dlpack take it without a copy) and, on "
                     "CUDA, __cuda_array_interface__ (cupy.asarray, numba).")
-      .def("__dlpack__", &Array::dlpack, py::kw_only(), py::arg("stream") = py::none(),
-           "A DLPack capsule of the buffer (no copy). The run that wrote it is ordered before the legacy default "
-           "stream's later work.")
+      .def(
+          "__dlpack__",
+          [](const Array& a, py::object stream, py::object max_version, py::object dl_device, py::object copy) {
+            // max_version: the unversioned capsule is what every consumer still takes (the protocol
+            // lets a producer answer so); a copy is never made.
+            (void)max_version, (void)dl_device;
+            if (!copy.is_none() && copy.cast<bool>())
+              throw py::buffer_error("gexec.Array exports its buffer without copies (copy=True asked)");
+            return a.dlpack(std::move(stream));
+          },
+          py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
+          py::arg("dl_device") = py::none(), py::arg("copy") = py::none(),
+          "A DLPack capsule of the buffer (no copy). The run that wrote it is ordered before the legacy default "
+          "stream's later work.")
       .def("__dlpack_device__", &Array::dlpack_device)
       .def_property_readonly("__cuda_array_interface__", &Array::cuda_array_interface)
       .def_property_readonly("shape", [](const Array& a) { return py::tuple(py::cast(a.shape())); })

@@ -150,7 +150,9 @@ def test_bf16_output_on_cpu_is_a_gexec_array():
     assert host.dtype == np.float32 and host.shape == arr.shape and np.isfinite(host).all()
     assert all(c["passed"] for c in ex.check())
     assert not hasattr(arr, "__cuda_array_interface__")
-    assert np.from_dlpack is not None and arr.__dlpack_device__() == (1, 0)
+    assert arr.__dlpack_device__() == (1, 0) and type(arr.__dlpack__()).__name__ == "PyCapsule"
+    with pytest.raises(BufferError):
+        arr.__dlpack__(copy=True)
 
 
 # Errors: each names the tensor and what was expected.

@@ -1,7 +1,6 @@
 """The Python API on the CUDA backend with CuPy and PyTorch arrays: zero-copy (pointer equality),
 results, the stream order with the caller's work, errors. Skipped, with the reason, where CuPy,
 PyTorch or a CUDA device is absent."""
-import numpy as np
 import pytest
 
 import gexec
