@@ -78,6 +78,7 @@ Runner::Runner(const PyGraph& g, const ExecutorOptions& o) : original_(g.graph) 
     s.tensor = &original_.tensor(t);
     s.name = s.tensor->name;
     s.output = output;
+    s.key = py::str(s.name);
     s.id = ex_->graph().find_tensor(s.name);
     if (s.id != kNone) s.why_not = ex_->why_not_bindable(s.id);
     return s;
@@ -90,6 +91,16 @@ Runner::Runner(const PyGraph& g, const ExecutorOptions& o) : original_(g.graph) 
 Runner::~Runner() {
   // The caller's arrays are released with the slots: no run may still be reading them.
   if (device_) (void)device_->synchronize();
+}
+
+// Waits (without the GIL, so that the thread holding the lock can finish) only when contended.
+std::unique_lock<std::mutex> Runner::hold() {
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    py::gil_scoped_release nogil;
+    lock.lock();
+  }
+  return lock;
 }
 
 Runner::Slot* Runner::find(std::vector<Slot>& slots, const std::string& name) {
@@ -146,23 +157,14 @@ void Runner::unbind(Slot& s) {
   s.bound.reset();
 }
 
-py::dict Runner::run(const py::dict& inputs, const py::object& outputs) {
-  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-  {
-    py::gil_scoped_release nogil;
-    lock.lock();
-  }
-  if (!outputs.is_none() && !py::isinstance<py::dict>(outputs))
-    throw py::type_error("outputs: expected a dict {name: array} or None");
-  const py::dict given_out = outputs.is_none() ? py::dict() : outputs.cast<py::dict>();
-  // Every name checked before anything is bound.
+void Runner::unknown_names(const py::dict& inputs, const py::dict& outputs) {
   auto names = [](const std::vector<Slot>& slots) {
     std::vector<std::string> n;
     for (const Slot& s : slots) n.push_back(s.name);
     return n;
   };
-  for (const auto* which : {&inputs, &given_out}) {
-    const bool out = which == &given_out;
+  for (const auto* which : {&inputs, &outputs}) {
+    const bool out = which == &outputs;
     for (auto item : *which) {
       if (!py::isinstance<py::str>(item.first)) throw py::type_error("tensor names must be str");
       const std::string name = item.first.cast<std::string>();
@@ -174,13 +176,31 @@ py::dict Runner::run(const py::dict& inputs, const py::object& outputs) {
       throw py::key_error(msg);
     }
   }
-  for (Slot& s : inputs_) {
-    if (inputs.contains(s.name)) bind_given(s, inputs[py::str(s.name)]);
-    else unbind(s);
+  throw py::key_error("a tensor name matched none of the graph's");  // not reached: a count differed
+}
+
+py::dict Runner::run(const py::dict& inputs, const py::object& outputs) {
+  std::unique_lock<std::mutex> lock = hold();
+  if (!outputs.is_none() && !py::isinstance<py::dict>(outputs))
+    throw py::type_error("outputs: expected a dict {name: array} or None");
+  const py::dict given_out = outputs.is_none() ? py::dict() : outputs.cast<py::dict>();
+  // Every name checked before anything is bound: the slots' own name objects looked up (borrowed
+  // references, no strings made per run); only when some given name matched none is each looked at.
+  std::vector<PyObject*> in_obj(inputs_.size()), out_obj(outputs_.size());
+  Py_ssize_t found_in = 0, found_out = 0;
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    found_in += (in_obj[i] = PyDict_GetItem(inputs.ptr(), inputs_[i].key.ptr())) != nullptr;
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    found_out += (out_obj[i] = PyDict_GetItem(given_out.ptr(), outputs_[i].key.ptr())) != nullptr;
+  if (found_in != PyDict_Size(inputs.ptr()) || found_out != PyDict_Size(given_out.ptr()))
+    unknown_names(inputs, given_out);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (in_obj[i]) bind_given(inputs_[i], in_obj[i]);
+    else unbind(inputs_[i]);
   }
-  for (Slot& s : outputs_) {
-    if (given_out.contains(s.name)) bind_given(s, given_out[py::str(s.name)]);
-    else bind_fresh_output(s);
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    if (out_obj[i]) bind_given(outputs_[i], out_obj[i]);
+    else bind_fresh_output(outputs_[i]);
   }
   Status st;
   {
@@ -192,16 +212,12 @@ py::dict Runner::run(const py::dict& inputs, const py::object& outputs) {
   if (!st) throw_runtime_error(st.error().message);
   ran_ = true;
   py::dict result;
-  for (const Slot& s : outputs_) result[py::str(s.name)] = s.result;
+  for (const Slot& s : outputs_) result[s.key] = s.result;
   return result;
 }
 
 py::list Runner::check() {
-  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-  {
-    py::gil_scoped_release nogil;
-    lock.lock();
-  }
+  std::unique_lock<std::mutex> lock = hold();
   if (!ran_) throw_runtime_error("check(): there is no run to check yet; call run() first");
   Result<std::vector<OutputCheck>> checks = std::vector<OutputCheck>{};
   {
@@ -245,11 +261,7 @@ py::dict Runner::time(int iters, int warmup_iters, double warmup_ms, bool cuda_g
                       std::optional<double> peak_tflops) {
   if (iters <= 0) throw py::value_error("iters: " + std::to_string(iters) + "; expected at least 1");
   if (warmup_iters < 0 || warmup_ms < 0) throw py::value_error("warmup_iters and warmup_ms must not be negative");
-  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-  {
-    py::gil_scoped_release nogil;
-    lock.lock();
-  }
+  std::unique_lock<std::mutex> lock = hold();
   TimingOptions opts;
   opts.iters = iters;
   opts.warmup_iters = warmup_iters;

@@ -67,6 +67,7 @@ class Runner {
   // array bound to it in the last run (none: its arena slot, or for an output a fresh buffer).
   struct Slot {
     std::string name;
+    py::object key;       // the name as a Python str, for the dict lookups of every run
     TensorId id = kNone;  // in the executed graph; kNone where the passes removed it
     const Tensor* tensor = nullptr;  // in the graph as loaded
     bool output = false;
@@ -74,6 +75,8 @@ class Runner {
     std::optional<Imported> bound;
     py::object result;  // an output's array returned by the last run
   };
+  std::unique_lock<std::mutex> hold();
+  [[noreturn]] void unknown_names(const py::dict& inputs, const py::dict& outputs);  // the KeyError
   Slot* find(std::vector<Slot>& slots, const std::string& name);
   void bind_given(Slot& s, const py::handle& obj);
   void bind_fresh_output(Slot& s);

@@ -41,7 +41,8 @@ class Executor {
   // writes can be bound (why_not_bindable()). The kernels on t move their operands
   // (Kernel::move_operands) or are built again on the new buffers; binding the same address again
   // does nothing. A constant is read when its kernels are built (so again after it moves), and
-  // its values are taken as fixed between. The command line never binds: its tensors stay in the arena.
+  // its values are taken as fixed between. The command line never binds: its tensors stay in
+  // the arena.
   Status bind(TensorId t, void* address);
   // Empty when t can be bound, else why not ("it is constant", ...).
   std::string why_not_bindable(TensorId t) const;
