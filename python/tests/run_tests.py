@@ -5,7 +5,7 @@ import sys
 try:
     import pytest
 except ImportError as e:
-    print(f"SKIPPED: the Python tests need pytest for {sys.executable} ({e})")
+    print(f"skipped: the Python tests need pytest for {sys.executable} ({e})")
     sys.exit(77)
 
 here = os.path.dirname(os.path.abspath(__file__))

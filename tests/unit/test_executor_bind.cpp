@@ -46,7 +46,7 @@ std::vector<uint8_t> read(const Executor& ex, TensorId t) {
 
 }  // namespace
 
-TEST_CASE("bound buffers are read and written in place of the arena", "[exec][bind]") {
+TEST_CASE("cpu: bound buffers are read and written in place of the arena", "[cpu][bind]") {
   Prepared p = prepare("gemm_bias_relu.json");  // A f16, B f16, Bias f32 constant, C f16
   Executor& ex = *p.ex;
   const Graph& g = ex.graph();
@@ -89,7 +89,7 @@ TEST_CASE("bound buffers are read and written in place of the arena", "[exec][bi
   CHECK(read(ex, c) == in_arena);
 }
 
-TEST_CASE("only graph inputs and outputs can be bound", "[exec][bind]") {
+TEST_CASE("cpu: only graph inputs and outputs can be bound", "[cpu][bind]") {
   Prepared p = prepare("gemm_f32.json");  // AB = A @ B; C = AB + Res
   Executor& ex = *p.ex;
   const TensorId ab = ex.graph().find_tensor("AB");
@@ -102,5 +102,11 @@ TEST_CASE("only graph inputs and outputs can be bound", "[exec][bind]") {
   CHECK(ex.address(ab) != buf.data());
   CHECK_FALSE(ex.why_not_bindable(TensorId(1000)).empty());
 }
+
+#else
+
+#include "skip.hpp"
+
+GEXEC_SKIPPED_TEST("cpu: Executor::bind on the CPU backend", "[cpu]", GEXEC_NO_CPU_BACKEND)
 
 #endif  // GEXEC_HAVE_CPU
