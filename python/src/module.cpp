@@ -155,15 +155,17 @@ and buffer plan of the gexec library, on the caller's NumPy, CuPy or PyTorch arr
                      R"doc(A graph prepared to run: its passes, kernel selection, buffer plan and kernels, done once.
 
 Executor(graph, backend="auto", device=0, passes="default", seed=None, *, atol=None, rtol=None,
-         verify="auto", samples=4096)
+         verify="auto", samples=4096, cuda_graph=True)
 
 backend: "auto" (CUDA where a device is present, else the CPU, with a RuntimeWarning), "cuda" or "cpu".
 passes: "default", "none" or a comma-separated list, as `gexec run --passes`.
 seed: draws the inputs that run() is not given (default: the graph's seed, else 0).
-atol, rtol, verify, samples: how check() compares, as the command line's options.)doc")
+atol, rtol, verify, samples: how check() compares, as the command line's options.
+cuda_graph: on CUDA, once three runs in a row used the same buffers, the run is captured as a CUDA
+graph and replayed (one launch) until a buffer changes; False launches the kernels every time.)doc")
       .def(py::init([](const PyGraph& g, const std::string& backend, int device, const std::string& passes,
                        std::optional<uint64_t> seed, std::optional<double> atol, std::optional<double> rtol,
-                       const std::string& verify, int64_t samples) {
+                       const std::string& verify, int64_t samples, bool cuda_graph) {
              ExecutorOptions o;
              o.backend = backend;
              o.device = device;
@@ -173,11 +175,12 @@ atol, rtol, verify, samples: how check() compares, as the command line's options
              o.rtol = rtol;
              o.verify = verify;
              o.samples = samples;
+             o.cuda_graph = cuda_graph;
              return std::make_unique<Runner>(g, o);
            }),
            py::arg("graph"), py::arg("backend") = "auto", py::arg("device") = 0, py::arg("passes") = "default",
            py::arg("seed") = py::none(), py::kw_only(), py::arg("atol") = py::none(), py::arg("rtol") = py::none(),
-           py::arg("verify") = "auto", py::arg("samples") = 4096)
+           py::arg("verify") = "auto", py::arg("samples") = 4096, py::arg("cuda_graph") = true)
       .def("run", &Runner::run, py::arg("inputs") = py::dict(), py::arg("outputs") = py::none(),
            R"doc(Runs the graph once; returns {output name: array} for every output.
 
@@ -211,6 +214,8 @@ or waited for. Nothing is planned again: a new array only moves the kernels' poi
       .def_property_readonly("inputs", &Runner::input_names, "Names run() accepts in inputs.")
       .def_property_readonly("outputs", &Runner::output_names, "Names run() returns (and accepts in outputs).")
       .def_property_readonly("notes", &Runner::notes, "\"op NAME: NOTE\" for each kernel with something to say.")
+      .def_property_readonly("replaying", &Runner::replaying,
+                             "Whether the last run was the replay of a captured CUDA graph.")
       .def_property_readonly("rebinds", &Runner::rebinds,
                              "How many times a run moved a tensor to another buffer (the same arrays again: none).");
 }

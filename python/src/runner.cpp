@@ -37,6 +37,7 @@ Runner::Runner(const PyGraph& g, const ExecutorOptions& o) : original_(g.graph) 
   check_opts_.atol = o.atol;
   check_opts_.rtol = o.rtol;
   check_opts_.samples = o.samples;
+  use_replay_ = o.cuda_graph;
 
   auto names = parse_pass_list(o.passes);
   if (!names) throw py::value_error("passes: " + names.error().message);
@@ -206,7 +207,7 @@ py::dict Runner::run(const py::dict& inputs, const py::object& outputs) {
   {
     py::gil_scoped_release nogil;
     st = device_->wait_for_default_stream();
-    if (st) st = ex_->enqueue();
+    if (st) st = enqueue_run();
     if (st) st = device_->default_stream_waits();
   }
   if (!st) throw_runtime_error(st.error().message);
@@ -214,6 +215,30 @@ py::dict Runner::run(const py::dict& inputs, const py::object& outputs) {
   py::dict result;
   for (const Slot& s : outputs_) result[s.key] = s.result;
   return result;
+}
+
+Status Runner::enqueue_run() {
+  const uint64_t v = ex_->bindings_version();
+  if (v != version_) {
+    replay_.reset();  // it points at the old buffers
+    version_ = v;
+    same_runs_ = 0;
+    capture_refused_ = false;
+  }
+  ++same_runs_;
+  replayed_ = false;
+  if (use_replay_ && !replay_ && !capture_refused_ && same_runs_ >= kRunsBeforeCapture) {
+    std::string why;
+    auto r = device_->capture([this] { return ex_->enqueue(); }, &why);
+    if (!r) return r.error();
+    replay_ = std::move(*r);
+    capture_refused_ = !replay_;  // direct launches for these buffers (`why` says why; not an error)
+  }
+  if (replay_) {
+    replayed_ = true;
+    return replay_->launch();
+  }
+  return ex_->enqueue();
 }
 
 py::list Runner::check() {

@@ -39,7 +39,12 @@ struct ExecutorOptions {
   std::optional<double> atol, rtol;
   std::string verify = "auto";
   int64_t samples = 4096;
+  bool cuda_graph = true;  // replay a captured run once the bindings stay the same
 };
+
+// After this many runs in a row on the same buffers, run() captures the run and replays it: a
+// capture costs more than a run, so buffers that change every run are never captured.
+constexpr int kRunsBeforeCapture = 3;
 
 class Runner {
  public:
@@ -61,6 +66,7 @@ class Runner {
   py::list output_names() const;
   py::list notes() const;
   int64_t rebinds() const { return rebinds_; }
+  bool replaying() const { return replayed_; }
 
  private:
   // One graph input or output the caller may give: its tensor in the executed graph and the
@@ -95,6 +101,14 @@ class Runner {
   std::vector<Slot> inputs_, outputs_;
   bool ran_ = false;
   int64_t rebinds_ = 0;  // Executor::bind calls that changed an address (for tests)
+  // The captured run (Device::capture) of the bindings version it was captured on.
+  bool use_replay_ = true;
+  std::unique_ptr<Replay> replay_;
+  uint64_t version_ = ~uint64_t(0);  // of the last run
+  int same_runs_ = 0;                // runs in a row on that version
+  bool capture_refused_ = false;     // for that version: do not try again
+  bool replayed_ = false;            // the last run was a replay
+  Status enqueue_run();              // without the GIL: replay, capture or launch
 };
 
 }  // namespace gexec::py_binding

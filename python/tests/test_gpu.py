@@ -181,3 +181,25 @@ def test_gil_released_during_device_work(cp):
     stop.set()
     t.join()
     assert during > 0
+
+
+def test_cupy_replay_of_the_same_buffers_stays_right(cp):
+    ex = cuda_executor()
+    a, b, bias = cupy_arrays(cp)
+    c = cp.zeros((64, 96), cp.float16)
+    inputs, outputs = {"A": a, "B": b, "Bias": bias}, {"C": c}
+    seen = []
+    for i in range(6):
+        a[...] = cupy_arrays(cp, i)[0]  # new values, same buffer: a replay must read them
+        ex.run(inputs, outputs)
+        seen.append(ex.replaying)
+        cp.testing.assert_allclose(c.astype(cp.float32), cupy_reference(cp, a, b, bias), atol=2e-2, rtol=2e-2)
+    assert seen[:2] == [False, False] and seen[-1]  # captured once the buffers stayed the same
+    other = cp.zeros_like(c)
+    ex.run(inputs, {"C": other})  # a new buffer: launched directly, on it
+    assert not ex.replaying
+    cp.testing.assert_allclose(other.astype(cp.float32), cupy_reference(cp, a, b, bias), atol=2e-2, rtol=2e-2)
+    direct = gexec.Executor(gexec.Graph.load(GRAPH), backend="cuda", cuda_graph=False)
+    for _ in range(5):
+        direct.run(inputs, outputs)
+    assert not direct.replaying

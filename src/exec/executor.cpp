@@ -113,6 +113,7 @@ Status Executor::bind(TensorId t, void* address) {
   void* old = bound_[size_t(t)];
   if (old == address) return {};
   bound_[size_t(t)] = address;
+  ++bindings_version_;
   for (size_t k : users_[size_t(t)]) {
     if (Status s = move_kernel(k); !s) {
       // Back to the old buffer, so that the executor stays usable; the kernels that moved move back.

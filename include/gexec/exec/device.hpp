@@ -63,6 +63,15 @@ struct Binding {
   std::vector<void*> inputs, outputs;
 };
 
+// One run captured once and launched as a whole (a CUDA graph), for a caller that runs the same
+// bindings again and again: valid only while the kernels keep their buffers.
+class Replay {
+ public:
+  virtual ~Replay() = default;
+  // Enqueues the captured run on the device's stream; no synchronisation.
+  virtual Status launch() = 0;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -101,6 +110,14 @@ class Device {
   // runs interleave in program order without a host synchronisation. Nothing on the CPU.
   virtual Status wait_for_default_stream() { return {}; }
   virtual Status default_stream_waits() { return {}; }
+
+  // Captures what `enqueue` enqueues (one run, not executed by the capture) for replays; a null
+  // Replay, with the reason in *why, where it cannot be captured (and always off CUDA).
+  virtual Result<std::unique_ptr<Replay>> capture(const std::function<Status()>& enqueue, std::string* why) {
+    (void)enqueue;
+    *why = "this backend has no captured runs";
+    return std::unique_ptr<Replay>();
+  }
 
   // Times `enqueue` (one run of the graph): warm-up, then opts.iters timed iterations; returns
   // one time per iteration in microseconds. *graph_used says whether a captured graph was

@@ -48,6 +48,9 @@ class Executor {
   std::string why_not_bindable(TensorId t) const;
   // The address t is read or written at: its bound buffer or its arena slot.
   void* address(TensorId t) const;
+  // Changes whenever a kernel's buffers change (bind() moving one): a captured run
+  // (Device::capture) of an older version points at old buffers.
+  uint64_t bindings_version() const { return bindings_version_; }
 
   // Fills a tensor with NaN bytes (Device::poison), so that a run that does not write it shows.
   Status poison(TensorId t) { return device_.poison(address(t), size_t(graph_.tensor(t).bytes())); }
@@ -79,6 +82,7 @@ class Executor {
   std::vector<void*> bound_;                      // per tensor: the caller's buffer, or null
   std::vector<std::vector<size_t>> users_;        // per tensor: the kernels (k) reading or writing it
   std::vector<std::string> unbindable_;           // per tensor: why it cannot be bound, or empty
+  uint64_t bindings_version_ = 0;
 };
 
 }  // namespace gexec

@@ -151,6 +151,33 @@ Status CudaDevice::wait_for_default_stream() {
   return {};
 }
 
+namespace {
+
+// A captured run: one cudaGraphLaunch instead of a launch per kernel.
+class GraphReplay final : public Replay {
+ public:
+  GraphReplay(GraphExec exec, cudaStream_t stream) : exec_(std::move(exec)), stream_(stream) {}
+  // Launches still pending use the graph: it goes only once they are done.
+  ~GraphReplay() override { (void)cudaStreamSynchronize(stream_); }
+  Status launch() override {
+    GEXEC_CUDA_TRY(cudaGraphLaunch(exec_.get(), stream_));
+    return {};
+  }
+
+ private:
+  GraphExec exec_;
+  cudaStream_t stream_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Replay>> CudaDevice::capture(const std::function<Status()>& enqueue, std::string* why) {
+  auto exec = capture_run(stream(), enqueue, why);
+  if (!exec) return exec.error();
+  if (!*exec) return std::unique_ptr<Replay>();
+  return std::unique_ptr<Replay>(std::make_unique<GraphReplay>(std::move(*exec), stream()));
+}
+
 Status CudaDevice::default_stream_waits() {
   if (!to_default_) {
     auto e = make_event(cudaEventDisableTiming);

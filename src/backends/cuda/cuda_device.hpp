@@ -37,6 +37,7 @@ class CudaDevice final : public Device {
   uintptr_t stream_handle() const override { return reinterpret_cast<uintptr_t>(stream_.get()); }
   Status wait_for_default_stream() override;
   Status default_stream_waits() override;
+  Result<std::unique_ptr<Replay>> capture(const std::function<Status()>& enqueue, std::string* why) override;
 
   // For timing and the kernels. Kernels hold these, so they must be destroyed before the device.
   int ordinal() const { return ordinal_; }
