@@ -69,6 +69,11 @@ def main():
     results["gexec_run_synced_us"] = per_call_us(run, sync, True)
     results["gexec_run_async_us"] = per_call_us(run, sync, False)
     results["gexec_rebinds_after_loop"] = ex.rebinds
+    results["gexec_run_replaying"] = ex.replaying
+    direct = gexec.Executor(g, backend="cuda", cuda_graph=False)  # the kernels launched every run
+    run_direct = lambda: direct.run(inputs, outputs)  # noqa: E731
+    results["gexec_run_direct_synced_us"] = per_call_us(run_direct, sync, True)
+    results["gexec_run_direct_async_us"] = per_call_us(run_direct, sync, False)
     fresh = lambda: ex.run(inputs)  # noqa: E731 - the output allocated by gexec each call
     results["gexec_run_fresh_output_synced_us"] = per_call_us(fresh, sync, True)
     results["gexec_time_median_us"] = ex.time(iters=200)["median_us"]
