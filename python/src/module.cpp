@@ -200,7 +200,8 @@ or waited for. Nothing is planned again: a new array only moves the kernels' poi
       .def("check", &Runner::check,
            "Compares the outputs of the last run with the CPU reference of the graph as loaded, on the inputs of "
            "that run (read from the arrays as they are now). Returns one dict per output: name, dtype, mode, "
-           "count, checked, max_abs, max_rel, rel_fro, beyond, worst, worst_got, worst_ref, atol, rtol, passed.")
+           "count, checked, max_abs, max_rel, rel_fro, rel_fro_bound, norm_ratio, max_ratio, beyond, worst, worst_got, "
+           "worst_ref, worst_bound, atol, rtol, passed (as `gexec run` reports them).")
       .def("time", &Runner::time, py::arg("iters") = 100, py::kw_only(), py::arg("warmup_iters") = 10,
            py::arg("warmup_ms") = 0.0, py::arg("cuda_graph") = true, py::arg("profile") = false,
            py::arg("peak_tflops") = py::none(),

@@ -31,8 +31,8 @@ py::object json_to_python(const nlohmann::json& j) {
 
 Runner::Runner(const PyGraph& g, const ExecutorOptions& o) : original_(g.graph) {
   seed_ = o.seed.value_or(original_.seed.value_or(0));
-  if (o.verify != "auto" && o.verify != "full" && o.verify != "sample" && o.verify != "none")
-    throw py::value_error("verify: \"" + o.verify + "\"; expected one of auto, full, sample, none");
+  if (o.verify != "auto" && o.verify != "full" && o.verify != "sample" && o.verify != "exact" && o.verify != "none")
+    throw py::value_error("verify: \"" + o.verify + "\"; expected one of auto, full, sample, exact, none");
   check_opts_.verify = o.verify;
   check_opts_.atol = o.atol;
   check_opts_.rtol = o.rtol;
@@ -253,9 +253,17 @@ py::list Runner::check() {
       if (!inputs) return inputs.error();
       auto outputs = read_outputs(original_, *ex_);
       if (!outputs) return outputs.error();
-      const std::string mode = check_mode(original_, check_opts_);
+      const std::string mode = check_mode(original_, check_opts_.verify);
       if (mode == "none") return std::vector<OutputCheck>{};
-      return check_outputs(original_, *inputs, *outputs, check_opts_, mode, seed_);
+      // As `gexec run` checks: cuBLASLt runs f32 operands on TF32 tensor cores.
+      CheckSettings settings;
+      settings.mode = mode;
+      settings.samples = check_opts_.samples;
+      settings.seed = seed_;
+      settings.atol = check_opts_.atol;
+      settings.rtol = check_opts_.rtol;
+      settings.precision.tf32 = backend_ == Backend::cuda;
+      return check_outputs(original_, *inputs, *outputs, settings);
     }();
   }
   if (!checks) throw_runtime_error(checks.error().message);
@@ -270,10 +278,14 @@ py::list Runner::check() {
     d["max_abs"] = c.max_abs;
     d["max_rel"] = c.max_rel;
     d["rel_fro"] = c.rel_fro;
+    d["rel_fro_bound"] = c.rel_fro_bound;
+    d["norm_ratio"] = c.norm_ratio;
+    d["max_ratio"] = c.max_ratio;
     d["beyond"] = c.beyond;
     d["worst"] = c.worst;
     d["worst_got"] = c.worst_got;
     d["worst_ref"] = c.worst_ref;
+    d["worst_bound"] = c.worst_bound;
     d["atol"] = c.tol.atol;
     d["rtol"] = c.tol.rtol;
     d["passed"] = c.pass;
