@@ -37,6 +37,7 @@ struct RunOptions {
   int autotune_top = 16;             // how many candidates --autotune times
   std::string tuning_cache;          // save and reload the tuned choices in this file
   std::string pad = "auto";          // --pad: auto, never or always (parse_pad_policy)
+  bool force = false;                // allow outputs to overwrite the run's own inputs (output_paths.hpp)
 };
 
 // `gexec run`: run_graph, its report printed on `out` as the run goes, the error once on `err`,
