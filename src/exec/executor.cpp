@@ -105,6 +105,13 @@ std::vector<std::string> Executor::notes() const {
   return out;
 }
 
+Precision Executor::precision() const {
+  Precision p;
+  for (const auto& k : kernels_) p.merge(k->precision());
+  for (const auto& k : once_) p.merge(k->precision());
+  return p;
+}
+
 Result<std::vector<uint8_t>> Executor::read(TensorId t) const {
   std::vector<uint8_t> bytes(size_t(graph_.tensor(t).bytes()));
   Status s = device_.download(bytes.data(), address(t), bytes.size());

@@ -11,6 +11,7 @@
 #include "gexec/ir/graph.hpp"
 #include "gexec/kernels/kernel_def.hpp"
 #include "gexec/status.hpp"
+#include "gexec/verify/bound.hpp"
 
 namespace gexec {
 
@@ -39,6 +40,9 @@ class Kernel {
   // What the user should know about how the op runs, once prepared (e.g. why an epilogue was not
   // fused); empty when there is nothing to say.
   virtual std::string note() const { return {}; }
+  // The arithmetic this kernel declares, once prepared (what it fused or fell back to decides
+  // it): the check's bound follows it (verify/bound.hpp). Default: f32 accumulation, nothing else.
+  virtual Precision precision() const { return {}; }
   // Optional, for autotuning on rotating buffers: points the runs at other buffers for the op's
   // operands (the same tensors' sizes, addresses aligned at least as the originals'). Operands
   // that prepare() consumed (converted or padded constants) or fixed in a plan may keep their
