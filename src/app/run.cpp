@@ -157,6 +157,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     Progress bar("autotune");
     tune.progress = [&bar](double done) { bar.update(done); };
     tune.precision.tf32 = target->backend == Backend::cuda;
+    tune.precision.merge((*ex)->precision());
     std::ostringstream log;
     auto tuned = autotune(**ex, target->caps, tune, log);
     rep.tuning_log = log.str();
@@ -192,6 +193,9 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   settings.rtol = opts.rtol;
   // cuBLASLt runs f32 operands on TF32 tensor cores; the CPU backend multiplies in f32.
   settings.precision.tf32 = target->backend == Backend::cuda;
+  // And what the kernels that ran declare (an unfused fallback's extra rounding, an approximate
+  // GELU): the union over the graph, after tuning chose them.
+  settings.precision.merge((*ex)->precision());
   rep.check = CheckSummary{opts.verify, mode, settings.precision.tf32 ? "tf32" : "f32", opts.samples,
                            reference_work(original), kFullCheckWork, {}, false};
   if (mode != "none") {

@@ -164,6 +164,13 @@ std::vector<std::string> Executor::notes() const {
   return out;
 }
 
+Precision Executor::precision() const {
+  Precision p;
+  for (const auto& k : kernels_) p.merge(k->precision());
+  for (const auto& k : once_) p.merge(k->precision());
+  return p;
+}
+
 Result<std::vector<uint8_t>> Executor::read(TensorId t) const {
   if (!has_buffer(t))
     return runtime_error("internal: tensor " + graph_.tensor(t).name + " has no buffer (no op reads or writes it)");

@@ -79,6 +79,12 @@ Result<std::map<std::string, std::vector<uint8_t>>> read_inputs(Setup& s) {
   return inputs;
 }
 
+// What the kernels that ran declare (fused or not, padded or not), TF32 as cuBLASLt runs f32.
+Precision declared(const Setup& s) {
+  Precision p{0x1p-24, true};
+  return p.merge(s.ex->precision());
+}
+
 // Runs once and compares C with the CPU reference.
 std::string check(Setup& s) {
   if (Status st = s.ex->run_checked(); !st) return st.error().message;
@@ -87,7 +93,7 @@ std::string check(Setup& s) {
   const auto& inputs = *in;
   auto got = s.ex->read(s.graph.find_tensor("C"));
   if (!got) return got.error().message;
-  auto ref = run_reference(s.graph, inputs, {}, Precision{0x1p-24, true});
+  auto ref = run_reference(s.graph, inputs, {}, declared(s));
   if (!ref) return ref.error().message;
   const Tensor& c = s.graph.tensor(s.graph.find_tensor("C"));
   const OutputCheck chk = compare_output(c, got->data(), ref->at("C"), default_tolerance(c.dtype));
@@ -194,7 +200,7 @@ TEST_CASE("autotune: a rebound GEMM computes on the new buffers, then binds back
     REQUIRE(s.dev->synchronize().ok());
     std::vector<uint8_t> got(size_t(c.bytes()));
     REQUIRE(s.dev->download(got.data(), *out, got.size()).ok());
-    auto ref = run_reference(s.graph, inputs, {}, Precision{0x1p-24, true});
+    auto ref = run_reference(s.graph, inputs, {}, declared(s));
     REQUIRE(ref);
     CHECK(compare_output(c, got.data(), ref->at("C"), default_tolerance(c.dtype)).pass);
     // The graph's own C was not written by the rebound run: it still holds the poison.

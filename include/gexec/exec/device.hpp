@@ -12,6 +12,7 @@
 #include "gexec/ir/graph.hpp"
 #include "gexec/kernels/kernel_def.hpp"
 #include "gexec/status.hpp"
+#include "gexec/verify/bound.hpp"
 
 namespace gexec {
 
@@ -29,6 +30,9 @@ class Kernel {
   virtual std::string note() const { return {}; }
   // The autotuner's handle on the kernel's variants; null when it has none to offer.
   virtual Tunable* tunable() { return nullptr; }
+  // The arithmetic this kernel declares, once prepared (what it fused or fell back to decides
+  // it): the check's bound follows it (verify/bound.hpp). Default: f32 accumulation, nothing else.
+  virtual Precision precision() const { return {}; }
   // For buffers a caller owns (Executor::bind): points the runs at the given buffers for every
   // operand that is not fixed before the runs, exactly, with nothing kept from the old ones.
   // False, changing nothing, where the kernel cannot (an operand fixed before the runs moved, an

@@ -64,6 +64,10 @@ class Executor {
   // "op NAME: NOTE" for every kernel with a note (Kernel::note()), in op order.
   std::vector<std::string> notes() const;
 
+  // The union of what every kernel declares about its arithmetic (Kernel::precision()): the
+  // graph's check follows it.
+  Precision precision() const;
+
   const Graph& graph() const { return graph_; }
   Device& device() const { return device_; }
   size_t kernel_count() const { return kernels_.size(); }

@@ -125,6 +125,18 @@ std::string CublasLtGemm::describe() const {
          " op(Y) " + (view_.y.trans ? "T" : "N");
 }
 
+Precision CublasLtGemm::precision() const {
+  Precision p;
+  p.tf32 = types_.tf32();
+  const bool epilogue_work = shape_.has_bias || act_ != Act::none;
+  if (!fused_ && epilogue_work) p.product_rounded = true;
+  if (fused_ && act_ == Act::gelu) {
+    p.gelu_tanh_rel = kCublasLtGeluTanhRel;
+    p.product_rounded = true;
+  }
+  return p;
+}
+
 Status CublasLtGemm::build(bool fuse, bool* refused) {
   *refused = false;
   const int ab_bytes = dtype_size(types_.ab), d_bytes = dtype_size(types_.d);

@@ -15,6 +15,14 @@
 
 namespace gexec::cuda {
 
+// The relative error of the tanh in cuBLASLt's GELU / GELU_BIAS epilogues. They evaluate the
+// tanh form with the hardware's approximate tanh (PTX tanh.approx.f32: a maximum relative error
+// of about 2^-10.99 of tanh over its range); 2^-10 leaves a factor of about 2 for the roundings of
+// its argument's cubic around it. Measured on the H200 (cuBLASLt 13.1): the f32-output GELU runs
+// failed the normwise rule by a systematic error of this kind (max_abs 5e-6, near x = -0.24, a
+// relative tanh error of about 2^-12), and f16 outputs near 1 + tanh(u) -> 0 were off by 1e-4.
+constexpr double kCublasLtGeluTanhRel = 0x1p-10;
+
 class CublasLtGemm final : public Kernel, public Tunable {
  public:
   static Result<std::unique_ptr<CublasLtGemm>> create(CudaDevice& device, const KernelDef& def, const Graph& g,
@@ -32,6 +40,15 @@ class CublasLtGemm final : public Kernel, public Tunable {
   std::string note() const override { return fallback_reason_; }
   bool fused() const { return fused_; }
   Tunable* tunable() override { return this; }
+  // What the bound must allow for the way this product runs, once prepared (verify/bound.hpp):
+  // - TF32 products for f32 operands;
+  // - unfused (refused epilogue, colmajor C): the product is stored in C's dtype and a separate
+  //   kernel adds the bias / applies the activation in f32, one rounding more than the graph's
+  //   GEMM_BIAS_ACT; that kernel's GELU is tanh-form through expf, within f32 ulps;
+  // - the fused GELU epilogues: the approximate tanh above, and the product rounded to C's dtype
+  //   before the bias (seen on the H200: errors of about ulp(product) where product + bias cancels,
+  //   only with GELU; the BIAS and RELU_BIAS epilogues add the bias to the f32 accumulator).
+  Precision precision() const override;
 
   // Tunable, over the heuristic's candidates: the first is used unless another is selected.
   int variant_count() const override { return int(candidates_.size()); }
