@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "output_file.hpp"
 #include "timing_report.hpp"
 
 namespace gexec {
@@ -45,6 +46,9 @@ json kernels_json(const std::vector<KernelChoice>& kernels) {
                  {"hoisted", c.hoisted},
                  {"notes", c.notes},
                  {"rejected", rejected}});
+    // Known once the kernel is prepared: the candidate it runs (--algo takes the index).
+    if (c.variants > 0)
+      a.back()["algo"] = {{"index", c.variant}, {"candidates", c.variants}, {"config", c.algo}};
   }
   return a;
 }
@@ -128,11 +132,9 @@ json report_json(const RunReport& r) {
   return rep;
 }
 
-Status write_report(const std::string& path, const json& doc) {
-  std::ofstream f(path);
-  if (!f) return runtime_error("--report: cannot write " + path);
-  f << doc.dump(2) << "\n";
-  if (!f) return runtime_error("--report: error writing " + path);
+Status write_report(const std::string& path, const json& doc, std::ostream* stdout_stream) {
+  const Status s = write_output_file(path, doc.dump(2) + "\n", stdout_stream);
+  if (!s) return s.error().with("--report");
   return {};
 }
 

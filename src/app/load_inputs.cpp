@@ -1,6 +1,7 @@
 // --load-inputs DIR: .npy files read and converted to the stored form of their tensors.
 #include "load_inputs.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "gexec/io/npy.hpp"
@@ -34,6 +35,31 @@ Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::strin
       store_from_float(bytes.data(), t.dtype, at, static_cast<float>(a->values[size_t(l)]));
     }
     out[t.name] = std::move(bytes);
+  }
+  return out;
+}
+
+std::vector<std::string> load_inputs_warnings(const std::string& dir, const Graph& g,
+                                              const std::map<std::string, std::vector<uint8_t>>& loaded) {
+  std::vector<std::string> out;
+  const GraphIndex idx(g);
+  std::error_code ec;
+  std::vector<std::string> strays;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".npy") continue;
+    const std::string stem = entry.path().stem().string();
+    const TensorId t = g.find_tensor(stem);
+    if (t == kNone) strays.push_back(entry.path().filename().string() + " (no tensor " + stem + ")");
+    else if (!idx.is_input(t)) strays.push_back(entry.path().filename().string() + " (" + stem + " is computed by the graph)");
+  }
+  std::sort(strays.begin(), strays.end());
+  for (const std::string& s : strays) out.push_back("--load-inputs: " + dir + "/" + s + " was not loaded");
+  if (loaded.empty()) {
+    std::string names;
+    for (size_t t = 0; t < g.tensors.size(); ++t)
+      if (idx.is_input(TensorId(t))) names += (names.empty() ? "" : ", ") + g.tensors[t].name + ".npy";
+    out.push_back("--load-inputs: no input was loaded from " + dir + " (the graph's inputs would be " + names +
+                  "); all were drawn from the seed");
   }
   return out;
 }
