@@ -86,6 +86,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "never", "always"}));
   gemm_cmd->add_option("--verify", gemm.run.verify, "auto, full, sample or none (as for run)")
       ->check(CLI::IsMember({"auto", "full", "sample", "none"}));
+  auto* gemm_atol = gemm_cmd->add_option("--atol", atol, "Absolute tolerance (default per output dtype)")->check(CLI::NonNegativeNumber);
+  auto* gemm_rtol = gemm_cmd->add_option("--rtol", rtol, "Relative tolerance (default per output dtype)")->check(CLI::NonNegativeNumber);
   auto* gemm_iters = gemm_cmd->add_option("--iters", gemm.run.timing.iters, "Timed iterations per point (default 100)")
                          ->check(CLI::PositiveNumber);
   gemm_cmd->add_option("--warmup", gemm.run.timing.warmup_iters, "Untimed iterations first (default 10)")
@@ -155,6 +157,8 @@ int main(int argc, char** argv) {
   } else if (*gemm_cmd) {
     if (gemm_seed->count()) gemm.run.seed = seed;
     if (gemm_peak->count()) gemm.run.peak_tflops = peak;
+    if (gemm_atol->count()) gemm.run.atol = atol;
+    if (gemm_rtol->count()) gemm.run.rtol = rtol;
     if (gemm_algo_opt->count()) gemm.run.algo = gemm_algo;
     if (!gemm_iters->count()) gemm.run.timing.iters = 100;
     gemm.run.timing.cuda_graph = !gemm_no_graph;

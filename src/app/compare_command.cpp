@@ -3,9 +3,12 @@
 //
 // The verdict: a point is SLOW when NEW's median exceeds BASE's by more than the band, FAST when
 // it is below by as much, else "same". The band is the larger of --threshold and twice the
-// combined spread of the samples (sqrt(cv_base^2 + cv_new^2)): the per-sample spread, not the
-// standard error of the median, because reruns differ by clocks and placement, which the
-// samples of one run do not average out. Identical reruns therefore read "same".
+// combined spread of the samples, sqrt(s_base^2 + s_new^2), where s is a run's interquartile
+// range over its median (gemm files; for run reports, whose timing has no quartiles, (p90 -
+// median) / median). The per-sample spread rather than the standard error of the median, since
+// reruns differ by clocks and placement, which one run's samples do not average out; quartiles
+// rather than the cv, since a few outliers (a shared machine) inflate the cv without moving the
+// median. Identical reruns therefore read "same".
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -51,7 +54,8 @@ Result<std::vector<std::pair<std::string, Measure>>> measures(const std::string&
       if (number(p, "batch") > 1) key += " b" + text(p, "batch");
       key += " " + text(p, "dtype") + "->" + text(p, "out_dtype") + " bias " + text(p, "bias") + " " +
              text(p, "act") + " " + text(p, "trans") + " " + text(p, "l2") + " " + text(p, "backend");
-      out.push_back({key, {number(p, "median_us"), number(p, "cv"), text(p, "result") == "pass"}});
+      const double spread = p.contains("spread") ? number(p, "spread") : number(p, "cv");
+      out.push_back({key, {number(p, "median_us"), spread, text(p, "result") == "pass"}});
     }
     return out;
   }
@@ -60,7 +64,8 @@ Result<std::vector<std::pair<std::string, Measure>>> measures(const std::string&
     if (t.is_null()) return bad_input(path + ": this report has no timing (run with --iters N)");
     const std::string graph = doc.contains("graph") && doc["graph"].is_object() ? text(doc["graph"], "name") : "";
     const bool passed = text(doc, "result") == "pass";
-    const double cv = number(t, "cv");
+    const double median = number(t, "median_us");
+    const double cv = median > 0 && t.contains("p90_us") ? (number(t, "p90_us") - median) / median : number(t, "cv");
     out.push_back({"run " + graph, {number(t, "median_us"), cv, passed}});
     for (const json& op : t.value("ops", json::array()))
       out.push_back({"op " + text(op, "name"), {number(op, "median_us"), cv, passed}});
@@ -150,7 +155,7 @@ Exit compare_command(const CompareOptions& opts, std::ostream& out, std::ostream
   }
   out << rows->size() << " compared: " << slow << " slower, " << fast << " faster, " << failed
       << " failed the check (band: the larger of --threshold " << opts.threshold * 100
-      << "% and twice the runs' combined cv)\n";
+      << "% and twice the runs' combined spread)\n";
   return slow || failed ? Exit::check_failed : Exit::ok;
 }
 

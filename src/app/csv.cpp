@@ -1,5 +1,5 @@
 // CSV fields, tags and the appended document.
-#include "csv.hpp"
+#include "gexec/app/csv.hpp"
 
 namespace gexec {
 

@@ -13,9 +13,9 @@
 #include <sstream>
 
 #include "gexec/exec/rotation.hpp"
-#include "csv.hpp"
+#include "gexec/app/csv.hpp"
 #include "json_report.hpp"
-#include "nvml.hpp"
+#include "gexec/app/nvml.hpp"
 #include "output_file.hpp"
 #include "progress.hpp"
 
@@ -220,6 +220,9 @@ json row_json(const Row& r, const GemmOptions& opts, const std::vector<double>& 
     j["min_us"] = t.stats.min;
     j["mean_us"] = t.stats.mean;
     j["cv"] = t.stats.cv;
+    // The interquartile range over the median: the noise `gexec compare` allows for.
+    const double med = t.stats.median;
+    j["spread"] = med > 0 ? (percentile(t.samples, 75) - percentile(t.samples, 25)) / med : 0.0;
     j["tflops"] = t.tflops;
     j["gbps"] = t.gbps;
     j["peak_pct"] = t.peak_pct ? json(*t.peak_pct) : json(nullptr);

@@ -1,5 +1,5 @@
 // NVML through dlopen: a handful of entry points declared here by their documented C signatures.
-#include "nvml.hpp"
+#include "gexec/app/nvml.hpp"
 
 #include <dlfcn.h>
 

@@ -15,7 +15,7 @@
 #include "dump.hpp"
 #include "json_report.hpp"
 #include "load_inputs.hpp"
-#include "nvml.hpp"
+#include "gexec/app/nvml.hpp"
 #include "report.hpp"
 #include "target.hpp"
 #include "timing_report.hpp"

@@ -37,7 +37,7 @@ struct CompareOptions {
 struct CompareRow {
   std::string key;            // the point (m, n, k, ... ) or the op
   double base_us = 0, new_us = 0, ratio = 0;
-  double noise = 0;           // the relative band the noise alone explains
+  double noise = 0;           // the relative band the noise alone explains (see compare_command.cpp)
   std::string verdict;        // "same", "SLOW", "FAST", "FAILED", "missing", "new"
 };
 
