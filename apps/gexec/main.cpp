@@ -69,9 +69,11 @@ int main(int argc, char** argv) {
 
   gexec::GemmOptions gemm;
   auto* gemm_cmd = app.add_subcommand("gemm", "Profile GEMM + epilogue over a sweep of shapes and types, each point checked");
-  gemm_cmd->add_option("--m", gemm.sweep.m, "M: a value, a list a,b,c or a range start:end:step")->required();
-  gemm_cmd->add_option("--n", gemm.sweep.n, "N: as --m")->required();
-  gemm_cmd->add_option("--k", gemm.sweep.k, "K: as --m")->required();
+  gemm_cmd->add_option("--m", gemm.sweep.m, "M: a value, a list a,b,c or a range start:end:step");
+  gemm_cmd->add_option("--n", gemm.sweep.n, "N: as --m");
+  gemm_cmd->add_option("--k", gemm.sweep.k, "K: as --m");
+  gemm_cmd->add_option("--shapes", gemm.sweep.shapes, "Instead of --m --n --k: shapes MxNxK,...");
+  gemm_cmd->add_option("--cube", gemm.sweep.cube, "Instead of --m --n --k: M = N = K, sizes as --m");
   gemm_cmd->add_option("--batch", gemm.sweep.batch, "Batch count(s), as --m (default 1)");
   gemm_cmd->add_option("--dtype", gemm.sweep.dtype, "Input dtype(s) of A and B: f16, bf16, f32 (a list; default f16)");
   gemm_cmd->add_option("--out-dtype", gemm.sweep.out_dtype, "Output dtype (default: the input's)");
@@ -113,6 +115,7 @@ int main(int argc, char** argv) {
   gemm_cmd->add_flag("--append", gemm.append, "Append to the --csv file (same columns) instead of replacing it");
   gemm_cmd->add_option("--tags", gemm.tags, "Extra CSV columns: key:value,...");
   gemm_cmd->add_option("--json", gemm.json_path, "Write the points, options and environment as JSON ('-': stdout)");
+  gemm_cmd->add_option("--dump", gemm.run.dump_dir, "Write the inputs and output as .npy here (each point overwrites the last)");
   gemm_cmd->add_option("--export-times", gemm.export_times, "Write every timed sample as CSV to this file");
 
   gexec::CompareOptions compare;

@@ -115,7 +115,7 @@ Row run_point(const GemmOptions& opts, const RunOptions& base, const GemmPoint& 
   }
   if (rep.timing) {
     row.timing = *rep.timing;
-    row.l2 = rep.timing->rotating_sets > 1 ? "cold" : "warm";
+    row.l2 = rep.timing->cold_l2 ? "cold" : "warm";
     for (double q : pcts) row.percentiles.push_back(percentile(rep.timing->samples, q));
     if (!rep.timing->rotation_note.empty()) row.warnings.push_back(rep.timing->rotation_note);
   }
@@ -226,6 +226,9 @@ json row_json(const Row& r, const GemmOptions& opts, const std::vector<double>& 
     j["tflops"] = t.tflops;
     j["gbps"] = t.gbps;
     j["peak_pct"] = t.peak_pct ? json(*t.peak_pct) : json(nullptr);
+    j["peak_tflops"] = t.peak_tflops ? json(*t.peak_tflops) : json(nullptr);
+    j["graph_used"] = t.graph_used;
+    j["rotating_sets"] = t.rotating_sets;
     json q = json::object();
     for (size_t i = 0; i < pcts.size(); ++i) q[num(pcts[i], "%g")] = r.percentiles[i];
     j["percentiles_us"] = q;

@@ -83,13 +83,55 @@ Result<std::vector<int64_t>> parse_sizes(std::string_view text, std::string_view
   return out;
 }
 
-Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
+namespace {
+
+// The (m, n, k) triples: the product of --m --n --k, the --shapes list, or the --cube sizes.
+Result<std::vector<std::array<int64_t, 3>>> sweep_shapes(const GemmSweepText& t) {
+  const bool mnk = !trim(t.m).empty() || !trim(t.n).empty() || !trim(t.k).empty();
+  const int forms = int(mnk) + int(!trim(t.shapes).empty()) + int(!trim(t.cube).empty());
+  if (forms != 1)
+    return bad_input(forms == 0 ? "give the shapes: --m --n --k, --shapes MxNxK,... or --cube SIZES"
+                                : "give the shapes one way only: --m --n --k, --shapes or --cube");
+  std::vector<std::array<int64_t, 3>> out;
+  if (!trim(t.cube).empty()) {
+    auto sizes = parse_sizes(t.cube, "--cube");
+    if (!sizes) return sizes.error();
+    for (int64_t v : *sizes) out.push_back({v, v, v});
+    return out;
+  }
+  if (!trim(t.shapes).empty()) {
+    for (std::string_view part : split(t.shapes, ',')) {
+      const auto dims = split(trim(part), 'x');
+      if (dims.size() != 3) return bad_input("--shapes: '" + std::string(part) + "' is not MxNxK");
+      std::array<int64_t, 3> s{};
+      for (size_t i = 0; i < 3; ++i) {
+        auto v = parse_size(dims[i], "--shapes");
+        if (!v) return v.error();
+        s[i] = *v;
+      }
+      out.push_back(s);
+    }
+    return out;
+  }
   auto ms = parse_sizes(t.m, "--m");
   if (!ms) return ms.error();
   auto ns = parse_sizes(t.n, "--n");
   if (!ns) return ns.error();
   auto ks = parse_sizes(t.k, "--k");
   if (!ks) return ks.error();
+  if (double(ms->size()) * double(ns->size()) * double(ks->size()) > double(kMaxSweepPoints))
+    return bad_input("the sweep has more than " + std::to_string(kMaxSweepPoints) + " points");
+  for (int64_t m : *ms)
+    for (int64_t n : *ns)
+      for (int64_t k : *ks) out.push_back({m, n, k});
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
+  auto shapes = sweep_shapes(t);
+  if (!shapes) return shapes.error();
   auto batches = parse_sizes(t.batch, "--batch");
   if (!batches) return batches.error();
   auto dtypes = parse_list<DType>(t.dtype, "--dtype", [](std::string_view s) { return parse_ab_dtype(s, "--dtype"); });
@@ -120,21 +162,19 @@ Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
   });
   if (!trans) return trans.error();
 
-  const double count = double(ms->size()) * double(ns->size()) * double(ks->size()) * double(batches->size()) *
+  const double count = double(shapes->size()) * double(batches->size()) *
                        double(dtypes->size()) * double(biases->size()) * double(acts->size()) * double(trans->size());
   if (count > double(kMaxSweepPoints))
     return bad_input("the sweep has " + std::to_string(int64_t(count)) + " points; at most " +
                      std::to_string(kMaxSweepPoints));
   std::vector<GemmPoint> out;
-  for (int64_t m : *ms)
-    for (int64_t n : *ns)
-      for (int64_t k : *ks)
-        for (int64_t b : *batches)
-          for (DType d : *dtypes)
-            for (const auto& bias : *biases)
-              for (Act a : *acts)
-                for (const auto& [ta, tb] : *trans)
-                  out.push_back({m, n, k, b, d, out_dtype.value_or(d), bias, a, ta, tb, t.alpha});
+  for (const auto& [m, n, k] : *shapes)
+    for (int64_t b : *batches)
+      for (DType d : *dtypes)
+        for (const auto& bias : *biases)
+          for (Act a : *acts)
+            for (const auto& [ta, tb] : *trans)
+              out.push_back({m, n, k, b, d, out_dtype.value_or(d), bias, a, ta, tb, t.alpha});
   return out;
 }
 
@@ -158,7 +198,7 @@ Graph gemm_graph(const GemmPoint& p) {
   op.type = OpType::GEMM_BIAS_ACT;
   op.inputs.push_back(add("A", p.trans_a ? dims(p.k, p.m) : dims(p.m, p.k), p.dtype, false));
   op.inputs.push_back(add("B", p.trans_b ? dims(p.n, p.k) : dims(p.k, p.n), p.dtype, false));
-  if (p.bias) op.inputs.push_back(add("bias", {p.n}, *p.bias, true));  // a layer's bias: a weight
+  if (p.bias) op.inputs.push_back(add("Bias", {p.n}, *p.bias, true));  // a layer's bias: a weight
   op.outputs.push_back(add("C", dims(p.m, p.n), p.out_dtype, false));
   op.attrs.trans_a = p.trans_a;
   op.attrs.trans_b = p.trans_b;

@@ -69,6 +69,36 @@ TEST_CASE("the sweep is the cartesian product, the last option varying fastest",
   CHECK((*more)[0].out_dtype == DType::f32);
 }
 
+TEST_CASE("shapes from --shapes or --cube instead of --m --n --k", "[gemm][sweep]") {
+  GemmSweepText t;
+  t.cube = "1024:8192:1024";
+  t.dtype = "f16,bf16";
+  auto cubes = expand_sweep(t);
+  REQUIRE(cubes.ok());
+  REQUIRE(cubes->size() == 16);
+  CHECK((*cubes)[0].dtype == DType::f16);
+  CHECK((*cubes)[1].dtype == DType::bf16);
+  for (const GemmPoint& p : *cubes) {
+    CHECK(p.m == p.n);
+    CHECK(p.n == p.k);
+  }
+  CHECK((*cubes)[15].m == 8192);
+  GemmSweepText s;
+  s.shapes = "4095x4097x4093,64x96x80";
+  auto shapes = expand_sweep(s);
+  REQUIRE(shapes.ok());
+  REQUIRE(shapes->size() == 2);
+  CHECK((*shapes)[0].m == 4095);
+  CHECK((*shapes)[0].n == 4097);
+  CHECK((*shapes)[0].k == 4093);
+  s.m = "64";  // two ways at once
+  CHECK_FALSE(expand_sweep(s).ok());
+  CHECK_FALSE(expand_sweep(GemmSweepText{}).ok());  // no way at all
+  GemmSweepText bad;
+  bad.shapes = "64x96";
+  CHECK_FALSE(expand_sweep(bad).ok());
+}
+
 TEST_CASE("the sweep refuses unknown types, activations, transposes and huge products", "[gemm][sweep]") {
   GemmSweepText base;
   base.m = base.n = base.k = "64";
@@ -111,7 +141,7 @@ TEST_CASE("each point's graph is valid and shaped by its transposes and batch", 
   CHECK(g.ops[0].attrs.act == Act::gelu);
   CHECK(g.tensor(g.find_tensor("A")).shape == std::vector<int64_t>{64, 80});
   CHECK(g.tensor(g.find_tensor("B")).shape == std::vector<int64_t>{80, 96});
-  CHECK(g.tensor(g.find_tensor("bias")).constant);
+  CHECK(g.tensor(g.find_tensor("Bias")).constant);
   CHECK(g.tensor(g.find_tensor("C")).shape == std::vector<int64_t>{64, 96});
 
   p.trans_a = p.trans_b = true;
@@ -119,7 +149,7 @@ TEST_CASE("each point's graph is valid and shaped by its transposes and batch", 
   p.bias.reset();
   g = gemm_graph(p);
   CHECK(verify(g).empty());
-  CHECK(g.find_tensor("bias") == kNone);
+  CHECK(g.find_tensor("Bias") == kNone);
   CHECK(g.ops[0].inputs.size() == 2);
   CHECK(g.tensor(g.find_tensor("A")).shape == std::vector<int64_t>{3, 80, 64});
   CHECK(g.tensor(g.find_tensor("B")).shape == std::vector<int64_t>{3, 96, 80});

@@ -26,8 +26,10 @@ struct GemmPoint {
 
 // The sweep as typed: each field a value, a comma-separated list, and for the sizes also a range
 // start:end:step (end included when the steps land on it).
+// Instead of --m --n --k: --shapes MxNxK,... (each shape as given) or --cube SIZES (M = N = K).
 struct GemmSweepText {
   std::string m, n, k, batch = "1";
+  std::string shapes, cube;
   std::string dtype = "f16";
   std::string out_dtype;  // empty: the input dtype
   std::string bias = "none";
@@ -44,11 +46,12 @@ constexpr int64_t kMaxDim = int64_t(1) << 31;
 // offending part otherwise (zero, negative, not a number, an empty range, a zero step).
 Result<std::vector<int64_t>> parse_sizes(std::string_view text, std::string_view option);
 
-// The cartesian product in the order m, n, k, batch, dtype, bias, act, trans (the last varies
-// fastest); bad_input for an unknown dtype, bias, activation or transpose, or too many points.
+// The cartesian product in the order (m, n, k), batch, dtype, bias, act, trans (the last varies
+// fastest); bad_input for an unknown dtype, bias, activation or transpose, too many points, or
+// shapes given both by --m/--n/--k and by --shapes or --cube (or by neither).
 Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& text);
 
-// The point's graph: A [batch,]M x K (K x M when transposed), B [batch,]K x N (N x K), bias [N]
+// The point's graph: A [batch,]M x K (K x M when transposed), B [batch,]K x N (N x K), Bias [N]
 // constant, C [batch,]M x N; inputs drawn from the normal distribution; one GEMM_BIAS_ACT op.
 Graph gemm_graph(const GemmPoint& p);
 

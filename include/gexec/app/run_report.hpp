@@ -101,6 +101,7 @@ struct RunTiming {
   double flops = 0, bytes = 0, tflops = 0, gbps = 0;
   std::vector<double> samples;   // every sample (us per iteration), in the order timed
   int rotating_sets = 1;         // operand sets rotated over (cold L2); 1: warm, on the run's buffers
+  bool cold_l2 = false;          // timed with a cold L2 cache: rotating sets, or one set larger than their size
   std::string rotation_note;     // why cold-L2 timing was asked for but not done
   std::optional<double> peak_tflops, peak_pct;
   bool noisy = false;            // cv above kNoisyCv
