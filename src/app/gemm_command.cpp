@@ -309,7 +309,9 @@ json options_json(const GemmOptions& o) {
 
 }  // namespace
 
-Exit gemm_command(const GemmOptions& opts, std::ostream& out, std::ostream& err) {
+Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream& err) {
+  // --json -: the JSON alone on stdout, the table on stderr.
+  std::ostream& out = opts.json_path == "-" ? err : json_out;
   // Everything that can be wrong with the options is found before the first point runs.
   auto points = expand_sweep(opts.sweep);
   if (!points) {
@@ -416,7 +418,7 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& out, std::ostream& err)
     for (const std::string& w : warned) ws.push_back(w);
     doc["warnings"] = ws;
     doc["result"] = failed ? "fail" : "pass";
-    written = write_output_file(opts.json_path, doc.dump(2) + "\n", &out);
+    written = write_output_file(opts.json_path, doc.dump(2) + "\n", &json_out);
     if (!written) err << "gexec: --json: " << written.error().message << "\n";
   }
   if (written && !opts.export_times.empty()) {
