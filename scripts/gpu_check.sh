@@ -26,6 +26,8 @@ if want build || want tests || want graphs || want perf || want gemm || want san
     tail -40 "$OUT/build.log"; echo "build failed"; exit 1
   fi
   echo "built in $(( $(date +%s) - start )) s"
+  "$gexec" --version
+  bash scripts/check_backends.sh "$gexec" cuda cpu || status=1
 fi
 
 if want tests; then

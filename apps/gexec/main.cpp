@@ -7,11 +7,12 @@
 
 #include "gexec/app/commands.hpp"
 #include "gexec/app/gemm_command.hpp"
+#include "gexec/app/version.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"gexec: runs JSON graphs of GEMM and elementwise ops on NVIDIA GPUs and checks them against a CPU reference"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("gexec ") + GEXEC_VERSION);
+  app.set_version_flag("--version", gexec::version_text, "Print the version, build and library versions, and exit");
   bool verbose = false, quiet = false;
   app.add_flag("-v,--verbose", verbose, "More diagnostics on stderr (pass timings, choices)");
   app.add_flag("-q,--quiet", quiet, "Only errors on stderr");

@@ -9,6 +9,7 @@
 
 #include "catch.hpp"
 #include "process.hpp"
+#include "skip.hpp"
 
 using gexec::test::has;
 using gexec::test::run_gexec;
@@ -67,7 +68,7 @@ TEST_CASE("-v and -q are accepted after the subcommand", "[cli]") {
 
 #if GEXEC_HAVE_CPU
 
-TEST_CASE("gemm: the done-when sweep writes 8 rows that pass", "[cli][gemm]") {
+TEST_CASE("gemm: the done-when sweep writes 8 rows that pass", "[cli][gemm][cpu]") {
   const std::string dir = temp_dir("sweep");
   const std::string csv = dir + "/out.csv";
   auto r = run_gexec("gemm --m 64,128 --n 96 --k 80:160:80 --dtype f16 --bias f32 --act relu,none --backend cpu "
@@ -96,7 +97,7 @@ TEST_CASE("gemm: the done-when sweep writes 8 rows that pass", "[cli][gemm]") {
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("gemm: --append with --tags adds rows under the same header; another header is refused", "[cli][gemm]") {
+TEST_CASE("gemm: --append with --tags adds rows under the same header; another header is refused", "[cli][gemm][cpu]") {
   const std::string dir = temp_dir("append");
   const std::string csv = dir + "/a.csv";
   const std::string args = "gemm --m 32 --n 32 --k 32 --backend cpu --iters 2 --csv '" + csv + "' ";
@@ -116,7 +117,7 @@ TEST_CASE("gemm: --append with --tags adds rows under the same header; another h
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("gemm: a failing point does not stop the sweep, and the exit status is 1", "[cli][gemm]") {
+TEST_CASE("gemm: a failing point does not stop the sweep, and the exit status is 1", "[cli][gemm][cpu]") {
   const std::string dir = temp_dir("fail");
   // A tolerance no f16 result meets: every point fails its check, and every point runs.
   auto r = run_gexec("gemm --m 32,48 --n 32 --k 64 --backend cpu --iters 2 --atol 0 --rtol 0 --json '" + dir +
@@ -138,7 +139,7 @@ TEST_CASE("gemm: a failing point does not stop the sweep, and the exit status is
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("gemm: runs without NVML, and its JSON carries options, environment and samples", "[cli][gemm][nvml]") {
+TEST_CASE("gemm: runs without NVML, and its JSON carries options, environment and samples", "[cli][gemm][nvml][cpu]") {
   const std::string dir = temp_dir("json");
   auto r = run_gexec("gemm --m 64 --n 96 --k 80 --bias f32 --act gelu --trans nt --backend cpu --iters 20 "
                      "--percentile 50,75 --json '" + dir + "/g.json' --export-times '" + dir + "/t.csv'");
@@ -171,7 +172,7 @@ TEST_CASE("gemm: runs without NVML, and its JSON carries options, environment an
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("compare: identical reruns are no regression, a slower run is (exit 1)", "[cli][compare]") {
+TEST_CASE("compare: identical reruns are no regression, a slower run is (exit 1)", "[cli][compare][cpu]") {
   const std::string dir = temp_dir("compare");
   auto r = run_gexec("gemm --m 64,128 --n 96 --k 80 --backend cpu --iters 10 -q --json '" + dir + "/a.json'");
   REQUIRE(r.status == 0);
@@ -193,7 +194,7 @@ TEST_CASE("compare: identical reruns are no regression, a slower run is (exit 1)
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("run --report - writes the JSON alone on stdout, with options and environment", "[cli][report]") {
+TEST_CASE("run --report - writes the JSON alone on stdout, with options and environment", "[cli][report][cpu]") {
   const std::string cmd = std::string("'") + GEXEC_BINARY + "' run --backend cpu --iters 3 --report - '" +
                           source_path("graphs/gemm_bias_relu.json") + "' 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
@@ -211,7 +212,7 @@ TEST_CASE("run --report - writes the JSON alone on stdout, with options and envi
   CHECK(doc["timing"]["samples"].get<int>() >= 1);
 }
 
-TEST_CASE("run --load-inputs warns about files that match no input, and when none was loaded", "[cli]") {
+TEST_CASE("run --load-inputs warns about files that match no input, and when none was loaded", "[cli][cpu]") {
   const std::string dir = temp_dir("load");
   std::ofstream(dir + "/Weights.npy") << "not read";
   auto r = run_gexec("run --backend cpu --load-inputs '" + dir + "' '" + source_path("graphs/gemm_bias_relu.json") + "'");
@@ -224,6 +225,6 @@ TEST_CASE("run --load-inputs warns about files that match no input, and when non
 
 #else
 
-TEST_CASE("gemm and compare end to end", "[cli][gemm]") { WARN("skipped: this build has no CPU backend"); }
+GEXEC_SKIPPED_TEST("gemm and compare end to end on the CPU backend", "[cli][gemm][cpu]", GEXEC_NO_CPU_BACKEND)
 
 #endif  // GEXEC_HAVE_CPU

@@ -10,6 +10,7 @@
 
 #include "catch.hpp"
 #include "process.hpp"
+#include "skip.hpp"
 
 using nlohmann::json;
 
@@ -103,7 +104,7 @@ std::vector<std::string> errors_of(const json& report) {
 
 }  // namespace
 
-TEST_CASE("report: every graph under graphs/ gives a report that validates", "[report]") {
+TEST_CASE("report: every graph under graphs/ gives a report that validates", "[report][cpu]") {
   const std::string dir = temp_dir("report");
   int graphs = 0;
   for (const auto& entry : std::filesystem::directory_iterator(gexec::test::source_path("graphs"))) {
@@ -138,7 +139,7 @@ TEST_CASE("report: every graph under graphs/ gives a report that validates", "[r
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error", "[report]") {
+TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error", "[report][cpu]") {
   const std::string dir = temp_dir("report2");
   const std::string graph = gexec::test::source_path("graphs/gemm_bias_gelu_bf16.json");
 
@@ -202,7 +203,7 @@ TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error",
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("--load-inputs: dumped inputs loaded back give the same outputs, bit for bit", "[report][load-inputs]") {
+TEST_CASE("--load-inputs: dumped inputs loaded back give the same outputs, bit for bit", "[report][load-inputs][cpu]") {
   const std::string dir = temp_dir("load");
   for (const char* name : {"mlp3", "gemm_bias_gelu_bf16", "transposed"}) {
     const std::string graph = gexec::test::source_path(std::string("graphs/") + name + ".json");
@@ -241,4 +242,6 @@ TEST_CASE("--load-inputs: dumped inputs loaded back give the same outputs, bit f
   std::filesystem::remove_all(dir);
 }
 
+#else
+GEXEC_SKIPPED_TEST("report: reports of runs on the CPU backend", "[report][cpu]", GEXEC_NO_CPU_BACKEND)
 #endif  // GEXEC_HAVE_CPU
