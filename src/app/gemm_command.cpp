@@ -121,6 +121,7 @@ Row run_point(const GemmOptions& opts, const RunOptions& base, const GemmPoint& 
   }
   for (const RunWarning& w : rep.warnings) {
     if (w.kind == RunWarning::Kind::noisy_timings) row.noisy = true;  // the cv column says it; counted at the end
+    else if (w.kind == RunWarning::Kind::peak_unknown) spdlog::debug("peak unknown: {}", w.message);  // peak% "-"
     else row.warnings.push_back(w.message);
   }
   for (std::string& w : row.power.warnings()) row.warnings.push_back(std::move(w));
