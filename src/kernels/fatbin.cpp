@@ -50,8 +50,11 @@ std::string describe_fatbin() {
   if (!build_info().cuda) return "none";
   if (open_ended(build_info().cuda_architectures)) return build_info().cuda_architectures;
   std::string s;
-  for (const FatbinArch& a : fatbin_archs())
-    s += (s.empty() ? "" : " ") + std::string(a.ptx ? "compute_" : "sm_") + std::to_string(a.cc);
+  for (const FatbinArch& a : fatbin_archs()) {
+    if (!s.empty()) s += ' ';
+    s += a.ptx ? "compute_" : "sm_";
+    s += std::to_string(a.cc);
+  }
   return s.empty() ? "none" : s;
 }
 

@@ -36,7 +36,10 @@ namespace {
 std::string dtype_list(const std::vector<DType>& ts) {
   if (ts.empty()) return "-";
   std::string s;
-  for (DType t : ts) s += (s.empty() ? "" : "|") + std::string(dtype_name(t));
+  for (DType t : ts) {  // appended piece by piece: GCC 12 warns (-Wrestrict) on the concatenated form
+    if (!s.empty()) s += '|';
+    s += dtype_name(t);
+  }
   return s;
 }
 
