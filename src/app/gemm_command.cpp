@@ -68,7 +68,11 @@ Result<std::vector<double>> parse_percentiles(const std::string& text) {
   return out;
 }
 
-std::string pct_name(double p) { return "p" + num(p, "%g"); }
+std::string pct_name(double p) {
+  std::string s = "p";  // appended, not "p" + ...: GCC 12 warns falsely (-Wrestrict) on that form
+  s += num(p, "%g");
+  return s;
+}
 
 // The run's kernel for the GEMM: its name, and the candidate it runs.
 void read_kernel(const RunReport& rep, Row& row) {
