@@ -4,10 +4,13 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <limits>
+#include <new>
 
 #include "gexec/app/commands.hpp"
 #include "gexec/app/gemm_command.hpp"
 #include "gexec/app/version.hpp"
+#include "option_checks.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"gexec: runs JSON graphs of GEMM and elementwise ops on NVIDIA GPUs and checks them against a CPU reference"};
@@ -18,37 +21,46 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "Only errors on stderr");
 
   gexec::RunOptions run;
-  uint64_t seed = 0;
+  std::string seed;
   std::string arch;
   double atol = 0, rtol = 0;
   auto* run_cmd = app.add_subcommand("run", "Run a graph and check its outputs against the CPU reference");
   run_cmd->add_option("graph", run.graph_path, "Graph file (JSON)")->required();
-  auto* seed_opt = run_cmd->add_option("--seed", seed, "Seed for the inputs (overrides the graph's; default 0)");
+  // Unsigned 64-bit and checked as text: CLI11 would wrap -1 and saturate 2^64.
+  auto* seed_opt = run_cmd->add_option("--seed", seed, "Seed for the inputs (overrides the graph's; default 0)")
+                       ->check(gexec::cli::integer_in(0, std::numeric_limits<uint64_t>::max()));
   run_cmd->add_flag("--dry-run", run.dry_run, "Load, run the passes, select kernels and plan buffers; touch no device");
   auto* arch_opt = run_cmd->add_option("--arch", arch, "Device to assume in a dry-run, e.g. sm_90 (default: detected, else sm_90)");
-  run_cmd->add_option("--device", run.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--device", run.device, "CUDA device ordinal")->check(gexec::cli::integer_in(0, 1023));
   run_cmd->add_option("--backend", run.backend, "auto, cuda or cpu")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
-  auto* atol_opt = run_cmd->add_option("--atol", atol, "Absolute allowance near zero (default per output dtype)")->check(CLI::NonNegativeNumber);
-  auto* rtol_opt = run_cmd->add_option("--rtol", rtol, "Extra allowance, times each element's scale (default 0)")->check(CLI::NonNegativeNumber);
+  auto* atol_opt = run_cmd->add_option("--atol", atol, "Absolute allowance near zero (default per output dtype)")
+                       ->check(gexec::cli::number_in(0, 1e300));
+  auto* rtol_opt = run_cmd->add_option("--rtol", rtol, "Extra allowance, times each element's scale (default 0)")
+                       ->check(gexec::cli::number_in(0, 1e300));
   run_cmd->add_option("--passes", run.passes, "Pass pipeline: default, none, or a comma-separated list");
   run_cmd->add_flag("--print-after-all", run.print_after_all, "Print the graph after every pass");
   run_cmd->add_option("--print-after", run.print_after, "Print the graph after the named pass");
-  run_cmd->add_option("--emit-graph", run.emit_graph, "Write the graph after the passes to this file");
-  run_cmd->add_option("--dump", run.dump_dir, "Write every graph input and output as .npy into this folder");
+  run_cmd->add_option("--emit-graph", run.emit_graph, "Write the graph after the passes to this file")
+      ->check(gexec::cli::non_empty_path());
+  run_cmd->add_option("--dump", run.dump_dir, "Write every graph input and output as .npy into this folder")
+      ->check(gexec::cli::non_empty_path());
   run_cmd->add_option("--verify", run.verify,
                       "Check the outputs: auto (full below 2^33 reference multiply-adds, else sampled), full, sample, "
                       "exact (integer inputs, bit equality) or none")
       ->check(CLI::IsMember({"auto", "full", "sample", "exact", "none"}));
   run_cmd->add_option("--samples", run.samples, "Output elements a sampled check compares, per output (default 4096)")
-      ->check(CLI::PositiveNumber);
-  run_cmd->add_option("--report", run.report_path, "Write a JSON report of the run to this file");
-  run_cmd->add_option("--load-inputs", run.load_inputs_dir, "Replace graph inputs by DIR/<name>.npy where present");
-  run_cmd->add_option("--iters", run.timing.iters, "Time this many iterations after the checked run")
-      ->check(CLI::NonNegativeNumber);
+      ->check(gexec::cli::integer_in(1, uint64_t(std::numeric_limits<int64_t>::max())));
+  run_cmd->add_option("--report", run.report_path, "Write a JSON report of the run to this file")
+      ->check(gexec::cli::non_empty_path());
+  run_cmd->add_option("--load-inputs", run.load_inputs_dir, "Replace graph inputs by DIR/<name>.npy where present")
+      ->check(gexec::cli::non_empty_path());
+  // Bounded so that the per-iteration samples always fit in memory (16 bytes each).
+  run_cmd->add_option("--iters", run.timing.iters, "Time this many iterations after the checked run (at most 10^7)")
+      ->check(gexec::cli::integer_in(0, 10000000));
   run_cmd->add_option("--warmup", run.timing.warmup_iters, "Untimed iterations before timing (default 10)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(gexec::cli::integer_in(0, 10000000));
   run_cmd->add_option("--warmup-ms", run.timing.warmup_ms, "Also warm up for this many milliseconds")
-      ->check(CLI::NonNegativeNumber);
+      ->check(gexec::cli::number_in(0, 3600000));
   bool graph = false, no_graph = false;
   auto* graph_flag = run_cmd->add_flag("--cuda-graph", graph, "Replay a captured CUDA graph when timing (the default)");
   run_cmd->add_flag("--no-cuda-graph", no_graph, "Time direct launches instead of a graph replay")->excludes(graph_flag);
@@ -56,12 +68,16 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--autotune", run.autotune,
                     "Time the top cuBLASLt candidates of each GEMM and keep the fastest that passes the check");
   run_cmd->add_option("--autotune-top", run.autotune_top, "How many candidates --autotune times (default 16)")
-      ->check(CLI::PositiveNumber);
+      ->check(gexec::cli::integer_in(1, 1000));
   run_cmd->add_option("--tuning-cache", run.tuning_cache,
-                      "Save the tuned choices to this file and reload them (same device and versions only)");
+                      "Save the tuned choices to this file and reload them (same device and versions only)")
+      ->check(gexec::cli::non_empty_path());
+  run_cmd->add_flag("--force", run.force,
+                    "Let an output overwrite one of the run's inputs (the graph, an init.file, a --load-inputs file, "
+                    "a file --tuning-cache names that is not a tuning cache)");
   double peak = 0;
   auto* peak_opt = run_cmd->add_option("--peak-tflops", peak, "The device's peak for '% of peak' (default: measured once, cached)")
-      ->check(CLI::PositiveNumber);
+      ->check(gexec::cli::number_in(0, 1e9, true));
 
   std::vector<std::string> files;
   auto* validate_cmd = app.add_subcommand("validate", "Check graph files and report every problem");
@@ -70,7 +86,7 @@ int main(int argc, char** argv) {
   auto* kernels_cmd = app.add_subcommand("kernels", "Print the kernel table");
 
   gexec::CheckOptions check;
-  uint64_t check_seed = 0;
+  std::string check_seed;
   double check_atol = 0, check_rtol = 0;
   auto* check_cmd = app.add_subcommand("check", "Check outputs from .npy files against the reference of a graph");
   check_cmd->add_option("graph", check.graph_path, "Graph file (JSON)")->required();
@@ -79,10 +95,13 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--verify", check.verify, "auto, full, sample or exact (bit equality)")
       ->check(CLI::IsMember({"auto", "full", "sample", "exact"}));
   check_cmd->add_option("--samples", check.samples, "Output elements a sampled check compares (default 4096)")
-      ->check(CLI::PositiveNumber);
-  auto* check_seed_opt = check_cmd->add_option("--seed", check_seed, "Seed choosing the sampled elements");
-  auto* check_atol_opt = check_cmd->add_option("--atol", check_atol, "Absolute allowance near zero")->check(CLI::NonNegativeNumber);
-  auto* check_rtol_opt = check_cmd->add_option("--rtol", check_rtol, "Extra allowance times each element's scale")->check(CLI::NonNegativeNumber);
+      ->check(gexec::cli::integer_in(1, uint64_t(std::numeric_limits<int64_t>::max())));
+  auto* check_seed_opt = check_cmd->add_option("--seed", check_seed, "Seed choosing the sampled elements")
+                             ->check(gexec::cli::integer_in(0, std::numeric_limits<uint64_t>::max()));
+  auto* check_atol_opt = check_cmd->add_option("--atol", check_atol, "Absolute allowance near zero")
+                             ->check(gexec::cli::number_in(0, 1e300));
+  auto* check_rtol_opt = check_cmd->add_option("--rtol", check_rtol, "Extra allowance times each element's scale")
+                             ->check(gexec::cli::number_in(0, 1e300));
   check_cmd->add_option("--precision", check.precision, "The products' arithmetic: f32, or tf32 (f32 operands rounded to TF32)")
       ->check(CLI::IsMember({"f32", "tf32"}));
   check_cmd->add_option("--report", check.report_path, "Write a JSON report of the check to this file");
@@ -102,41 +121,49 @@ int main(int argc, char** argv) {
   gemm_cmd->add_option("--trans", gemm.sweep.trans, "Transposes of A and B: nn, nt, tn, tt (a list; default nn)");
   gemm_cmd->add_option("--alpha", gemm.sweep.alpha, "Scale of the product (default 1)");
   gemm_cmd->add_option("--backend", gemm.run.backend, "auto, cuda or cpu")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
-  gemm_cmd->add_option("--device", gemm.run.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
-  auto* gemm_seed = gemm_cmd->add_option("--seed", seed, "Seed for the inputs (default 0)");
+  gemm_cmd->add_option("--device", gemm.run.device, "CUDA device ordinal")->check(gexec::cli::integer_in(0, 1023));
+  auto* gemm_seed = gemm_cmd->add_option("--seed", seed, "Seed for the inputs (default 0)")
+                        ->check(gexec::cli::integer_in(0, std::numeric_limits<uint64_t>::max()));
   gemm_cmd->add_option("--pad", gemm.run.pad, "Pad misaligned GEMM operands: auto, never or always")
       ->check(CLI::IsMember({"auto", "never", "always"}));
   gemm_cmd->add_option("--verify", gemm.run.verify, "auto, full, sample, exact or none (as for run)")
       ->check(CLI::IsMember({"auto", "full", "sample", "exact", "none"}));
-  auto* gemm_atol = gemm_cmd->add_option("--atol", atol, "Absolute tolerance (default per output dtype)")->check(CLI::NonNegativeNumber);
-  auto* gemm_rtol = gemm_cmd->add_option("--rtol", rtol, "Relative tolerance (default per output dtype)")->check(CLI::NonNegativeNumber);
-  auto* gemm_iters = gemm_cmd->add_option("--iters", gemm.run.timing.iters, "Timed iterations per point (default 100)")
-                         ->check(CLI::PositiveNumber);
+  auto* gemm_atol = gemm_cmd->add_option("--atol", atol, "Absolute tolerance (default per output dtype)")
+                        ->check(gexec::cli::number_in(0, 1e300));
+  auto* gemm_rtol = gemm_cmd->add_option("--rtol", rtol, "Relative tolerance (default per output dtype)")
+                        ->check(gexec::cli::number_in(0, 1e300));
+  auto* gemm_iters = gemm_cmd->add_option("--iters", gemm.run.timing.iters, "Timed iterations per point (default 100, at most 10^7)")
+                         ->check(gexec::cli::integer_in(1, 10000000));
   gemm_cmd->add_option("--warmup", gemm.run.timing.warmup_iters, "Untimed iterations first (default 10)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(gexec::cli::integer_in(0, 10000000));
   gemm_cmd->add_option("--warmup-ms", gemm.run.timing.warmup_ms, "Also warm up for this many milliseconds")
-      ->check(CLI::NonNegativeNumber);
+      ->check(gexec::cli::number_in(0, 3600000));
   gemm_cmd->add_option("--duration", gemm.run.timing.duration_s, "Keep timing until S seconds of samples per point")
-      ->check(CLI::NonNegativeNumber);
+      ->check(gexec::cli::number_in(0, 86400));
   bool gemm_no_graph = false;
   gemm_cmd->add_flag("--no-cuda-graph", gemm_no_graph, "Time direct launches instead of a graph replay");
   gemm_cmd->add_flag("--cold-l2", gemm.cold_l2, "Time on rotating operand sets (128 MB in all): a cold L2 cache");
   gemm_cmd->add_option("--rotating", gemm.rotating_mb, "Rotating operand sets of this many MB in all (implies cold L2)")
-      ->check(CLI::PositiveNumber);
+      ->check(gexec::cli::number_in(0, 1048576, true));
   gemm_cmd->add_option("--percentile", gemm.percentiles, "Percentiles for the table (default 50,90,99)");
   gemm_cmd->add_flag("--autotune", gemm.run.autotune, "Tune each point's cuBLASLt candidates first");
   gemm_cmd->add_option("--autotune-top", gemm.run.autotune_top, "Candidates --autotune times (default 16)")
-      ->check(CLI::PositiveNumber);
+      ->check(gexec::cli::integer_in(1, 1000));
   int gemm_algo = 0;
   auto* gemm_algo_opt = gemm_cmd->add_option("--algo", gemm_algo, "Run cuBLASLt candidate N (the table's algo index)")
-                            ->check(CLI::NonNegativeNumber);
-  auto* gemm_peak = gemm_cmd->add_option("--peak-tflops", peak, "The device's peak for '% of peak'")->check(CLI::PositiveNumber);
-  gemm_cmd->add_option("--csv", gemm.csv_path, "Write the rows as CSV to this file");
+                            ->check(gexec::cli::integer_in(0, 1000000));
+  auto* gemm_peak = gemm_cmd->add_option("--peak-tflops", peak, "The device's peak for '% of peak'")
+                        ->check(gexec::cli::number_in(0, 1e9, true));
+  gemm_cmd->add_option("--csv", gemm.csv_path, "Write the rows as CSV to this file")
+      ->check(gexec::cli::non_empty_path());
   gemm_cmd->add_flag("--append", gemm.append, "Append to the --csv file (same columns) instead of replacing it");
   gemm_cmd->add_option("--tags", gemm.tags, "Extra CSV columns: key:value,...");
-  gemm_cmd->add_option("--json", gemm.json_path, "Write the points, options and environment as JSON ('-': stdout)");
-  gemm_cmd->add_option("--dump", gemm.run.dump_dir, "Write the inputs and output as .npy here (each point overwrites the last)");
-  gemm_cmd->add_option("--export-times", gemm.export_times, "Write every timed sample as CSV to this file");
+  gemm_cmd->add_option("--json", gemm.json_path, "Write the points, options and environment as JSON ('-': stdout)")
+      ->check(gexec::cli::non_empty_path());
+  gemm_cmd->add_option("--dump", gemm.run.dump_dir, "Write the inputs and output as .npy here (each point overwrites the last)")
+      ->check(gexec::cli::non_empty_path());
+  gemm_cmd->add_option("--export-times", gemm.export_times, "Write every timed sample as CSV to this file")
+      ->check(gexec::cli::non_empty_path());
 
   gexec::CompareOptions compare;
   auto* compare_cmd = app.add_subcommand("compare", "Compare two gemm --json or run --report files, point by point");
@@ -144,7 +171,7 @@ int main(int argc, char** argv) {
   compare_cmd->add_option("new", compare.next, "The results to judge")->required();
   compare_cmd->add_option("--threshold", compare.threshold,
                           "Slower by more than this fraction (and than the noise) is a regression (default 0.05)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(gexec::cli::number_in(0, 1e9));
 
   // -v and -q work after the subcommand too.
   for (CLI::App* sub : {run_cmd, validate_cmd, kernels_cmd, check_cmd, gemm_cmd, compare_cmd}) {
@@ -167,35 +194,47 @@ int main(int argc, char** argv) {
   run.timing.count_iterations = gemm.run.timing.count_iterations = true;
 
   gexec::Exit status = gexec::Exit::ok;
-  if (*run_cmd) {
-    if (seed_opt->count()) run.seed = seed;
-    if (arch_opt->count()) run.arch = arch;
-    if (atol_opt->count()) run.atol = atol;
-    if (rtol_opt->count()) run.rtol = rtol;
-    if (peak_opt->count()) run.peak_tflops = peak;
-    run.timing.cuda_graph = !no_graph;
-    status = gexec::run_command(run, std::cout, std::cerr);
-  } else if (*validate_cmd) {
-    status = gexec::validate_command(files, std::cout, std::cerr);
-  } else if (*check_cmd) {
-    if (check_seed_opt->count()) check.seed = check_seed;
-    if (check_atol_opt->count()) check.atol = check_atol;
-    if (check_rtol_opt->count()) check.rtol = check_rtol;
-    status = gexec::check_command(check, std::cout, std::cerr);
-  } else if (*gemm_cmd) {
-    if (gemm_seed->count()) gemm.run.seed = seed;
-    if (gemm_peak->count()) gemm.run.peak_tflops = peak;
-    if (gemm_atol->count()) gemm.run.atol = atol;
-    if (gemm_rtol->count()) gemm.run.rtol = rtol;
-    if (gemm_algo_opt->count()) gemm.run.algo = gemm_algo;
-    if (!gemm_iters->count()) gemm.run.timing.iters = 100;
-    gemm.run.timing.cuda_graph = !gemm_no_graph;
-    gemm.progress = !quiet;
-    status = gexec::gemm_command(gemm, std::cout, std::cerr);
-  } else if (*compare_cmd) {
-    status = gexec::compare_command(compare, std::cout, std::cerr);
-  } else if (*kernels_cmd) {
-    status = gexec::kernels_command(std::cout);
+  // The library turns errors into values; what escapes (std::bad_alloc above all) still ends
+  // as exit 3 with a message, not an abort.
+  try {
+    if (*run_cmd) {
+      if (seed_opt->count()) run.seed = std::stoull(seed);  // checked above: digits, in range
+      if (arch_opt->count()) run.arch = arch;
+      if (atol_opt->count()) run.atol = atol;
+      if (rtol_opt->count()) run.rtol = rtol;
+      if (peak_opt->count()) run.peak_tflops = peak;
+      run.timing.cuda_graph = !no_graph;
+      status = gexec::run_command(run, std::cout, std::cerr);
+    } else if (*validate_cmd) {
+      status = gexec::validate_command(files, std::cout, std::cerr);
+    } else if (*check_cmd) {
+      if (check_seed_opt->count()) check.seed = std::stoull(check_seed);  // checked above
+      if (check_atol_opt->count()) check.atol = check_atol;
+      if (check_rtol_opt->count()) check.rtol = check_rtol;
+      status = gexec::check_command(check, std::cout, std::cerr);
+    } else if (*gemm_cmd) {
+      if (gemm_seed->count()) gemm.run.seed = std::stoull(seed);  // checked above
+      if (gemm_peak->count()) gemm.run.peak_tflops = peak;
+      if (gemm_atol->count()) gemm.run.atol = atol;
+      if (gemm_rtol->count()) gemm.run.rtol = rtol;
+      if (gemm_algo_opt->count()) gemm.run.algo = gemm_algo;
+      if (!gemm_iters->count()) gemm.run.timing.iters = 100;
+      gemm.run.timing.cuda_graph = !gemm_no_graph;
+      gemm.progress = !quiet;
+      status = gexec::gemm_command(gemm, std::cout, std::cerr);
+    } else if (*compare_cmd) {
+      status = gexec::compare_command(compare, std::cout, std::cerr);
+    } else if (*kernels_cmd) {
+      status = gexec::kernels_command(std::cout);
+    }
+  } catch (const std::bad_alloc&) {
+    std::cout.flush();
+    std::cerr << "gexec: out of host memory (an allocation failed); nothing more was done\n";
+    return static_cast<int>(gexec::Exit::runtime);
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "gexec: internal error: " << e.what() << "\n";
+    return static_cast<int>(gexec::Exit::runtime);
   }
   return static_cast<int>(status);
 }

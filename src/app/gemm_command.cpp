@@ -16,7 +16,9 @@
 #include "gexec/app/csv.hpp"
 #include "json_report.hpp"
 #include "gexec/app/nvml.hpp"
+#include "gexec/io/text.hpp"
 #include "output_file.hpp"
+#include "output_paths.hpp"
 #include "progress.hpp"
 
 namespace gexec {
@@ -334,6 +336,13 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
     err << "gexec: --rotating: a size in MB above 0\n";
     return Exit::bad_input;
   }
+  // The output files can be written, and are different files: known now, not after the sweep
+  // (output_paths.hpp). The --dump folder is checked by each point's run before it runs.
+  if (Status s = check_output_files({{"--csv", opts.csv_path}, {"--json", opts.json_path}, {"--export-times", opts.export_times}});
+      !s) {
+    err << "gexec: " << s.error().message << "\n";
+    return s.error().code;
+  }
   std::string csv_existing;
   const std::vector<std::string> columns = csv_columns(*pcts, *tags);
   const std::string header = csv_line(columns);
@@ -423,7 +432,7 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
     for (const std::string& w : warned) ws.push_back(w);
     doc["warnings"] = ws;
     doc["result"] = failed ? "fail" : "pass";
-    written = write_output_file(opts.json_path, doc.dump(2) + "\n", &json_out);
+    written = write_output_file(opts.json_path, dump_json(doc, 2) + "\n", &json_out);
     if (!written) err << "gexec: --json: " << written.error().message << "\n";
   }
   if (written && !opts.export_times.empty()) {

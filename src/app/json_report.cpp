@@ -2,8 +2,8 @@
 #include "json_report.hpp"
 
 #include <cmath>
-#include <fstream>
 
+#include "gexec/io/text.hpp"
 #include "output_file.hpp"
 #include "timing_report.hpp"
 
@@ -145,8 +145,10 @@ json report_json(const RunReport& r) {
   return rep;
 }
 
+// Any text may have reached the report (file names, messages quoting a file's bytes): invalid
+// UTF-8 is replaced rather than thrown on, and the file is replaced only once written whole.
 Status write_report(const std::string& path, const json& doc, std::ostream* stdout_stream) {
-  const Status s = write_output_file(path, doc.dump(2) + "\n", stdout_stream);
+  const Status s = write_output_file(path, dump_json(doc, 2) + "\n", stdout_stream);
   if (!s) return s.error().with("--report");
   return {};
 }

@@ -1,14 +1,9 @@
-// Atomic output files: write to ".NAME.tmp-PID" beside the target, flush, rename.
+// Output files of the commands: "-" on the given stream, anything else by write_file_atomic.
 #include "output_file.hpp"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "gexec/io/file.hpp"
 
 namespace gexec {
 
@@ -19,38 +14,17 @@ Status write_output_file(const std::string& path, std::string_view text, std::os
     stdout_stream->flush();
     return {};
   }
-  if (path.empty()) return bad_input("the output path is empty");
-  const std::filesystem::path target(path);
-  const std::filesystem::path temp =
-      target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()));
-  FILE* f = std::fopen(temp.c_str(), "wb");
-  if (!f) return runtime_error(path + ": cannot write the file: " + std::strerror(errno));
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const int write_errno = errno;
-  const bool flushed = std::fflush(f) == 0 && fsync(fileno(f)) == 0;
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !flushed || !closed) {
-    std::remove(temp.c_str());
-    return runtime_error(path + ": cannot write the file: " + std::strerror(written ? errno : write_errno));
-  }
-  if (std::rename(temp.c_str(), target.c_str()) != 0) {
-    const int e = errno;
-    std::remove(temp.c_str());
-    return runtime_error(path + ": cannot write the file: " + std::strerror(e));
-  }
-  return {};
+  return write_file_atomic(path, text);
 }
 
 Result<std::string> read_existing_file(const std::string& path, bool* exists) {
   std::error_code ec;
-  *exists = std::filesystem::exists(path, ec);
+  // A dangling symbolic link is something there: InputFile says what is wrong with it.
+  *exists = std::filesystem::exists(std::filesystem::symlink_status(path, ec));
   if (!*exists) return std::string();
-  if (!std::filesystem::is_regular_file(path, ec)) return bad_input(path + ": not a regular file");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return runtime_error(path + ": cannot read the file: " + std::strerror(errno));
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
+  auto f = InputFile::open(path);
+  if (!f) return f.error();
+  return f->read_all();
 }
 
 }  // namespace gexec

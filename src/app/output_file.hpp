@@ -1,5 +1,5 @@
-// Output files written whole or not at all: a temporary file beside the target, renamed onto it,
-// so that an interrupted write leaves the old file (or none), never half a file. "-" is stdout.
+// Output files of the commands, through the io layer's atomic writes (gexec/io/file.hpp): whole
+// or not at all, the old file kept on failure; "-" is stdout.
 #pragma once
 
 #include <ostream>
@@ -10,11 +10,12 @@
 
 namespace gexec {
 
-// Writes `text` to `path` atomically (temp + rename in the same folder); path "-" writes it on
-// `stdout_stream` instead. Runtime errors name the file and the system's reason.
+// Writes `text` to `path` with write_file_atomic; path "-" writes it on `stdout_stream` instead.
+// Runtime errors name the file and the system's reason.
 Status write_output_file(const std::string& path, std::string_view text, std::ostream* stdout_stream = nullptr);
 
-// The whole of a file, or nothing (no error) when it does not exist; errors otherwise.
+// The whole of a file, or nothing (no error, *exists false) when there is nothing at `path`;
+// a folder, FIFO or unreadable file is refused as InputFile::open refuses it.
 Result<std::string> read_existing_file(const std::string& path, bool* exists);
 
 }  // namespace gexec

@@ -52,6 +52,35 @@ TEST_CASE("gemm: usage errors are found before any point runs", "[cli][gemm]") {
   }
 }
 
+TEST_CASE("gemm: --csv, --json and --export-times are checked before any point runs", "[cli][gemm]") {
+  const std::string dir = temp_dir("outpaths");
+  const std::string sweep = "gemm --m 64 --n 64 --k 64 --backend cpu --iters 1 ";
+  std::ofstream(dir + "/old.csv") << "kept\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--csv '" + dir + "'", "is a folder"},
+      {"--json '" + dir + "/missing/x.json'", "does not exist"},
+      {"--export-times '" + dir + "/missing/t.csv'", "does not exist"},
+      {"--csv '" + dir + "/old.csv' --json '" + dir + "/old.csv'", "name two different files"},
+      {"--csv '" + dir + "/old.csv' --export-times '" + dir + "/./old.csv'", "name two different files"},
+  };
+  for (const auto& [opts, why] : cases) {
+    auto r = run_gexec(sweep + opts);
+    INFO(opts << "\n" << r.output);
+    CHECK(r.status == 2);
+    CHECK(has(r.output, why));
+    CHECK_FALSE(has(r.output, "points, "));  // no sweep ran
+  }
+  CHECK(read(dir + "/old.csv") == "kept\n");
+  // Out of range numbers are refused by the option checks, also before anything runs.
+  for (const char* bad : {"--iters 0", "--seed -1", "--warmup -1", "--rotating 0", "--peak-tflops 0", "--device -1"}) {
+    auto r = run_gexec(sweep + bad);
+    INFO(bad << "\n" << r.output);
+    CHECK(r.status == 2);
+    CHECK_FALSE(has(r.output, "points, "));
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("compare: a missing file is bad input", "[cli][compare]") {
   auto r = run_gexec("compare /nonexistent/a.json /nonexistent/b.json");
   CHECK(r.status == 2);

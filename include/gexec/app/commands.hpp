@@ -44,6 +44,7 @@ struct RunOptions {
   std::shared_ptr<const Graph> graph;
   std::optional<int> algo;           // --algo N: every GEMM runs its N-th cuBLASLt candidate
   std::string command_line;          // the command as typed, for the JSON report
+  bool force = false;                // allow outputs to overwrite the run's own inputs (output_paths.hpp)
 };
 
 // `gexec run`: run_graph, its report printed on `out` as the run goes, the error once on `err`,
