@@ -52,7 +52,7 @@ double median(std::vector<double> v) {
 struct Progress {
   Clock::time_point start = Clock::now();
   bool shown = false;
-  bool tty = isatty(fileno(stdout)) && isatty(fileno(stderr));
+  bool tty = isatty(fileno(stderr)) && spdlog::should_log(spdlog::level::info);  // its own stream; never under -q
   void update(size_t op, size_t ops, int variant, int variants) {
     if (!tty || std::chrono::duration<double>(Clock::now() - start).count() < 1.0) return;
     std::fprintf(stderr, "\rautotune: kernel %zu of %zu, candidate %d of %d   ", op + 1, ops, variant + 1, variants);

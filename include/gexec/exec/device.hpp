@@ -35,6 +35,9 @@ class Kernel {
   }
   // A variant in words that identify it across processes (a tuning cache stores it).
   virtual std::string variant_name(int i) const { return std::to_string(i); }
+  // The variant that runs, described for the report (cuBLASLt: algorithm id, tile, stages,
+  // split-K, swizzle, as cublasLtMatmulAlgoConfigGetAttribute reads them); empty: nothing to say.
+  virtual std::string algo_description() const { return {}; }
   // What identifies the problem for a tuning cache (shape, dtypes, ...); empty: not cached.
   virtual std::string signature() const { return {}; }
   // What the user should know about how the op runs, once prepared (e.g. why an epilogue was not
