@@ -95,7 +95,7 @@ Result<std::vector<CompareRow>> compare_documents(const std::string& base_text, 
       rows.push_back(r);
       continue;
     }
-    const Measure& n = it->second;
+    const Measure n = it->second;  // a copy: the node is erased next, so that the rest are the new points
     by_key.erase(it);
     r.new_us = n.median_us;
     r.ratio = b.median_us > 0 ? n.median_us / b.median_us : 0;
