@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "gexec/io/file.hpp"
 #include "gexec/io/text.hpp"
+#include "output_file.hpp"
 #include "timing_report.hpp"
 
 namespace gexec {
@@ -46,6 +46,9 @@ json kernels_json(const std::vector<KernelChoice>& kernels) {
                  {"hoisted", c.hoisted},
                  {"notes", c.notes},
                  {"rejected", rejected}});
+    // Known once the kernel is prepared: the candidate it runs (--algo takes the index).
+    if (c.variants > 0)
+      a.back()["algo"] = {{"index", c.variant}, {"candidates", c.variants}, {"config", c.algo}};
   }
   return a;
 }
@@ -142,8 +145,8 @@ json report_json(const RunReport& r) {
 
 // Any text may have reached the report (file names, messages quoting a file's bytes): invalid
 // UTF-8 is replaced rather than thrown on, and the file is replaced only once written whole.
-Status write_report(const std::string& path, const json& doc) {
-  Status s = write_file_atomic(path, dump_json(doc, 2) + "\n");
+Status write_report(const std::string& path, const json& doc, std::ostream* stdout_stream) {
+  const Status s = write_output_file(path, dump_json(doc, 2) + "\n", stdout_stream);
   if (!s) return s.error().with("--report");
   return {};
 }

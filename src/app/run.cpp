@@ -20,6 +20,7 @@
 #include "host_memory.hpp"
 #include "json_report.hpp"
 #include "load_inputs.hpp"
+#include "gexec/app/nvml.hpp"
 #include "output_paths.hpp"
 #include "progress.hpp"
 #include "report.hpp"
@@ -40,11 +41,71 @@ std::vector<KernelChoice> kernel_choices(const Graph& g, const Selection& s) {
   for (size_t o = 0; o < g.ops.size() && o < s.ops.size(); ++o) {
     const Op& op = g.ops[o];
     const OpChoice& c = s.ops[o];
-    KernelChoice k{op.name, std::string(op_type_name(op.type)), c.kernel ? c.kernel->name : "", op.hoisted, c.notes, {}};
+    KernelChoice k{op.name, std::string(op_type_name(op.type)), c.kernel ? c.kernel->name : "", op.hoisted, c.notes, {}, 0, 0, {}};
     for (const Rejection& r : c.rejected) k.rejected.push_back({r.kernel, r.reason});
     out.push_back(std::move(k));
   }
   return out;
+}
+
+// --algo N: every kernel with variants (the cuBLASLt GEMMs) runs its N-th; one with fewer is
+// refused, so that the user does not time the default believing it is N.
+Status select_algo(Executor& ex, int n) {
+  int tried = 0;
+  for (size_t k = 0; k < ex.kernel_count(); ++k) {
+    Tunable* t = ex.kernel(k).tunable();
+    const int count = t ? t->variant_count() : 1;
+    if (count <= 1 && n == 0) continue;
+    ++tried;
+    if (n < 0 || n >= count)
+      return bad_input("--algo " + std::to_string(n) + ": op " + ex.op_of_kernel(k).name + " has " +
+                       std::to_string(count) + " candidate" + (count == 1 ? "" : "s") + " (0 to " +
+                       std::to_string(count - 1) + ")");
+    GEXEC_TRY(t->select_variant(n));
+  }
+  if (tried == 0 && n != 0) return bad_input("--algo " + std::to_string(n) + ": no kernel of this run has candidates");
+  return {};
+}
+
+// The variant each kernel runs, as the kernel describes it (cuBLASLt: algorithm id, tile, stages,
+// split-K, swizzle); for kernels with a single implementation, nothing.
+void fill_algos(const Executor& ex, std::vector<KernelChoice>& choices) {
+  for (size_t k = 0; k < ex.kernel_count(); ++k) {
+    Kernel& kernel = ex.kernel(k);
+    const Tunable* t = kernel.tunable();
+    const std::string& name = ex.op_of_kernel(k).name;
+    for (KernelChoice& c : choices) {
+      if (c.op != name) continue;
+      c.variants = t ? t->variant_count() : 1;
+      c.variant = t ? t->selected_variant() : 0;
+      c.algo = kernel.algo_description();
+    }
+  }
+}
+
+// The options as given, for the JSON report: what a rerun needs besides the graph.
+nlohmann::json run_options_json(const RunOptions& o) {
+  return {{"graph", o.graph_path},
+          {"seed", o.seed ? nlohmann::json(*o.seed) : nlohmann::json(nullptr)},
+          {"device", o.device},
+          {"backend", o.backend},
+          {"passes", o.passes},
+          {"verify", o.verify},
+          {"samples", o.samples},
+          {"iters", o.timing.iters},
+          {"warmup", o.timing.warmup_iters},
+          {"warmup_ms", o.timing.warmup_ms},
+          {"duration_s", o.timing.duration_s},
+          {"rotate_bytes", o.timing.rotate_bytes},
+          {"cuda_graph", o.timing.cuda_graph},
+          {"profile", o.timing.profile},
+          {"autotune", o.autotune},
+          {"autotune_top", o.autotune_top},
+          {"tuning_cache", o.tuning_cache},
+          {"pad", o.pad},
+          {"algo", o.algo ? nlohmann::json(*o.algo) : nlohmann::json(nullptr)},
+          {"load_inputs", o.load_inputs_dir},
+          {"force", o.force}};
 }
 
 BufferSummary buffer_summary(const Graph& g, const BufferPlan& plan) {
@@ -62,7 +123,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   };
   const auto start = Clock::now();
   PhaseTimes times;
-  auto loaded = load_graph_file(opts.graph_path);
+  auto loaded = opts.graph ? Result<Graph>(*opts.graph) : load_graph_file(opts.graph_path);
   if (!loaded) return loaded.error();
   const Graph& original = *loaded;
   const uint64_t seed = opts.seed.value_or(original.seed.value_or(0));
@@ -124,6 +185,13 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     return {};
   }
   tell();
+  // A graph too large for the device is refused as such before the host side is sized, so that
+  // the message names the memory that is really short (the arena's own check is the backstop).
+  const DeviceCaps& caps = target->caps;
+  if (target->backend == Backend::cuda && caps.total_bytes > 0 && plan.arena_bytes > caps.free_bytes)
+    return runtime_error("the graph needs " + std::to_string(plan.arena_bytes) + " bytes of device memory, and " +
+                         caps.name + " has " + std::to_string(caps.free_bytes) + " bytes free (of " +
+                         std::to_string(caps.total_bytes) + ")");
   // The host side is sized up front like the device's arena: refused now rather than aborted later.
   GEXEC_TRY(check_host_memory(estimate_host_memory(opts, original, check_mode(original, opts.verify), plan, target->backend)));
 
@@ -133,6 +201,8 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     auto l = load_inputs(opts.load_inputs_dir, original);
     if (!l) return l.error();
     host_inputs = std::move(*l);
+    for (std::string& w : load_inputs_warnings(opts.load_inputs_dir, original, host_inputs))
+      rep.warnings.push_back({RunWarning::Kind::other, std::move(w)});
   }
   if (exact_range_r) host_inputs = exact_inputs(original, *exact_range_r, seed);
   rep.exact_range = exact_range_r;
@@ -164,6 +234,8 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     if (!tuned) return tuned.error();
     tell();
   }
+  if (opts.algo) GEXEC_TRY(select_algo(**ex, *opts.algo));
+  fill_algos(**ex, *rep.kernels);
   t0 = Clock::now();
   GEXEC_TRY((*ex)->run_checked());
   times.first_run = ms_since(t0);
@@ -253,18 +325,24 @@ RunReport run_graph(const RunOptions& opts, const RunObserver& observer) {
 }
 
 Exit run_command(const RunOptions& opts, std::ostream& out, std::ostream& err) {
-  TextReport text(out);
+  // --report -: the JSON alone on stdout, the text report on stderr.
+  const bool json_on_stdout = opts.report_path == "-";
+  TextReport text(json_on_stdout ? err : out);
   const RunReport rep = run_graph(opts, [&](const RunReport& r) { text.update(r); });
   text.update(rep);
   Exit code = rep.exit_code();
   if (rep.error) err << "gexec: " << printable(rep.error->message, true) << "\n";
   // A report path refused before the run (it is the graph, say) is not written either.
   if (opts.report_path.empty() || rep.refused_outputs.find("--report") != std::string::npos) return code;
-  if (Status s = write_report(opts.report_path, report_json(rep)); !s) {
+  nlohmann::json doc = report_json(rep);
+  doc["command_line"] = opts.command_line;
+  doc["options"] = run_options_json(opts);
+  doc["environment"] = environment_json(opts.device);
+  if (Status s = write_report(opts.report_path, doc, &out); !s) {
     err << "gexec: " << s.error().message << "\n";
     return code == Exit::ok ? s.error().code : code;
   }
-  out << "wrote the report to " << opts.report_path << "\n";
+  if (!json_on_stdout) out << "wrote the report to " << opts.report_path << "\n";
   return code;
 }
 

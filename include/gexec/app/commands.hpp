@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "gexec/app/run_report.hpp"
 #include "gexec/exec/timing.hpp"
+#include "gexec/ir/graph.hpp"
 #include "gexec/status.hpp"
 
 namespace gexec {
@@ -37,6 +39,11 @@ struct RunOptions {
   int autotune_top = 16;             // how many candidates --autotune times
   std::string tuning_cache;          // save and reload the tuned choices in this file
   std::string pad = "auto";          // --pad: auto, never or always (parse_pad_policy)
+  // A graph built in memory (gexec gemm): run instead of reading graph_path, which then only
+  // names it in the report.
+  std::shared_ptr<const Graph> graph;
+  std::optional<int> algo;           // --algo N: every GEMM runs its N-th cuBLASLt candidate
+  std::string command_line;          // the command as typed, for the JSON report
   bool force = false;                // allow outputs to overwrite the run's own inputs (output_paths.hpp)
 };
 

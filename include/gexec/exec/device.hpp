@@ -25,6 +25,9 @@ class Kernel {
   // Enqueues one execution on the device's stream. Never allocates or synchronises.
   virtual Status run() = 0;
 
+  // The variant that runs, described for the report (cuBLASLt: algorithm id, tile, stages,
+  // split-K, swizzle, as cublasLtMatmulAlgoConfigGetAttribute reads them); empty: nothing to say.
+  virtual std::string algo_description() const { return {}; }
   // What the user should know about how the op runs, once prepared (e.g. why an epilogue was not
   // fused); empty when there is nothing to say.
   virtual std::string note() const { return {}; }

@@ -56,6 +56,7 @@ class CublasLtGemm final : public Kernel, public Tunable {
   Status select_variant(int i) override;
   // The candidate's algorithm configuration (id, tile, stages, split-K, ...): what reloads it.
   std::string variant_name(int i) const override;
+  std::string algo_description() const override { return variant_name(chosen_); }
   std::string signature() const override { return signature_; }
   // A and C (and B) move to the given buffers; the bias keeps its own, whose address (or that of
   // its converted or padded copy) is part of the cuBLASLt descriptor.
