@@ -189,9 +189,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   // the message names the memory that is really short (the arena's own check is the backstop).
   const DeviceCaps& caps = target->caps;
   if (target->backend == Backend::cuda && caps.total_bytes > 0 && plan.arena_bytes > caps.free_bytes)
-    return runtime_error("the graph needs " + std::to_string(plan.arena_bytes) + " bytes of device memory, and " +
-                         caps.name + " has " + std::to_string(caps.free_bytes) + " bytes free (of " +
-                         std::to_string(caps.total_bytes) + ")");
+    return device_memory_short(caps.name, plan.arena_bytes, caps.free_bytes, caps.total_bytes);
   // The host side is sized up front like the device's arena: refused now rather than aborted later.
   GEXEC_TRY(check_host_memory(estimate_host_memory(opts, original, check_mode(original, opts.verify), plan, target->backend)));
 
