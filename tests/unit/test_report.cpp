@@ -11,60 +11,13 @@
 #include "catch.hpp"
 #include "gexec/io/npy.hpp"
 #include "gexec/ir/dtype.hpp"
+#include "json_schema.hpp"
 #include "process.hpp"
 #include "skip.hpp"
 
 using nlohmann::json;
 
 namespace {
-
-// The part of JSON Schema that docs/report.schema.json uses: type (a name or a list of names),
-// enum, required, properties and items. Problems are appended to `errors` with their path.
-bool has_type(const json& v, const std::string& type) {
-  if (type == "object") return v.is_object();
-  if (type == "array") return v.is_array();
-  if (type == "string") return v.is_string();
-  if (type == "integer") return v.is_number_integer();
-  if (type == "number") return v.is_number();
-  if (type == "boolean") return v.is_boolean();
-  if (type == "null") return v.is_null();
-  return false;
-}
-
-void validate(const json& v, const json& schema, const std::string& path, std::vector<std::string>& errors) {
-  for (const auto& [key, value] : schema.items()) {
-    static const std::vector<std::string> known = {"$schema", "title", "description", "type", "enum",
-                                                   "required", "properties", "items"};
-    if (std::find(known.begin(), known.end(), key) == known.end())
-      errors.push_back(path + ": the schema uses \"" + key + "\", which this validator does not know");
-  }
-  if (schema.contains("type")) {
-    const json& t = schema["type"];
-    bool ok = false;
-    if (t.is_string()) ok = has_type(v, t.get<std::string>());
-    else
-      for (const json& one : t) ok = ok || has_type(v, one.get<std::string>());
-    if (!ok) {
-      errors.push_back(path + ": " + v.dump() + " is not of type " + t.dump());
-      return;
-    }
-  }
-  if (schema.contains("enum")) {
-    bool found = false;
-    for (const json& e : schema["enum"]) found = found || e == v;
-    if (!found) errors.push_back(path + ": " + v.dump() + " is not one of " + schema["enum"].dump());
-  }
-  if (v.is_object()) {
-    if (schema.contains("required"))
-      for (const json& r : schema["required"])
-        if (!v.contains(r.get<std::string>())) errors.push_back(path + ": missing \"" + r.get<std::string>() + "\"");
-    if (schema.contains("properties"))
-      for (const auto& [key, sub] : schema["properties"].items())
-        if (v.contains(key)) validate(v[key], sub, path + "." + key, errors);
-  }
-  if (v.is_array() && schema.contains("items"))
-    for (size_t i = 0; i < v.size(); ++i) validate(v[i], schema["items"], path + "[" + std::to_string(i) + "]", errors);
-}
 
 json load_json(const std::string& path) {
   std::ifstream f(path);
@@ -76,13 +29,12 @@ json load_json(const std::string& path) {
 
 TEST_CASE("report: the validator refuses what the schema does not allow", "[report]") {
   const json schema = load_json(gexec::test::source_path("docs/report.schema.json"));
-  std::vector<std::string> errors;
-  validate(json{{"format", "gexec.report"}}, schema, "$", errors);
+  std::vector<std::string> errors = gexec::test::schema_errors(json{{"format", "gexec.report"}}, schema);
   CHECK(errors.size() >= 5);  // the required fields are missing
-  errors.clear();
-  validate(json{{"format", "other"}, {"version", 1}, {"gexec_version", "x"}, {"result", "pass"}, {"exit_code", 0},
-                {"error", nullptr}, {"timing", nullptr}, {"check", {{"mode", "maybe"}}}},
-           schema, "$", errors);
+  errors = gexec::test::schema_errors(json{{"format", "other"}, {"version", 1}, {"gexec_version", "x"}, {"result", "pass"},
+                                           {"exit_code", 0}, {"error", nullptr}, {"timing", nullptr},
+                                           {"check", {{"mode", "maybe"}}}},
+                                      schema);
   CHECK(errors.size() >= 2);  // a wrong format, a wrong mode, and the check's missing fields
 }
 
@@ -98,10 +50,7 @@ std::string temp_dir(const std::string& what) {
 }
 
 std::vector<std::string> errors_of(const json& report) {
-  const json schema = load_json(gexec::test::source_path("docs/report.schema.json"));
-  std::vector<std::string> errors;
-  validate(report, schema, "$", errors);
-  return errors;
+  return gexec::test::schema_errors(report, load_json(gexec::test::source_path("docs/report.schema.json")));
 }
 
 }  // namespace
