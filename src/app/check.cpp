@@ -112,4 +112,15 @@ Result<std::map<std::string, std::vector<uint8_t>>> read_outputs(const Graph& or
   return outputs;
 }
 
+CheckSettings run_check_settings(const RunOptions& o, const std::string& mode, uint64_t seed, Backend backend) {
+  CheckSettings settings;
+  settings.mode = mode;
+  settings.samples = o.samples;
+  settings.seed = seed;
+  settings.atol = o.atol;
+  settings.rtol = o.rtol;
+  settings.precision.tf32 = backend == Backend::cuda;
+  return settings;
+}
+
 }  // namespace gexec

@@ -255,14 +255,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     rep.dump = DumpSummary{opts.dump_dir, int64_t(all.size()), *widened};
     tell();
   }
-  CheckSettings settings;
-  settings.mode = mode;
-  settings.samples = opts.samples;
-  settings.seed = seed;
-  settings.atol = opts.atol;
-  settings.rtol = opts.rtol;
-  // cuBLASLt runs f32 operands on TF32 tensor cores; the CPU backend multiplies in f32.
-  settings.precision.tf32 = target->backend == Backend::cuda;
+  CheckSettings settings = run_check_settings(opts, mode, seed, target->backend);
   // And what the kernels that ran declare (an unfused fallback's extra rounding, an approximate
   // GELU): the union over the graph, after tuning chose them.
   settings.precision.merge((*ex)->precision());
