@@ -85,27 +85,18 @@ void fill_algos(const Executor& ex, std::vector<KernelChoice>& choices) {
 
 // The options as given, for the JSON report: what a rerun needs besides the graph.
 nlohmann::json run_options_json(const RunOptions& o) {
-  return {{"graph", o.graph_path},
-          {"seed", o.seed ? nlohmann::json(*o.seed) : nlohmann::json(nullptr)},
-          {"device", o.device},
-          {"backend", o.backend},
-          {"passes", o.passes},
-          {"verify", o.verify},
-          {"samples", o.samples},
-          {"iters", o.timing.iters},
-          {"warmup", o.timing.warmup_iters},
-          {"warmup_ms", o.timing.warmup_ms},
-          {"duration_s", o.timing.duration_s},
-          {"rotate_bytes", o.timing.rotate_bytes},
-          {"cuda_graph", o.timing.cuda_graph},
-          {"profile", o.timing.profile},
-          {"autotune", o.autotune},
-          {"autotune_top", o.autotune_top},
-          {"tuning_cache", o.tuning_cache},
-          {"pad", o.pad},
-          {"algo", o.algo ? nlohmann::json(*o.algo) : nlohmann::json(nullptr)},
-          {"load_inputs", o.load_inputs_dir},
-          {"force", o.force}};
+  nlohmann::json j = common_options_json(o);
+  j.update({{"graph", o.graph_path},
+            {"seed", o.seed ? nlohmann::json(*o.seed) : nlohmann::json(nullptr)},
+            {"passes", o.passes},
+            {"samples", o.samples},
+            {"rotate_bytes", o.timing.rotate_bytes},
+            {"profile", o.timing.profile},
+            {"autotune_top", o.autotune_top},
+            {"tuning_cache", o.tuning_cache},
+            {"load_inputs", o.load_inputs_dir},
+            {"force", o.force}});
+  return j;
 }
 
 BufferSummary buffer_summary(const Graph& g, const BufferPlan& plan) {
