@@ -49,8 +49,16 @@ std::string temp_dir(const std::string& what) {
   return dir.string();
 }
 
-std::vector<std::string> errors_of(const json& report) {
-  return gexec::test::schema_errors(report, load_json(gexec::test::source_path("docs/report.schema.json")));
+// The report written at `path`, checked against docs/report.schema.json (every problem shown).
+json valid_report(const std::string& path) {
+  const json rep = load_json(path);
+  const std::vector<std::string> errors =
+      gexec::test::schema_errors(rep, load_json(gexec::test::source_path("docs/report.schema.json")));
+  std::string all;
+  for (const std::string& e : errors) all += e + "\n";
+  INFO(all);
+  CHECK(errors.empty());
+  return rep;
 }
 
 }  // namespace
@@ -64,10 +72,7 @@ TEST_CASE("report: every graph under graphs/ gives a report that validates", "[r
     const auto r = gexec::test::run_gexec("run '" + entry.path().string() + "' --backend cpu --report '" + out + "'");
     INFO(entry.path().string() << "\n" << r.output);
     REQUIRE(r.status == 0);
-    const json rep = load_json(out);
-    const std::vector<std::string> errors = errors_of(rep);
-    for (const std::string& e : errors) INFO(e);
-    CHECK(errors.empty());
+    const json rep = valid_report(out);
     CHECK(rep["result"] == "pass");
     CHECK(rep["exit_code"] == 0);
     CHECK(rep["graph"]["file"] == entry.path().string());
@@ -99,9 +104,7 @@ TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error",
                                           dir + "/npy' --report '" + dir + "/r.json'");
     INFO(r.output);
     REQUIRE(r.status == 0);
-    const json rep = load_json(dir + "/r.json");
-    for (const std::string& e : errors_of(rep)) INFO(e);
-    CHECK(errors_of(rep).empty());
+    const json rep = valid_report(dir + "/r.json");
     CHECK(rep["check"]["mode"] == "sample");
     CHECK(rep["check"]["requested"] == "sample");
     for (const json& c : rep["check"]["outputs"]) {
@@ -117,14 +120,12 @@ TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error",
   }
   SECTION("a dry run and --verify none") {
     REQUIRE(gexec::test::run_gexec("run '" + graph + "' --dry-run --report '" + dir + "/d.json'").status == 0);
-    const json dry = load_json(dir + "/d.json");
-    CHECK(errors_of(dry).empty());
+    const json dry = valid_report(dir + "/d.json");
     CHECK(dry["result"] == "dry-run");
     CHECK(dry["kernels"].size() >= 1);
     CHECK_FALSE(dry.contains("check"));
     REQUIRE(gexec::test::run_gexec("run '" + graph + "' --backend cpu --verify none --report '" + dir + "/n.json'").status == 0);
-    const json none = load_json(dir + "/n.json");
-    CHECK(errors_of(none).empty());
+    const json none = valid_report(dir + "/n.json");
     CHECK(none["check"]["mode"] == "none");
     CHECK(none["check"]["outputs"].empty());
   }
@@ -137,8 +138,7 @@ TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error",
     const auto r = gexec::test::run_gexec("run '" + graph + "' --backend cpu --load-inputs '" + dir + "/nan' --report '" + dir + "/f.json'");
     INFO(r.output);
     REQUIRE(r.status == 1);
-    const json rep = load_json(dir + "/f.json");
-    CHECK(errors_of(rep).empty());
+    const json rep = valid_report(dir + "/f.json");
     CHECK(rep["result"] == "fail");
     CHECK(rep["exit_code"] == 1);
     bool some_failed = false;
@@ -149,8 +149,7 @@ TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error",
     const auto r = gexec::test::run_gexec("run '" + graph + "' --backend cpu --load-inputs '" + dir +
                                           "/absent' --report '" + dir + "/e.json'");
     REQUIRE(r.status != 0);
-    const json rep = load_json(dir + "/e.json");
-    CHECK(errors_of(rep).empty());
+    const json rep = valid_report(dir + "/e.json");
     CHECK(rep["result"] == "error");
     REQUIRE(rep["error"].is_string());
     CHECK(rep["error"].get<std::string>().find("absent") != std::string::npos);
@@ -211,9 +210,7 @@ TEST_CASE("gexec check: the same rules and report as run; exit 0, 1 and 2", "[re
     REQUIRE(r.status == 0);
     CHECK(gexec::test::has(r.output, "elem_rat"));
     CHECK(gexec::test::has(r.output, "result: pass"));
-    const json rep = load_json(dir + "/ok.json");
-    for (const std::string& e : errors_of(rep)) INFO(e);
-    CHECK(errors_of(rep).empty());
+    const json rep = valid_report(dir + "/ok.json");
     CHECK(rep["command"] == "check");
     CHECK(rep["result"] == "pass");
     CHECK(rep["check"]["outputs"][0]["max_ratio"].get<double>() < 1);
@@ -230,8 +227,7 @@ TEST_CASE("gexec check: the same rules and report as run; exit 0, 1 and 2", "[re
     INFO(r.output);
     CHECK(r.status == 1);
     CHECK(gexec::test::has(r.output, "result: FAIL"));
-    const json rep = load_json(dir + "/bad.json");
-    CHECK(errors_of(rep).empty());
+    const json rep = valid_report(dir + "/bad.json");
     CHECK(rep["result"] == "fail");
     CHECK(rep["exit_code"] == 1);
     CHECK(rep["check"]["outputs"][0]["norm_ratio"].get<double>() > 1);
@@ -251,8 +247,7 @@ TEST_CASE("gexec check: the same rules and report as run; exit 0, 1 and 2", "[re
     r = gexec::test::run_gexec(base + "--outputs '" + dir + "/f32' --report '" + dir + "/e.json'");
     CHECK(r.status == 2);
     CHECK(gexec::test::has(r.output, "shape [96,64]"));
-    const json rep = load_json(dir + "/e.json");
-    CHECK(errors_of(rep).empty());
+    const json rep = valid_report(dir + "/e.json");
     CHECK(rep["result"] == "error");
     CHECK(rep["exit_code"] == 2);
   }
@@ -262,8 +257,7 @@ TEST_CASE("gexec check: the same rules and report as run; exit 0, 1 and 2", "[re
     INFO(r.output);
     REQUIRE(r.status == 0);
     CHECK(gexec::test::has(r.output, "exact inputs: integers in -5..5"));
-    const json rep = load_json(dir + "/x.json");
-    CHECK(errors_of(rep).empty());
+    const json rep = valid_report(dir + "/x.json");
     CHECK(rep["check"]["mode"] == "exact");
     CHECK(rep["inputs"]["exact_range"] == 5);
     CHECK(rep["check"]["outputs"][0]["max_abs"] == 0);
