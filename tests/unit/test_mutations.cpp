@@ -131,6 +131,17 @@ struct Checked {
   std::string text;
 };
 
+// Runs `command` (check_command or run_command) with `o`: its exit status and text into `c`, and
+// the report it wrote at o.report_path (discarded where there is none).
+template <class Command, class Options>
+nlohmann::json run_into(Checked& c, Command command, const Options& o) {
+  std::ostringstream out, err;
+  c.exit = int(command(o, out, err));
+  c.text = out.str() + err.str();
+  std::ifstream f(o.report_path);
+  return nlohmann::json::parse(f, nullptr, false);
+}
+
 Checked run_check(const fs::path& graph, const fs::path& inputs, const fs::path& outputs, bool tf32 = false) {
   CheckOptions o;
   o.graph_path = graph.string();
@@ -138,12 +149,8 @@ Checked run_check(const fs::path& graph, const fs::path& inputs, const fs::path&
   o.outputs_dir = outputs.string();
   o.precision = tf32 ? "tf32" : "f32";
   o.report_path = (outputs / "report.json").string();
-  std::ostringstream out, err;
   Checked c;
-  c.exit = int(check_command(o, out, err));
-  c.text = out.str() + err.str();
-  std::ifstream f(o.report_path);
-  const auto rep = nlohmann::json::parse(f, nullptr, false);
+  const auto rep = run_into(c, check_command, o);
   if (!rep.is_discarded() && rep.contains("check") && !rep["check"]["outputs"].empty()) {
     const auto& first = rep["check"]["outputs"][0];
     c.max_ratio = first["max_ratio"].is_number() ? first["max_ratio"].get<double>() : INFINITY;
@@ -161,12 +168,8 @@ Checked run_cpu(const fs::path& graph, uint64_t seed, const fs::path& dir) {
   o.seed = seed;
   o.dump_dir = dir.string();
   o.report_path = (dir / "run.json").string();
-  std::ostringstream out, err;
   Checked c;
-  c.exit = int(run_command(o, out, err));
-  c.text = out.str() + err.str();
-  std::ifstream f(o.report_path);
-  const auto rep = nlohmann::json::parse(f, nullptr, false);
+  const auto rep = run_into(c, run_command, o);
   for (const auto& o2 : rep["check"]["outputs"]) {
     c.max_ratio = std::max(c.max_ratio, o2["max_ratio"].get<double>());
     c.norm_ratio = std::max(c.norm_ratio, o2["norm_ratio"].get<double>());
