@@ -255,15 +255,8 @@ py::list Runner::check() {
       if (!outputs) return outputs.error();
       const std::string mode = check_mode(original_, check_opts_.verify);
       if (mode == "none") return std::vector<OutputCheck>{};
-      // As `gexec run` checks: cuBLASLt runs f32 operands on TF32 tensor cores.
-      CheckSettings settings;
-      settings.mode = mode;
-      settings.samples = check_opts_.samples;
-      settings.seed = seed_;
-      settings.atol = check_opts_.atol;
-      settings.rtol = check_opts_.rtol;
-      settings.precision.tf32 = backend_ == Backend::cuda;
-      return check_outputs(original_, *inputs, *outputs, settings);
+      // As `gexec run` checks.
+      return check_outputs(original_, *inputs, *outputs, run_check_settings(check_opts_, mode, seed_, backend_));
     }();
   }
   if (!checks) throw_runtime_error(checks.error().message);

@@ -158,36 +158,29 @@ def test_bf16_output_on_cpu_is_a_gexec_array():
 # Errors: each names the tensor and what was expected.
 
 
-def test_wrong_dtype_is_a_type_error(ex):
-    a, b, bias = arrays()
-    with pytest.raises(TypeError, match=r"input A: dtype float32; expected float16"):
-        ex.run({"A": a.astype(np.float32), "B": b, "Bias": bias})
-
-
-def test_bias_in_f16_is_a_type_error(ex):
-    a, b, bias = arrays()
-    with pytest.raises(TypeError, match=r"input Bias: dtype float16; expected float32"):
-        ex.run({"A": a, "B": b, "Bias": bias.astype(np.float16)})
-
-
-def test_wrong_shape_is_a_value_error(ex):
-    a, b, bias = arrays()
-    with pytest.raises(ValueError, match=r"input A: shape \(80, 64\); expected \(64, 80\)"):
-        ex.run({"A": np.ascontiguousarray(a.T), "B": b, "Bias": bias})
-
-
-def test_transposed_view_is_a_strides_error(ex):
-    a, b, bias = arrays()
-    with pytest.raises(ValueError, match=r"input A: strides"):
-        ex.run({"A": np.ascontiguousarray(a.T).T, "B": b, "Bias": bias})
-
-
-def test_misaligned_array_is_a_value_error(ex):
-    a, b, bias = arrays()
+def misaligned(a):
     flat = np.zeros(64 * 80 + 8, np.float16)
-    shifted = flat[1 : 1 + 64 * 80].reshape(64, 80)
-    with pytest.raises(ValueError, match=r"input A: the data at 0x[0-9a-f]+ is not aligned"):
-        ex.run({"A": shifted, "B": b, "Bias": bias})
+    return flat[1 : 1 + 64 * 80].reshape(64, 80)
+
+
+# One input replaced by a bad one: the error's type, and its message naming the input.
+@pytest.mark.parametrize(
+    "name, bad, error, match",
+    [
+        ("A", lambda a: a.astype(np.float32), TypeError, r"input A: dtype float32; expected float16"),
+        ("Bias", lambda bias: bias.astype(np.float16), TypeError, r"input Bias: dtype float16; expected float32"),
+        ("A", lambda a: np.ascontiguousarray(a.T), ValueError, r"input A: shape \(80, 64\); expected \(64, 80\)"),
+        ("A", lambda a: np.ascontiguousarray(a.T).T, ValueError, r"input A: strides"),
+        ("A", misaligned, ValueError, r"input A: the data at 0x[0-9a-f]+ is not aligned"),
+    ],
+    ids=["wrong_dtype", "bias_in_f16", "wrong_shape", "transposed_view_strides", "misaligned_array"],
+)
+def test_a_bad_input_is_refused_naming_it(ex, name, bad, error, match):
+    a, b, bias = arrays()
+    inputs = {"A": a, "B": b, "Bias": bias}
+    inputs[name] = bad(inputs[name])
+    with pytest.raises(error, match=match):
+        ex.run(inputs)
 
 
 def test_wrong_output_dtype(ex):

@@ -75,27 +75,25 @@ Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
       return bad_input("output " + t.name + ": no values of its size to check");
     return it->second.data();
   };
-  std::vector<OutputCheck> checks;
-  if (settings.mode == "sample") {
-    auto ref = run_reference_sampled(original, inputs, settings.samples, settings.seed, progress, settings.precision);
-    if (!ref) return ref.error().with("reference");
+  // Every output against its reference (all of it, or the sampled elements), in the graph's order.
+  const auto compare_all = [&](const auto& refs, const auto& compare) -> Result<std::vector<OutputCheck>> {
+    std::vector<OutputCheck> checks;
     for (TensorId id : original.outputs) {
       const Tensor& t = original.tensor(id);
       auto g = got(t);
       if (!g) return g.error();
-      checks.push_back(compare_sampled(t, *g, ref->at(t.name), tolerance(t)));
+      checks.push_back(compare(t, *g, refs.at(t.name), tolerance(t)));
     }
     return checks;
+  };
+  if (settings.mode == "sample") {
+    auto ref = run_reference_sampled(original, inputs, settings.samples, settings.seed, progress, settings.precision);
+    if (!ref) return ref.error().with("reference");
+    return compare_all(*ref, compare_sampled);
   }
   auto ref = run_reference(original, inputs, progress, settings.precision);
   if (!ref) return ref.error().with("reference");
-  for (TensorId id : original.outputs) {
-    const Tensor& t = original.tensor(id);
-    auto g = got(t);
-    if (!g) return g.error();
-    checks.push_back(compare_output(t, *g, ref->at(t.name), tolerance(t)));
-  }
-  return checks;
+  return compare_all(*ref, compare_output);
 }
 
 Result<std::map<std::string, std::vector<uint8_t>>> read_outputs(const Graph& original, const Executor& ex) {
@@ -110,6 +108,17 @@ Result<std::map<std::string, std::vector<uint8_t>>> read_outputs(const Graph& or
     outputs[name] = std::move(*got);
   }
   return outputs;
+}
+
+CheckSettings run_check_settings(const RunOptions& o, const std::string& mode, uint64_t seed, Backend backend) {
+  CheckSettings settings;
+  settings.mode = mode;
+  settings.samples = o.samples;
+  settings.seed = seed;
+  settings.atol = o.atol;
+  settings.rtol = o.rtol;
+  settings.precision.tf32 = backend == Backend::cuda;
+  return settings;
 }
 
 }  // namespace gexec

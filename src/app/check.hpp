@@ -47,6 +47,11 @@ struct CheckSettings {
   Precision precision;              // the arithmetic the kernels declare
 };
 
+// The settings `gexec run` (and the Python API's check()) compares with: `mode` as check_mode chose
+// it, the samples and tolerances of `o`, and TF32 products where `backend` is CUDA (cuBLASLt runs
+// f32 operands on TF32 tensor cores; the CPU backend multiplies in f32).
+CheckSettings run_check_settings(const RunOptions& o, const std::string& mode, uint64_t seed, Backend backend);
+
 // Compares every output with the reference (full, sampled or exact, per settings.mode).
 Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
                                                const std::map<std::string, std::vector<uint8_t>>& inputs,

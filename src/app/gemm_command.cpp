@@ -286,32 +286,22 @@ void print_row(std::ostream& out, const Row& r) {
 }
 
 json options_json(const GemmOptions& o) {
-  const RunOptions& r = o.run;
-  return {{"m", o.sweep.m},
-          {"n", o.sweep.n},
-          {"k", o.sweep.k},
-          {"batch", o.sweep.batch},
-          {"dtype", o.sweep.dtype},
-          {"out_dtype", o.sweep.out_dtype},
-          {"bias", o.sweep.bias},
-          {"act", o.sweep.act},
-          {"trans", o.sweep.trans},
-          {"alpha", o.sweep.alpha},
-          {"backend", r.backend},
-          {"device", r.device},
-          {"pad", r.pad},
-          {"verify", r.verify},
-          {"iters", r.timing.iters},
-          {"warmup", r.timing.warmup_iters},
-          {"warmup_ms", r.timing.warmup_ms},
-          {"duration_s", r.timing.duration_s},
-          {"cuda_graph", r.timing.cuda_graph},
-          {"cold_l2", o.cold_l2},
-          {"rotating_mb", o.rotating_mb},
-          {"autotune", r.autotune},
-          {"algo", r.algo ? json(*r.algo) : json(nullptr)},
-          {"percentiles", o.percentiles},
-          {"tags", o.tags}};
+  json j = common_options_json(o.run);
+  j.update({{"m", o.sweep.m},
+            {"n", o.sweep.n},
+            {"k", o.sweep.k},
+            {"batch", o.sweep.batch},
+            {"dtype", o.sweep.dtype},
+            {"out_dtype", o.sweep.out_dtype},
+            {"bias", o.sweep.bias},
+            {"act", o.sweep.act},
+            {"trans", o.sweep.trans},
+            {"alpha", o.sweep.alpha},
+            {"cold_l2", o.cold_l2},
+            {"rotating_mb", o.rotating_mb},
+            {"percentiles", o.percentiles},
+            {"tags", o.tags}});
+  return j;
 }
 
 }  // namespace

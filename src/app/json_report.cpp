@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "gexec/app/commands.hpp"
 #include "gexec/io/text.hpp"
 #include "output_file.hpp"
 #include "timing_report.hpp"
@@ -149,6 +150,20 @@ Status write_report(const std::string& path, const json& doc, std::ostream* stdo
   const Status s = write_output_file(path, dump_json(doc, 2) + "\n", stdout_stream);
   if (!s) return s.error().with("--report");
   return {};
+}
+
+nlohmann::json common_options_json(const RunOptions& o) {
+  return {{"backend", o.backend},
+          {"device", o.device},
+          {"pad", o.pad},
+          {"verify", o.verify},
+          {"iters", o.timing.iters},
+          {"warmup", o.timing.warmup_iters},
+          {"warmup_ms", o.timing.warmup_ms},
+          {"duration_s", o.timing.duration_s},
+          {"cuda_graph", o.timing.cuda_graph},
+          {"autotune", o.autotune},
+          {"algo", o.algo ? nlohmann::json(*o.algo) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace gexec

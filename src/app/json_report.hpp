@@ -21,6 +21,11 @@ nlohmann::json report_json(const RunReport& r);
 // check` writes it too).
 nlohmann::json check_json(const CheckSummary& c);
 
+// The run options that both `gexec run`'s report and `gexec gemm`'s JSON carry under "options",
+// spelled once: backend, device, pad, verify, the timing's iters, warm-up, duration and CUDA graph
+// use, autotune and algo. Each command adds its own.
+nlohmann::json common_options_json(const RunOptions& o);
+
 // A number, or null when it is not finite.
 nlohmann::json finite_or_null(double v);
 

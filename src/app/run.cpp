@@ -85,27 +85,18 @@ void fill_algos(const Executor& ex, std::vector<KernelChoice>& choices) {
 
 // The options as given, for the JSON report: what a rerun needs besides the graph.
 nlohmann::json run_options_json(const RunOptions& o) {
-  return {{"graph", o.graph_path},
-          {"seed", o.seed ? nlohmann::json(*o.seed) : nlohmann::json(nullptr)},
-          {"device", o.device},
-          {"backend", o.backend},
-          {"passes", o.passes},
-          {"verify", o.verify},
-          {"samples", o.samples},
-          {"iters", o.timing.iters},
-          {"warmup", o.timing.warmup_iters},
-          {"warmup_ms", o.timing.warmup_ms},
-          {"duration_s", o.timing.duration_s},
-          {"rotate_bytes", o.timing.rotate_bytes},
-          {"cuda_graph", o.timing.cuda_graph},
-          {"profile", o.timing.profile},
-          {"autotune", o.autotune},
-          {"autotune_top", o.autotune_top},
-          {"tuning_cache", o.tuning_cache},
-          {"pad", o.pad},
-          {"algo", o.algo ? nlohmann::json(*o.algo) : nlohmann::json(nullptr)},
-          {"load_inputs", o.load_inputs_dir},
-          {"force", o.force}};
+  nlohmann::json j = common_options_json(o);
+  j.update({{"graph", o.graph_path},
+            {"seed", o.seed ? nlohmann::json(*o.seed) : nlohmann::json(nullptr)},
+            {"passes", o.passes},
+            {"samples", o.samples},
+            {"rotate_bytes", o.timing.rotate_bytes},
+            {"profile", o.timing.profile},
+            {"autotune_top", o.autotune_top},
+            {"tuning_cache", o.tuning_cache},
+            {"load_inputs", o.load_inputs_dir},
+            {"force", o.force}});
+  return j;
 }
 
 BufferSummary buffer_summary(const Graph& g, const BufferPlan& plan) {
@@ -189,9 +180,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   // the message names the memory that is really short (the arena's own check is the backstop).
   const DeviceCaps& caps = target->caps;
   if (target->backend == Backend::cuda && caps.total_bytes > 0 && plan.arena_bytes > caps.free_bytes)
-    return runtime_error("the graph needs " + std::to_string(plan.arena_bytes) + " bytes of device memory, and " +
-                         caps.name + " has " + std::to_string(caps.free_bytes) + " bytes free (of " +
-                         std::to_string(caps.total_bytes) + ")");
+    return device_memory_short(caps.name, plan.arena_bytes, caps.free_bytes, caps.total_bytes);
   // The host side is sized up front like the device's arena: refused now rather than aborted later.
   GEXEC_TRY(check_host_memory(estimate_host_memory(opts, original, check_mode(original, opts.verify), plan, target->backend)));
 
@@ -257,14 +246,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     rep.dump = DumpSummary{opts.dump_dir, int64_t(all.size()), *widened};
     tell();
   }
-  CheckSettings settings;
-  settings.mode = mode;
-  settings.samples = opts.samples;
-  settings.seed = seed;
-  settings.atol = opts.atol;
-  settings.rtol = opts.rtol;
-  // cuBLASLt runs f32 operands on TF32 tensor cores; the CPU backend multiplies in f32.
-  settings.precision.tf32 = target->backend == Backend::cuda;
+  CheckSettings settings = run_check_settings(opts, mode, seed, target->backend);
   // And what the kernels that ran declare (an unfused fallback's extra rounding, an approximate
   // GELU): the union over the graph, after tuning chose them.
   settings.precision.merge((*ex)->precision());

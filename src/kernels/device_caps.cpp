@@ -1,4 +1,4 @@
-// Device capabilities assumed from --arch, and their one-line description.
+// Device capabilities assumed from --arch, their one-line description, and the out-of-memory refusal.
 #include "gexec/kernels/device_caps.hpp"
 
 #include <charconv>
@@ -30,6 +30,11 @@ std::string describe(const DeviceCaps& caps) {
     s += ", CUDA runtime " + caps.cuda_runtime + ", cuBLASLt " + caps.cublaslt;
   }
   return s;
+}
+
+Error device_memory_short(const std::string& device, int64_t bytes, int64_t free_bytes, int64_t total_bytes) {
+  return runtime_error("the graph needs " + std::to_string(bytes) + " bytes of device memory, and " + device +
+                       " has " + std::to_string(free_bytes) + " bytes free (of " + std::to_string(total_bytes) + ")");
 }
 
 }  // namespace gexec

@@ -9,10 +9,10 @@
 //     run will be timed (graph replay or direct launches), and keeps the fastest that passed.
 // Small problems would sit in the L2 cache between back-to-back runs on the same buffers and look
 // faster than they are in a graph whose other ops evict them. So one timed iteration runs the
-// kernel once on each of several sets of its operands (Kernel::rebind), drawn like the graph's
-// inputs and together twice the L2 cache (at most kMaxSets sets, and fewer where memory is short),
-// and the time is divided by the number of sets. The kernel is bound back to its own buffers
-// afterwards.
+// kernel once on each of several sets of its operands (Tunable::rebind), drawn like the graph's
+// inputs and together twice the L2 cache (exec/rotation.hpp's sets, at most kMaxRotatingSets; the
+// kernel's own alone where memory is short), and the time is divided by the number of sets. The
+// kernel is bound back to its own buffers afterwards.
 #include "gexec/tune/autotune.hpp"
 
 #include <spdlog/spdlog.h>
@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "gexec/exec/rotation.hpp"
 #include "gexec/exec/timing.hpp"
 #include "gexec/tune/tuning_cache.hpp"
 #include "gexec/verify/compare.hpp"
@@ -28,13 +29,6 @@
 
 namespace gexec {
 namespace {
-
-// The rotating operand sets: twice the largest L2 cache of the devices in view (H200: 60 MB), so
-// that a set has left the cache before its next turn; but at most kMaxSets sets, so that tiny
-// problems (bound by launch latency, not memory) do not need thousands of launches an iteration.
-constexpr int64_t kRotateBytes = int64_t(128) << 20;
-constexpr int64_t kMaxSets = 256;
-constexpr int64_t kAlign = 256;  // every operand of a set starts on this, as in the arena
 
 // Output elements each candidate is checked at: every row and column of outputs up to 4096 on a
 // side, at a reference cost of 4096 * K multiply-adds.
@@ -97,41 +91,20 @@ class Tuner {
   // The operand sets kernel k rotates over: the first is its own buffers, the others are carved
   // from one pool (allocated once, at its largest) and drawn from the inputs' distributions.
   Result<std::vector<Binding>> rotation(size_t k) {
-    const Op& op = ex_.op_of_kernel(k);
-    const Graph& g = ex_.graph();
-    const auto span = [&](TensorId t) { return (g.tensor(t).bytes() + kAlign - 1) / kAlign * kAlign; };
-    int64_t set_bytes = 0;
-    for (TensorId t : op.inputs) set_bytes += span(t);
-    for (TensorId t : op.outputs) set_bytes += span(t);
-    std::vector<Binding> sets = {ex_.binding_of_kernel(k)};
-    const int64_t extra = std::min(kMaxSets, (kRotateBytes + set_bytes - 1) / std::max<int64_t>(set_bytes, 1)) - 1;
-    if (extra <= 0) return sets;  // one set already fills the cache twice over
-    if (pool_bytes_ < extra * set_bytes) {
-      auto p = ex_.device().allocate_arena(extra * set_bytes);
+    const RotationShape shape = rotation_shape(ex_, k, kDefaultRotateBytes);
+    if (shape.extra == 0) return std::vector<Binding>{ex_.binding_of_kernel(k)};  // one set fills the cache twice over
+    if (pool_bytes_ < shape.pool_bytes()) {
+      auto p = ex_.device().allocate_arena(shape.pool_bytes());
       if (!p) {
         // Tuning still works on the kernel's own buffers, only less like a full graph's run.
         spdlog::warn("autotune: no memory for rotating operand sets ({}); timing op {} on its own buffers",
-                     p.error().message, op.name);
-        return sets;
+                     p.error().message, ex_.op_of_kernel(k).name);
+        return std::vector<Binding>{ex_.binding_of_kernel(k)};
       }
       pool_ = static_cast<char*>(*p);
-      pool_bytes_ = extra * set_bytes;
+      pool_bytes_ = shape.pool_bytes();
     }
-    char* next = pool_;
-    for (int64_t s = 0; s < extra; ++s) {
-      Binding b;
-      for (TensorId t : op.inputs) {
-        GEXEC_TRY(ex_.device().fill_input(g.tensor(t), next, uint64_t(0x726f74 + s * 131 + t)));
-        b.inputs.push_back(next);
-        next += span(t);
-      }
-      for (TensorId t : op.outputs) {
-        b.outputs.push_back(next);
-        next += span(t);
-      }
-      sets.push_back(std::move(b));
-    }
-    return sets;
+    return carve_rotating_sets(ex_, k, shape, pool_);
   }
 
   Result<TunedKernel> tune(size_t k, size_t kernels) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../../src/backends/cuda/elementwise.hpp"
+#include "../unit/graph_builder.hpp"
 #include "catch.hpp"
 #include "gexec/backends/cuda_device.hpp"
 #include "gexec/kernels/table.hpp"
@@ -379,22 +380,13 @@ TEST_CASE("launch_bias_act matches BIAS_ADD then the activation in the reference
             bias_id = g.add_tensor(bias);
             // The sum is kept in f32 so that the reference rounds once, at the end, as the kernel does.
             const TensorId sum = g.add_tensor(make_tensor("sum", shape, DType::f32, geo.layout));
-            Op op;
-            op.name = "bias";
-            op.type = OpType::BIAS_ADD;
-            op.inputs = {c_id, bias_id};
-            op.outputs = {sum};
-            g.ops.push_back(op);
+            test::add_op(g, "bias", OpType::BIAS_ADD, {c_id, bias_id}, sum);
             cur = sum;
           }
           const TensorId out = g.add_tensor(make_tensor("out", shape, ct, geo.layout));
-          Op last;
-          last.name = "act";
-          last.type = act == Act::relu ? OpType::RELU : act == Act::gelu ? OpType::GELU : OpType::CAST;
-          last.attrs.approximate = GeluApprox::tanh;
-          last.inputs = {cur};
-          last.outputs = {out};
-          g.ops.push_back(last);
+          test::add_op(g, "act", act == Act::relu ? OpType::RELU : act == Act::gelu ? OpType::GELU : OpType::CAST,
+                       {cur}, out)
+              .attrs.approximate = GeluApprox::tanh;
           g.outputs = {out};
           INFO(describe(c) << " batch " << geo.batch << " bias " << (has_bias ? dtype_name(bt) : "none") << " act "
                            << act_name(act));

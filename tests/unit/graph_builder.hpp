@@ -18,15 +18,19 @@ inline TensorId add(Graph& g, const std::string& name, std::vector<int64_t> shap
   return g.add_tensor(t);
 }
 
-// Named "<OP_TYPE>_<index>", as the loader names ops without a name.
-inline Op& add_op(Graph& g, OpType type, std::vector<TensorId> in, TensorId out) {
+inline Op& add_op(Graph& g, std::string name, OpType type, std::vector<TensorId> in, TensorId out) {
   Op o;
-  o.name = std::string(op_type_name(type)) + "_" + std::to_string(g.ops.size());
+  o.name = std::move(name);
   o.type = type;
   o.inputs = std::move(in);
   o.outputs = {out};
-  g.ops.push_back(o);
+  g.ops.push_back(std::move(o));
   return g.ops.back();
+}
+
+// Named "<OP_TYPE>_<index>", as the loader names ops without a name.
+inline Op& add_op(Graph& g, OpType type, std::vector<TensorId> in, TensorId out) {
+  return add_op(g, std::string(op_type_name(type)) + "_" + std::to_string(g.ops.size()), type, std::move(in), out);
 }
 
 struct Builder {

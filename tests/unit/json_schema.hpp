@@ -1,5 +1,6 @@
 // A small JSON Schema (2020-12) validator for the tests: the keywords that docs/graph.schema.json
-// uses, and an error for any other, so that a schema never passes by a keyword being ignored.
+// and docs/report.schema.json use, and an error for any other, so that a schema never passes by a
+// keyword being ignored.
 #pragma once
 
 #include <nlohmann/json.hpp>

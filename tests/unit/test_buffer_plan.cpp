@@ -3,6 +3,7 @@
 
 #include "catch.hpp"
 #include "gexec/exec/buffer_plan.hpp"
+#include "graph_builder.hpp"
 
 using namespace gexec;
 
@@ -23,12 +24,7 @@ Graph chain(int ops, int64_t elems) {
   TensorId prev = add(g, "x", elems);
   for (int i = 0; i < ops; ++i) {
     TensorId next = add(g, i + 1 == ops ? "out" : "t" + std::to_string(i), elems);
-    Op op;
-    op.name = "relu_" + std::to_string(i);
-    op.type = OpType::RELU;
-    op.inputs = {prev};
-    op.outputs = {next};
-    g.ops.push_back(op);
+    test::add_op(g, "relu_" + std::to_string(i), OpType::RELU, {prev}, next);
     prev = next;
   }
   g.outputs = {prev};
@@ -82,12 +78,7 @@ TEST_CASE("sizes beyond any device saturate instead of overflowing", "[plan]") {
   Graph g;
   TensorId a = add(g, "a", int64_t(1) << 60);  // 2^62 bytes: the largest the loader lets through is 2^63 - 1
   TensorId b = add(g, "b", int64_t(1) << 60);
-  Op op;
-  op.name = "add";
-  op.type = OpType::ADD;
-  op.inputs = {a, a};
-  op.outputs = {b};
-  g.ops.push_back(op);
+  test::add_op(g, "add", OpType::ADD, {a, a}, b);
   g.outputs = {b};
   const BufferPlan p = plan_buffers(g);
   CHECK(p.arena_bytes >= (int64_t(1) << 62));

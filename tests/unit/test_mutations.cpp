@@ -131,6 +131,17 @@ struct Checked {
   std::string text;
 };
 
+// Runs `command` (check_command or run_command) with `o`: its exit status and text into `c`, and
+// the report it wrote at o.report_path (discarded where there is none).
+template <class Command, class Options>
+nlohmann::json run_into(Checked& c, Command command, const Options& o) {
+  std::ostringstream out, err;
+  c.exit = int(command(o, out, err));
+  c.text = out.str() + err.str();
+  std::ifstream f(o.report_path);
+  return nlohmann::json::parse(f, nullptr, false);
+}
+
 Checked run_check(const fs::path& graph, const fs::path& inputs, const fs::path& outputs, bool tf32 = false) {
   CheckOptions o;
   o.graph_path = graph.string();
@@ -138,12 +149,8 @@ Checked run_check(const fs::path& graph, const fs::path& inputs, const fs::path&
   o.outputs_dir = outputs.string();
   o.precision = tf32 ? "tf32" : "f32";
   o.report_path = (outputs / "report.json").string();
-  std::ostringstream out, err;
   Checked c;
-  c.exit = int(check_command(o, out, err));
-  c.text = out.str() + err.str();
-  std::ifstream f(o.report_path);
-  const auto rep = nlohmann::json::parse(f, nullptr, false);
+  const auto rep = run_into(c, check_command, o);
   if (!rep.is_discarded() && rep.contains("check") && !rep["check"]["outputs"].empty()) {
     const auto& first = rep["check"]["outputs"][0];
     c.max_ratio = first["max_ratio"].is_number() ? first["max_ratio"].get<double>() : INFINITY;
@@ -161,12 +168,8 @@ Checked run_cpu(const fs::path& graph, uint64_t seed, const fs::path& dir) {
   o.seed = seed;
   o.dump_dir = dir.string();
   o.report_path = (dir / "run.json").string();
-  std::ostringstream out, err;
   Checked c;
-  c.exit = int(run_command(o, out, err));
-  c.text = out.str() + err.str();
-  std::ifstream f(o.report_path);
-  const auto rep = nlohmann::json::parse(f, nullptr, false);
+  const auto rep = run_into(c, run_command, o);
   for (const auto& o2 : rep["check"]["outputs"]) {
     c.max_ratio = std::max(c.max_ratio, o2["max_ratio"].get<double>());
     c.norm_ratio = std::max(c.norm_ratio, o2["norm_ratio"].get<double>());
@@ -241,25 +244,25 @@ TEST_CASE("check: correct kernels pass over many seeds and every graph; mutants 
     for (int s = -1; s < seeds; ++s) {
       const uint64_t seed = uint64_t(s + 1) * 7919 + 11;
       const fs::path dir = scratch(gname + "/" + std::to_string(seed));
+      // A check of correct outputs: it passes, and its ratios count towards the worst seen.
+      const auto correct = [&](const Checked& c, const std::string& kind) {
+        ++correct_runs;
+        if (c.exit != 0) ++false_failures;
+        CHECK(c.exit == 0);
+        worst_elem = std::max(worst_elem, c.max_ratio), worst_norm = std::max(worst_norm, c.norm_ratio);
+        record(gname, kind, seed, false, c.exit != 0, c);
+      };
       // gexec's CPU backend, checked by `run`.
       const Checked cpu = run_cpu(graph_path, seed, dir / "run");
       INFO(gname << " seed " << seed << ": " << cpu.text);
-      ++correct_runs;
-      if (cpu.exit != 0) ++false_failures;
-      CHECK(cpu.exit == 0);
-      worst_elem = std::max(worst_elem, cpu.max_ratio), worst_norm = std::max(worst_norm, cpu.norm_ratio);
-      record(gname, std::string("correct:") + (std::getenv("GEXEC_CHECK_BACKEND") ? std::getenv("GEXEC_CHECK_BACKEND") : "cpu") + "-backend", seed, false, cpu.exit != 0, cpu);
+      correct(cpu, std::string("correct:") + (std::getenv("GEXEC_CHECK_BACKEND") ? std::getenv("GEXEC_CHECK_BACKEND") : "cpu") + "-backend");
       // The plain f32 model kernel (unfused, sequential sums), checked by `gexec check`.
       const Arrays inputs = read_dir(dir / "run", g, true);
       const Arrays cor = run_model(g, inputs);
       write_outputs(dir / "model", g, cor);
       const Checked model = run_check(graph_path, dir / "run", dir / "model");
       INFO(model.text);
-      ++correct_runs;
-      if (model.exit != 0) ++false_failures;
-      CHECK(model.exit == 0);
-      worst_elem = std::max(worst_elem, model.max_ratio), worst_norm = std::max(worst_norm, model.norm_ratio);
-      record(gname, "correct:model", seed, false, model.exit != 0, model);
+      correct(model, "correct:model");
       // TF32 products where the graph has f32 operands, checked with --precision tf32.
       bool has_f32_operand = false;
       for (const Op& op : g.ops)
@@ -269,11 +272,7 @@ TEST_CASE("check: correct kernels pass over many seeds and every graph; mutants 
         write_outputs(dir / "tf32", g, run_model(g, inputs, {Fault::none, 1.0, true}));
         const Checked t = run_check(graph_path, dir / "run", dir / "tf32", true);
         INFO(t.text);
-        ++correct_runs;
-        if (t.exit != 0) ++false_failures;
-        CHECK(t.exit == 0);
-        worst_elem = std::max(worst_elem, t.max_ratio), worst_norm = std::max(worst_norm, t.norm_ratio);
-        record(gname, "correct:model-tf32", seed, false, t.exit != 0, t);
+        correct(t, "correct:model-tf32");
       }
       if (s < 0) {
         stale = cor;

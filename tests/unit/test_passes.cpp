@@ -11,9 +11,12 @@
 #include "gexec/io/load.hpp"
 #include "gexec/ir/printer.hpp"
 #include "gexec/passes/pipeline.hpp"
+#include "graph_builder.hpp"
 
 namespace fs = std::filesystem;
 using namespace gexec;
+using gexec::test::add;
+using gexec::test::add_op;
 
 namespace {
 
@@ -72,23 +75,6 @@ void check_golden(const fs::path& input, const fs::path& expected, const std::ve
 
 int count_ops(const Graph& g, OpType t) {
   return int(std::count_if(g.ops.begin(), g.ops.end(), [&](const Op& op) { return op.type == t; }));
-}
-
-TensorId add(Graph& g, std::string name, std::vector<int64_t> shape, DType dtype) {
-  Tensor t;
-  t.name = std::move(name);
-  t.shape = std::move(shape);
-  t.dtype = dtype;
-  return g.add_tensor(std::move(t));
-}
-
-void add_op(Graph& g, std::string name, OpType type, std::vector<TensorId> inputs, TensorId output) {
-  Op op;
-  op.name = std::move(name);
-  op.type = type;
-  op.inputs = std::move(inputs);
-  op.outputs = {output};
-  g.ops.push_back(std::move(op));
 }
 
 // A two-op chain built in memory: X -> RELU -> Y -> RELU -> Z.

@@ -11,60 +11,13 @@
 #include "catch.hpp"
 #include "gexec/io/npy.hpp"
 #include "gexec/ir/dtype.hpp"
+#include "json_schema.hpp"
 #include "process.hpp"
 #include "skip.hpp"
 
 using nlohmann::json;
 
 namespace {
-
-// The part of JSON Schema that docs/report.schema.json uses: type (a name or a list of names),
-// enum, required, properties and items. Problems are appended to `errors` with their path.
-bool has_type(const json& v, const std::string& type) {
-  if (type == "object") return v.is_object();
-  if (type == "array") return v.is_array();
-  if (type == "string") return v.is_string();
-  if (type == "integer") return v.is_number_integer();
-  if (type == "number") return v.is_number();
-  if (type == "boolean") return v.is_boolean();
-  if (type == "null") return v.is_null();
-  return false;
-}
-
-void validate(const json& v, const json& schema, const std::string& path, std::vector<std::string>& errors) {
-  for (const auto& [key, value] : schema.items()) {
-    static const std::vector<std::string> known = {"$schema", "title", "description", "type", "enum",
-                                                   "required", "properties", "items"};
-    if (std::find(known.begin(), known.end(), key) == known.end())
-      errors.push_back(path + ": the schema uses \"" + key + "\", which this validator does not know");
-  }
-  if (schema.contains("type")) {
-    const json& t = schema["type"];
-    bool ok = false;
-    if (t.is_string()) ok = has_type(v, t.get<std::string>());
-    else
-      for (const json& one : t) ok = ok || has_type(v, one.get<std::string>());
-    if (!ok) {
-      errors.push_back(path + ": " + v.dump() + " is not of type " + t.dump());
-      return;
-    }
-  }
-  if (schema.contains("enum")) {
-    bool found = false;
-    for (const json& e : schema["enum"]) found = found || e == v;
-    if (!found) errors.push_back(path + ": " + v.dump() + " is not one of " + schema["enum"].dump());
-  }
-  if (v.is_object()) {
-    if (schema.contains("required"))
-      for (const json& r : schema["required"])
-        if (!v.contains(r.get<std::string>())) errors.push_back(path + ": missing \"" + r.get<std::string>() + "\"");
-    if (schema.contains("properties"))
-      for (const auto& [key, sub] : schema["properties"].items())
-        if (v.contains(key)) validate(v[key], sub, path + "." + key, errors);
-  }
-  if (v.is_array() && schema.contains("items"))
-    for (size_t i = 0; i < v.size(); ++i) validate(v[i], schema["items"], path + "[" + std::to_string(i) + "]", errors);
-}
 
 json load_json(const std::string& path) {
   std::ifstream f(path);
@@ -76,13 +29,12 @@ json load_json(const std::string& path) {
 
 TEST_CASE("report: the validator refuses what the schema does not allow", "[report]") {
   const json schema = load_json(gexec::test::source_path("docs/report.schema.json"));
-  std::vector<std::string> errors;
-  validate(json{{"format", "gexec.report"}}, schema, "$", errors);
+  std::vector<std::string> errors = gexec::test::schema_errors(json{{"format", "gexec.report"}}, schema);
   CHECK(errors.size() >= 5);  // the required fields are missing
-  errors.clear();
-  validate(json{{"format", "other"}, {"version", 1}, {"gexec_version", "x"}, {"result", "pass"}, {"exit_code", 0},
-                {"error", nullptr}, {"timing", nullptr}, {"check", {{"mode", "maybe"}}}},
-           schema, "$", errors);
+  errors = gexec::test::schema_errors(json{{"format", "other"}, {"version", 1}, {"gexec_version", "x"}, {"result", "pass"},
+                                           {"exit_code", 0}, {"error", nullptr}, {"timing", nullptr},
+                                           {"check", {{"mode", "maybe"}}}},
+                                      schema);
   CHECK(errors.size() >= 2);  // a wrong format, a wrong mode, and the check's missing fields
 }
 
@@ -97,11 +49,16 @@ std::string temp_dir(const std::string& what) {
   return dir.string();
 }
 
-std::vector<std::string> errors_of(const json& report) {
-  const json schema = load_json(gexec::test::source_path("docs/report.schema.json"));
-  std::vector<std::string> errors;
-  validate(report, schema, "$", errors);
-  return errors;
+// The report written at `path`, checked against docs/report.schema.json (every problem shown).
+json valid_report(const std::string& path) {
+  const json rep = load_json(path);
+  const std::vector<std::string> errors =
+      gexec::test::schema_errors(rep, load_json(gexec::test::source_path("docs/report.schema.json")));
+  std::string all;
+  for (const std::string& e : errors) all += e + "\n";
+  INFO(all);
+  CHECK(errors.empty());
+  return rep;
 }
 
 }  // namespace
@@ -115,10 +72,7 @@ TEST_CASE("report: every graph under graphs/ gives a report that validates", "[r
     const auto r = gexec::test::run_gexec("run '" + entry.path().string() + "' --backend cpu --report '" + out + "'");
     INFO(entry.path().string() << "\n" << r.output);
     REQUIRE(r.status == 0);
-    const json rep = load_json(out);
-    const std::vector<std::string> errors = errors_of(rep);
-    for (const std::string& e : errors) INFO(e);
-    CHECK(errors.empty());
+    const json rep = valid_report(out);
     CHECK(rep["result"] == "pass");
     CHECK(rep["exit_code"] == 0);
     CHECK(rep["graph"]["file"] == entry.path().string());
@@ -150,9 +104,7 @@ TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error",
                                           dir + "/npy' --report '" + dir + "/r.json'");
     INFO(r.output);
     REQUIRE(r.status == 0);
-    const json rep = load_json(dir + "/r.json");
-    for (const std::string& e : errors_of(rep)) INFO(e);
-    CHECK(errors_of(rep).empty());
+    const json rep = valid_report(dir + "/r.json");
     CHECK(rep["check"]["mode"] == "sample");
     CHECK(rep["check"]["requested"] == "sample");
     for (const json& c : rep["check"]["outputs"]) {
@@ -168,14 +120,12 @@ TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error",
   }
   SECTION("a dry run and --verify none") {
     REQUIRE(gexec::test::run_gexec("run '" + graph + "' --dry-run --report '" + dir + "/d.json'").status == 0);
-    const json dry = load_json(dir + "/d.json");
-    CHECK(errors_of(dry).empty());
+    const json dry = valid_report(dir + "/d.json");
     CHECK(dry["result"] == "dry-run");
     CHECK(dry["kernels"].size() >= 1);
     CHECK_FALSE(dry.contains("check"));
     REQUIRE(gexec::test::run_gexec("run '" + graph + "' --backend cpu --verify none --report '" + dir + "/n.json'").status == 0);
-    const json none = load_json(dir + "/n.json");
-    CHECK(errors_of(none).empty());
+    const json none = valid_report(dir + "/n.json");
     CHECK(none["check"]["mode"] == "none");
     CHECK(none["check"]["outputs"].empty());
   }
@@ -188,8 +138,7 @@ TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error",
     const auto r = gexec::test::run_gexec("run '" + graph + "' --backend cpu --load-inputs '" + dir + "/nan' --report '" + dir + "/f.json'");
     INFO(r.output);
     REQUIRE(r.status == 1);
-    const json rep = load_json(dir + "/f.json");
-    CHECK(errors_of(rep).empty());
+    const json rep = valid_report(dir + "/f.json");
     CHECK(rep["result"] == "fail");
     CHECK(rep["exit_code"] == 1);
     bool some_failed = false;
@@ -200,8 +149,7 @@ TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error",
     const auto r = gexec::test::run_gexec("run '" + graph + "' --backend cpu --load-inputs '" + dir +
                                           "/absent' --report '" + dir + "/e.json'");
     REQUIRE(r.status != 0);
-    const json rep = load_json(dir + "/e.json");
-    CHECK(errors_of(rep).empty());
+    const json rep = valid_report(dir + "/e.json");
     CHECK(rep["result"] == "error");
     REQUIRE(rep["error"].is_string());
     CHECK(rep["error"].get<std::string>().find("absent") != std::string::npos);
@@ -262,9 +210,7 @@ TEST_CASE("gexec check: the same rules and report as run; exit 0, 1 and 2", "[re
     REQUIRE(r.status == 0);
     CHECK(gexec::test::has(r.output, "elem_rat"));
     CHECK(gexec::test::has(r.output, "result: pass"));
-    const json rep = load_json(dir + "/ok.json");
-    for (const std::string& e : errors_of(rep)) INFO(e);
-    CHECK(errors_of(rep).empty());
+    const json rep = valid_report(dir + "/ok.json");
     CHECK(rep["command"] == "check");
     CHECK(rep["result"] == "pass");
     CHECK(rep["check"]["outputs"][0]["max_ratio"].get<double>() < 1);
@@ -281,8 +227,7 @@ TEST_CASE("gexec check: the same rules and report as run; exit 0, 1 and 2", "[re
     INFO(r.output);
     CHECK(r.status == 1);
     CHECK(gexec::test::has(r.output, "result: FAIL"));
-    const json rep = load_json(dir + "/bad.json");
-    CHECK(errors_of(rep).empty());
+    const json rep = valid_report(dir + "/bad.json");
     CHECK(rep["result"] == "fail");
     CHECK(rep["exit_code"] == 1);
     CHECK(rep["check"]["outputs"][0]["norm_ratio"].get<double>() > 1);
@@ -302,8 +247,7 @@ TEST_CASE("gexec check: the same rules and report as run; exit 0, 1 and 2", "[re
     r = gexec::test::run_gexec(base + "--outputs '" + dir + "/f32' --report '" + dir + "/e.json'");
     CHECK(r.status == 2);
     CHECK(gexec::test::has(r.output, "shape [96,64]"));
-    const json rep = load_json(dir + "/e.json");
-    CHECK(errors_of(rep).empty());
+    const json rep = valid_report(dir + "/e.json");
     CHECK(rep["result"] == "error");
     CHECK(rep["exit_code"] == 2);
   }
@@ -313,8 +257,7 @@ TEST_CASE("gexec check: the same rules and report as run; exit 0, 1 and 2", "[re
     INFO(r.output);
     REQUIRE(r.status == 0);
     CHECK(gexec::test::has(r.output, "exact inputs: integers in -5..5"));
-    const json rep = load_json(dir + "/x.json");
-    CHECK(errors_of(rep).empty());
+    const json rep = valid_report(dir + "/x.json");
     CHECK(rep["check"]["mode"] == "exact");
     CHECK(rep["inputs"]["exact_range"] == 5);
     CHECK(rep["check"]["outputs"][0]["max_abs"] == 0);

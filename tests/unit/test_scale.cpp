@@ -111,6 +111,14 @@ std::string with(const std::string& extra) {
   return s.insert(s.size() - 1, extra);
 }
 
+// The same graph with the first `what` in its text replaced by `by`.
+std::string with_replaced(const std::string& what, const std::string& by) {
+  std::string s = with("");
+  const size_t at = s.find(what);
+  REQUIRE(at != std::string::npos);
+  return s.replace(at, what.size(), by);
+}
+
 std::string graph_with_seed(const std::string& seed) {
   return R"({"format": "gexec.graph", "version": 1, "seed": )" + seed + R"(, "tensors": [
     {"name": "A", "shape": [4, 8], "dtype": "f32"}, {"name": "B", "shape": [8, 2], "dtype": "f32"},
@@ -268,24 +276,17 @@ TEST_CASE("multi-megabyte strings are refused or kept, with short messages", "[s
     CHECK(has(refusal(with(", \"" + big + "\": 1")), "unknown key"));
   }
   SECTION("as a tensor name with a bad character") {
-    std::string text = with("");
-    text.replace(text.find("\"A\""), 3, "\"" + big + "!\"");
-    CHECK(has(refusal(text), "bad name"));
+    CHECK(has(refusal(with_replaced("\"A\"", "\"" + big + "!\"")), "bad name"));
   }
   SECTION("as an init file path") {
-    std::string text = with("");
-    text.replace(text.find(R"("dtype": "f32"})"), 15, R"("dtype": "f32", "init": {"file": ")" + big + "\"}}");
+    const std::string text = with_replaced(R"("dtype": "f32"})", R"("dtype": "f32", "init": {"file": ")" + big + "\"}}");
     CHECK(has(refusal(text), "/tensors/0/init/file"));
   }
   SECTION("as an op_type") {
-    std::string text = with("");
-    text.replace(text.find("\"MATMUL\""), 8, "\"" + big + "\"");
-    CHECK(has(refusal(text), "unknown op_type"));
+    CHECK(has(refusal(with_replaced("\"MATMUL\"", "\"" + big + "\"")), "unknown op_type"));
   }
   SECTION("as a dtype") {
-    std::string text = with("");
-    text.replace(text.find("\"f32\""), 5, "\"" + big + "\"");
-    CHECK(has(refusal(text), "unknown dtype"));
+    CHECK(has(refusal(with_replaced("\"f32\"", "\"" + big + "\"")), "unknown dtype"));
   }
   SECTION("as the graph's name: kept whole") {
     auto r = load_graph_text(with(R"(, "name": ")" + big + "\""), "big.json", "");
@@ -332,8 +333,7 @@ TEST_CASE("enormous numbers are refused with clear messages", "[scale]") {
     CHECK(has(msg, "exceeds the largest tensor size, 9223372036854775807 (2^63 - 1)"));
   }
   SECTION("an init value beyond double") {
-    std::string text = with("");
-    text.replace(text.find(R"("dtype": "f32"})"), 15, R"("dtype": "f32", "init": {"dist": "normal", "std": -1e999}})");
+    const std::string text = with_replaced(R"("dtype": "f32"})", R"("dtype": "f32", "init": {"dist": "normal", "std": -1e999}})");
     CHECK(has(refusal(text), "number overflow parsing '-1e999'"));
   }
 }

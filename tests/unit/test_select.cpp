@@ -18,6 +18,14 @@ Graph load(const std::string& rel) {
   return *g;
 }
 
+// The selection for the graph at `rel` on a CUDA device of `arch` (as --arch assumes it).
+Result<Selection> select_for_arch(const std::string& rel, std::string_view arch) {
+  const Graph g = load(rel);
+  auto caps = caps_for_arch(arch);
+  REQUIRE(caps.ok());
+  return select_kernels(g, *caps, Backend::cuda);
+}
+
 }  // namespace
 
 TEST_CASE("every kernel in the table has a name, a summary and a unique name", "[select]") {
@@ -31,10 +39,7 @@ TEST_CASE("every kernel in the table has a name, a summary and a unique name", "
 }
 
 TEST_CASE("the example selects the fused cuBLASLt kernel and says how it handles the f32 bias", "[select]") {
-  const Graph g = load("graphs/gemm_bias_relu.json");
-  auto caps = caps_for_arch("sm_90");
-  REQUIRE(caps.ok());
-  auto sel = select_kernels(g, *caps, Backend::cuda);
+  auto sel = select_for_arch("graphs/gemm_bias_relu.json", "sm_90");
   REQUIRE(sel.ok());
   REQUIRE(sel->ops.size() == 1);
   REQUIRE(sel->ops[0].kernel != nullptr);
@@ -45,10 +50,7 @@ TEST_CASE("the example selects the fused cuBLASLt kernel and says how it handles
 }
 
 TEST_CASE("a device below a kernel's compute capability is refused with the reason", "[select]") {
-  const Graph g = load("graphs/gemm_bias_relu.json");
-  auto caps = caps_for_arch("sm_60");
-  REQUIRE(caps.ok());
-  auto sel = select_kernels(g, *caps, Backend::cuda);
+  auto sel = select_for_arch("graphs/gemm_bias_relu.json", "sm_60");
   REQUIRE_FALSE(sel.ok());
   CHECK(has(sel.error().message, "cublaslt.gemm_bias_act: needs sm_"));
   CHECK(has(sel.error().message, "the device is sm_60"));

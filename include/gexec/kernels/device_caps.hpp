@@ -1,4 +1,5 @@
-// What the selector and planner need to know of a device: detected, or named with --arch.
+// What the selector and planner need to know of a device: detected, or named with --arch; and
+// the refusal of a graph too large for its memory.
 #pragma once
 
 #include <cstdint>
@@ -25,5 +26,9 @@ Result<DeviceCaps> caps_for_arch(std::string_view arch);
 
 // One line: name, compute capability, memory, SMs, versions.
 std::string describe(const DeviceCaps& caps);
+
+// The refusal of `bytes` of memory on `device`, which has `free_bytes` of `total_bytes` free: one
+// message whether the run's check before planning or the arena's own check gives it.
+Error device_memory_short(const std::string& device, int64_t bytes, int64_t free_bytes, int64_t total_bytes);
 
 }  // namespace gexec

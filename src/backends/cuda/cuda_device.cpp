@@ -96,9 +96,7 @@ Result<void*> CudaDevice::allocate_arena(int64_t bytes) {
   GEXEC_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
   // Refused before trying: a clear message rather than whatever cudaMalloc says.
   if (uint64_t(bytes) > uint64_t(free_b))
-    return runtime_error("the graph needs " + std::to_string(bytes) + " bytes of device memory, and " +
-                         caps_.name + " has " + std::to_string(free_b) + " bytes free (of " +
-                         std::to_string(total_b) + ")");
+    return device_memory_short(caps_.name, bytes, int64_t(free_b), int64_t(total_b));
   auto m = DeviceMemory::allocate(size_t(bytes));
   if (!m) return m.error().with("allocating the arena of " + std::to_string(bytes) + " bytes");
   void* p = m->get();

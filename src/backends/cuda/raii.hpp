@@ -135,34 +135,32 @@ inline Result<MatmulPreference> make_preference() {
   return MatmulPreference(p);
 }
 
+// A cuBLASLt setter's status: success, or the error naming the setter and the attribute.
+inline Status attribute_status(cublasStatus_t s, const char* setter, int attr) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    return cublas_error(s, (std::string(setter) + "(attribute " + std::to_string(attr) + ")").c_str(), __FILE__,
+                        __LINE__);
+  return {};
+}
+
 // Typed setters: the value's C++ type must be the one the attribute's documentation names
 // (int32_t, uint32_t, int64_t, uint64_t, a pointer), which is why each caller spells it out.
 template <class T>
 Status set_attribute(const MatmulDesc& d, cublasLtMatmulDescAttributes_t attr, const T& value) {
-  const cublasStatus_t s = cublasLtMatmulDescSetAttribute(d.get(), attr, &value, sizeof(T));
-  if (s != CUBLAS_STATUS_SUCCESS)
-    return cublas_error(s, ("cublasLtMatmulDescSetAttribute(attribute " + std::to_string(int(attr)) + ")").c_str(),
-                        __FILE__, __LINE__);
-  return {};
+  return attribute_status(cublasLtMatmulDescSetAttribute(d.get(), attr, &value, sizeof(T)),
+                          "cublasLtMatmulDescSetAttribute", int(attr));
 }
 
 template <class T>
 Status set_attribute(const MatrixLayout& l, cublasLtMatrixLayoutAttribute_t attr, const T& value) {
-  const cublasStatus_t s = cublasLtMatrixLayoutSetAttribute(l.get(), attr, &value, sizeof(T));
-  if (s != CUBLAS_STATUS_SUCCESS)
-    return cublas_error(s, ("cublasLtMatrixLayoutSetAttribute(attribute " + std::to_string(int(attr)) + ")").c_str(),
-                        __FILE__, __LINE__);
-  return {};
+  return attribute_status(cublasLtMatrixLayoutSetAttribute(l.get(), attr, &value, sizeof(T)),
+                          "cublasLtMatrixLayoutSetAttribute", int(attr));
 }
 
 template <class T>
 Status set_attribute(const MatmulPreference& p, cublasLtMatmulPreferenceAttributes_t attr, const T& value) {
-  const cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(p.get(), attr, &value, sizeof(T));
-  if (s != CUBLAS_STATUS_SUCCESS)
-    return cublas_error(
-        s, ("cublasLtMatmulPreferenceSetAttribute(attribute " + std::to_string(int(attr)) + ")").c_str(), __FILE__,
-        __LINE__);
-  return {};
+  return attribute_status(cublasLtMatmulPreferenceSetAttribute(p.get(), attr, &value, sizeof(T)),
+                          "cublasLtMatmulPreferenceSetAttribute", int(attr));
 }
 
 }  // namespace gexec::cuda
