@@ -58,8 +58,8 @@ Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
                                                const RunOptions& opts, const std::string& mode, uint64_t seed) {
   Progress bar("reference");
   const ProgressFn progress = [&bar](double done) { bar.update(done); };
-  auto tolerance = [&opts](const Tensor& t) {
-    Tolerance tol = default_tolerance(t.dtype);
+  auto tolerance = [&opts, &original](const Tensor& t) {
+    Tolerance tol = output_tolerance(original, original.find_tensor(t.name));
     if (opts.atol) tol.atol = *opts.atol;
     if (opts.rtol) tol.rtol = *opts.rtol;
     return tol;

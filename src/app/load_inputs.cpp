@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "gexec/io/npy.hpp"
+#include "gexec/ir/real_value.hpp"
 
 namespace gexec {
 
@@ -31,7 +32,9 @@ Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::strin
     for (int64_t l = 0; l < n; ++l) {
       // The array is in C order; a colmajor tensor stores element (r, c) at c * rows + r.
       const int64_t at = colmajor ? (l % t.shape[1]) * t.shape[0] + l / t.shape[1] : l;
-      store_from_float(bytes.data(), t.dtype, at, static_cast<float>(a->values[size_t(l)]));
+      // f8: the file holds real values (a --dump writes them so), stored divided by the scale.
+      if (is_f8(t.dtype)) store_real(bytes.data(), t, at, a->values[size_t(l)]);
+      else store_from_float(bytes.data(), t.dtype, at, static_cast<float>(a->values[size_t(l)]));
     }
     out[t.name] = std::move(bytes);
   }

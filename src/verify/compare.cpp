@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "gexec/ir/real_value.hpp"
+
 namespace gexec {
 
 // The check is |got - ref| <= atol + rtol * scale, where scale bounds the magnitudes that
@@ -24,6 +26,11 @@ Tolerance default_tolerance(DType output) {
     case DType::f32: return {1e-6, std::ldexp(1.0, -9)};
     case DType::f16: return {1e-5, std::ldexp(1.0, -9)};
     case DType::bf16: return {1e-4, std::ldexp(1.0, -6)};
+    // f8: a device whose value differs from the reference's by a little may round to the
+    // neighbouring code, one ulp away: 2^-3 of the value for e4m3, 2^-2 for e5m2. atol is one
+    // step of the subnormal grid, in stored units (output_tolerance multiplies it by the scale).
+    case DType::f8e4m3: return {std::ldexp(1.0, -9), std::ldexp(1.0, -3)};
+    case DType::f8e5m2: return {std::ldexp(1.0, -16), std::ldexp(1.0, -2)};
   }
   return {};
 }
@@ -39,7 +46,7 @@ void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTenso
   double err2 = 0, ref2 = 0, worst_ratio = -1;
   for (int64_t k = 0; k < n; ++k) {
     const int64_t i = index(k);
-    const double g = load_as_float(got, t.dtype, i), r = ref.value[size_t(k)];
+    const double g = load_real(got, t, i), r = ref.value[size_t(k)];
     const double bound = tol.atol + tol.rtol * ref.scale[size_t(k)];
     // A non-finite value on either side is never a match, even inf against inf.
     const bool finite = std::isfinite(g) && std::isfinite(r) && std::isfinite(bound);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "gexec/ir/graph.hpp"
 #include "gexec/ir/tensor.hpp"
 #include "gexec/verify/reference.hpp"
 
@@ -14,6 +15,16 @@ struct Tolerance {
   double atol = 0, rtol = 0;
 };
 Tolerance default_tolerance(DType output);
+
+// The default tolerance of output t of g: default_tolerance of its dtype, with an f8 output's
+// atol in real units (times its largest scale), and the fast-accumulation term of an f8 product
+// (f8_tolerance.cpp) where the op writing t has fast_accum.
+Tolerance output_tolerance(const Graph& g, TensorId t);
+
+// The extra relative error of FP8 fast accumulation (the tensor cores keep fewer bits of the
+// partial sums), relative to the product's magnitude scale; the check takes the larger of this
+// and the output dtype's rtol. One named place, for the bound to be sharpened from measurements.
+double fast_accum_rtol();
 
 struct OutputCheck {
   std::string name;

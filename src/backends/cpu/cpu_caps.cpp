@@ -1,6 +1,7 @@
 // The declarations of the CPU kernels (cpu_gemm.cpp, cpu_elementwise.cpp). Compiled into the
 // core without BLAS headers, so that the table and dry-runs need no OpenBLAS.
 #include <climits>
+#include <iterator>
 #include <string>
 
 #include "gexec/ir/gemm_shape.hpp"
@@ -27,11 +28,17 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
     if (t.dtype == DType::f32) continue;
     const bool once = fixed_before_runs(g, op.inputs[static_cast<size_t>(i)]);
     v.notes.push_back(std::string(i == 0 ? "A " : "B ") + std::string(dtype_name(t.dtype)) +
-                      ": converting to f32 for cblas_sgemm " + (once ? "once, before the runs" : "in every run"));
+                      (is_f8(t.dtype) ? ": dequantizing (stored x scale) to f32 for cblas_sgemm "
+                                      : ": converting to f32 for cblas_sgemm ") +
+                      (once ? "once, before the runs" : "in every run"));
   }
   const Tensor& c = g.tensor(op.outputs[0]);
   const bool epilogue = s->has_bias || (op.type == OpType::GEMM_BIAS_ACT && op.attrs.act != Act::none);
-  if (c.dtype != DType::f32)
+  if (is_f8(c.dtype))
+    v.notes.push_back(std::string("computing into an f32 scratch buffer, then ") + (epilogue ? "bias, activation, " : "") +
+                      "quantizing to " + std::string(dtype_name(c.dtype)) + " with C's scale" +
+                      (op.outputs.size() > 1 ? " and writing the amax" : ""));
+  else if (c.dtype != DType::f32)
     v.notes.push_back(std::string("computing into an f32 scratch buffer, then ") + (epilogue ? "bias, activation and " : "") +
                       "rounding to " + std::string(dtype_name(c.dtype)) + " in one pass");
   else if (epilogue)
@@ -42,7 +49,7 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
 }  // namespace
 
 std::vector<KernelDef> cpu_kernel_defs() {
-  const std::vector<DType> all = {DType::f16, DType::bf16, DType::f32};
+  const std::vector<DType> all(std::begin(kAllDTypes), std::end(kAllDTypes));
   auto def = [&](std::string name, OpType op, size_t inputs, std::string summary) {
     KernelDef d;
     d.name = std::move(name);
