@@ -29,7 +29,7 @@ constexpr std::string_view dtype_name(DType t) {
 }
 // "f16, bf16, f32, f8e4m3, f8e5m2", for messages that list the accepted names.
 constexpr std::string_view kDTypeList = "f16, bf16, f32, f8e4m3, f8e5m2";
-constexpr const f8::Format& f8_format(DType t) { return t == DType::f8e5m2 ? f8::kE5M2 : f8::kE4M3; }
+constexpr f8::Format f8_format(DType t) { return t == DType::f8e5m2 ? f8::e5m2() : f8::e4m3(); }
 constexpr std::string_view layout_name(Layout l) { return l == Layout::rowmajor ? "rowmajor" : "colmajor"; }
 std::optional<DType> parse_dtype(std::string_view s);
 std::optional<Layout> parse_layout(std::string_view s);

@@ -18,11 +18,15 @@ struct Format {
   double max_finite;
   bool has_inf;
 };
-inline constexpr Format kE4M3{3, 7, 448.0, false};
-inline constexpr Format kE5M2{2, 15, 57344.0, true};
+// Functions rather than variables where device code needs them (a constexpr variable has no
+// device address).
+GEXEC_HD constexpr Format e4m3() { return {3, 7, 448.0, false}; }
+GEXEC_HD constexpr Format e5m2() { return {2, 15, 57344.0, true}; }
+inline constexpr Format kE4M3 = e4m3();
+inline constexpr Format kE5M2 = e5m2();
 
 // The code's value; exact in float (and so in double).
-GEXEC_HD inline double decode(uint8_t code, const Format& f) {
+GEXEC_HD inline double decode(uint8_t code, Format f) {
   const bool neg = (code & 0x80u) != 0;
   const int exp_bits = 7 - f.mant_bits;
   const int e = (code >> f.mant_bits) & ((1 << exp_bits) - 1);
@@ -43,7 +47,7 @@ GEXEC_HD inline double decode(uint8_t code, const Format& f) {
 
 // The code nearest v, ties to even; beyond the largest finite value (infinities included) the
 // largest finite value of v's sign; NaN gives the format's NaN with v's sign.
-GEXEC_HD inline uint8_t encode(double v, const Format& f) {
+GEXEC_HD inline uint8_t encode(double v, Format f) {
   const uint8_t sign = copysign(1.0, v) < 0 ? 0x80u : 0x00u;  // -0 and -NaN keep their sign
   if (v != v) return uint8_t(sign | 0x7Fu);  // a NaN code in both formats
   const int emin = 1 - f.bias;  // exponent of the smallest normal

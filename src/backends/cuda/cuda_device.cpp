@@ -8,6 +8,8 @@
 #include "cuda_timer.hpp"
 #include "peak.hpp"
 #include "elementwise.hpp"
+#include "f8_convert.hpp"
+#include "fp8_gemm.hpp"
 #include "gexec/rng/init.hpp"
 
 namespace gexec {
@@ -119,7 +121,8 @@ Result<void*> CudaDevice::gemm_workspace() {
 
 Status CudaDevice::fill_input(const Tensor& t, void* dst, uint64_t seed) {
   const Init init = effective_init(t);
-  if (is_drawn(init)) {
+  // f8 inputs are drawn in real units and divided by their scales: on the host, by generate_input.
+  if (is_drawn(init) && !is_f8(t.dtype)) {
     Status s = launch_fill_random(dst, t.dtype, t.numel(), draw_params(init, seed, t), stream());
     if (!s) return s.error().with("drawing the values of " + t.name);
     // Waited for here, so that a failure is reported against the tensor that caused it.
@@ -157,6 +160,9 @@ Result<std::unique_ptr<Kernel>> CudaDevice::make_kernel(const KernelDef& def, co
                                                         const Binding& binding) {
   if (def.backend != Backend::cuda)
     return runtime_error("kernel " + def.name + " is not a CUDA kernel");
+  // FP8 (fp8_caps.cpp): the cuBLASLt FP8 product and the f8 CAST.
+  if (def.name.rfind("cublaslt.fp8_", 0) == 0) return make_fp8_gemm(*this, g, op, binding);
+  if (def.name == "cuda.f8_cast") return make_f8_cast_kernel(g, op, binding, stream());
   if (is_cublaslt(def)) return make_cublaslt_gemm(*this, def, g, op, binding);
   return make_elementwise_kernel(def, g, op, binding, stream());
 }
