@@ -1,4 +1,5 @@
-// The check's tolerance for outputs of FP8 ops: f8 outputs in real units, fast accumulation.
+// The check's settings for FP8: f8 outputs' atol in real units, and the accumulator of products
+// with fast accumulation.
 #include <algorithm>
 #include <cmath>
 
@@ -7,20 +8,21 @@
 
 namespace gexec {
 
-// Hopper's FP8 tensor cores with fast accumulation keep the partial sums of a product in fewer
-// bits than f32 (about 14 significant bits are reported) and promote them to f32 less often. Relative to
-// sum |a b| that is 2^-13 per partial sum; 2^-7 leaves room for the roughly K/32 partial-sum
-// additions of K up to a few thousand at random signs. Measured bounds belong here.
-double fast_accum_rtol() { return std::ldexp(1.0, -7); }
+// Hopper's FP8 tensor cores with fast accumulation keep the partial sums in fewer bits than f32
+// (about 14 significant bits are reported) and promote them to f32 less often: a unit roundoff
+// of 2^-13 for the accumulation term of the bound. To be sharpened from measurements on the H200
+// (scripts/gpu_fp8.sh prints the error that fast accumulation keeps, K = 1024 to 16384).
+double fast_accum_unit_roundoff() { return 0x1p-13; }
+
+bool has_fast_accum(const Graph& g) {
+  return std::any_of(g.ops.begin(), g.ops.end(),
+                     [&g](const Op& op) { return op.attrs.fast_accum && is_f8_product(g, op); });
+}
 
 Tolerance output_tolerance(const Graph& g, TensorId id) {
   const Tensor& t = g.tensor(id);
   Tolerance tol = default_tolerance(t.dtype);
   if (is_f8(t.dtype)) tol.atol *= *std::max_element(t.scale.values.begin(), t.scale.values.end());
-  for (const Op& op : g.ops) {
-    if (std::find(op.outputs.begin(), op.outputs.end(), id) == op.outputs.end()) continue;
-    if (op.attrs.fast_accum && is_f8_product(g, op)) tol.rtol = std::max(tol.rtol, fast_accum_rtol());
-  }
   return tol;
 }
 

@@ -19,17 +19,23 @@ using ref::storage_of;
 
 bool is_product(const Op& op) { return op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT; }
 
+// One element: value, scale, variance before its own rounding, and whether its op rounds.
 struct VS {
-  double value = 0, scale = 0;
+  double value = 0, scale = 0, var = 0;
+  bool rounded = false;
+  DType dtype = DType::f32;
+  double carried() const { return var + (rounded ? bound::rounding_var(dtype, value) : 0.0); }
 };
+
+bool exact_cast(DType x, DType y) { return x == y || y == DType::f32; }
 
 // Evaluates single elements of tensors. Every tensor is one of: a graph input (read from its
 // bytes), computed in full beforehand (`full`), or written by an op evaluated per element.
 // Every arithmetic step follows reference.cpp's in the same order, so the bits agree.
 class ElementEval {
  public:
-  ElementEval(const Graph& g, const GraphIndex& idx) : g_(g), idx_(idx), bytes_(g.tensors.size()), full_(g.tensors.size()),
-                                                        shape_(g.ops.size()) {}
+  ElementEval(const Graph& g, const GraphIndex& idx, const Precision& prec)
+      : g_(g), idx_(idx), prec_(prec), bytes_(g.tensors.size()), full_(g.tensors.size()), shape_(g.ops.size()) {}
 
   void set_bytes(TensorId t, const std::vector<uint8_t>* b) { bytes_[size_t(t)] = b; }
   void set_full(TensorId t, const RefTensor* r) { full_[size_t(t)] = r; }
@@ -40,11 +46,11 @@ class ElementEval {
     const Tensor& tensor = g_.tensor(t);
     if (const RefTensor* r = full_[size_t(t)]) {
       const int64_t s = storage_of(tensor, l);
-      return {r->value[size_t(s)], r->scale[size_t(s)]};
+      return {r->value[size_t(s)], r->scale[size_t(s)], r->var[size_t(s)], r->rounded, tensor.dtype};
     }
     if (const std::vector<uint8_t>* b = bytes_[size_t(t)]) {
       const double v = load_real(b->data(), tensor, storage_of(tensor, l));
-      return {v, std::fabs(v)};
+      return {v, std::fabs(v), 0.0, false, tensor.dtype};
     }
     const OpId p = idx_.producer[size_t(t)];
     const Op& op = g_.ops[size_t(p)];
@@ -58,14 +64,16 @@ class ElementEval {
     const Tensor* t = nullptr;
     const RefTensor* full = nullptr;
     const uint8_t* bytes = nullptr;
+    bool carries() const { return full != nullptr; }
     VS at(int64_t l) const {
       const int64_t s = storage_of(*t, l);
-      if (full) return {full->value[size_t(s)], full->scale[size_t(s)]};
+      if (full) return {full->value[size_t(s)], full->scale[size_t(s)], full->var[size_t(s)], full->rounded, t->dtype};
       const double v = load_real(bytes, *t, s);
-      return {v, std::fabs(v)};
+      return {v, std::fabs(v), 0.0, false, t->dtype};
     }
   };
   Operand operand(TensorId t) const {
+    // (carries: whether the operand has variances of its own; graph inputs do not)
     return {&g_.tensor(t), full_[size_t(t)], bytes_[size_t(t)] ? bytes_[size_t(t)]->data() : nullptr};
   }
 
@@ -73,55 +81,78 @@ class ElementEval {
     const int64_t e = l / (s.m * s.n), i = (l / s.n) % s.m, j = l % s.n;
     const int64_t be = s.b_batched ? e : 0;
     const Operand a = operand(op.inputs[0]), b = operand(op.inputs[1]);
-    double v = 0, sc = 0;
+    // The same sums, in the same order, as reference.cpp's products (value and magnitude, the
+    // carried variance in two parts, and sum a^2 b^2 for TF32), so that the bits agree.
+    const bool carries = a.carries() || b.carries();
+    const DType dt = g_.tensor(op.outputs[0]).dtype;
+    const int tf32_operands = prec_.tf32 ? int(a.t->dtype == DType::f32) + int(b.t->dtype == DType::f32) : 0;
+    double v = 0, sc = 0, cx = 0, cy = 0, sq = 0;
     for (int64_t kk = 0; kk < s.k; ++kk) {
       const VS x = a.at(e * s.m * s.k + (s.trans_a ? kk * s.m + i : i * s.k + kk));
       const VS y = b.at(be * s.k * s.n + (s.trans_b ? j * s.k + kk : kk * s.n + j));
       v += x.value * y.value;
-      sc += x.scale * y.scale;
+      sc += std::fabs(x.value) * std::fabs(y.value);
+      if (carries) {
+        cx += x.carried() * (y.value * y.value + y.carried());
+        cy += x.value * x.value * y.carried();
+      }
+      if (tf32_operands) sq += (x.value * x.value) * (y.value * y.value);
     }
     v *= s.alpha;
     sc *= std::fabs(s.alpha);
+    const double a2 = s.alpha * s.alpha;
+    double var = carries ? cx * a2 + cy * std::fabs(a2) : 0.0;
+    if (tf32_operands) var += bound::tf32_var(tf32_operands, sq * a2);
+    var += bound::accumulation_var(prec_.accumulate_u, s.k, sc);
     if (op.type == OpType::GEMM_BIAS_ACT && op.inputs.size() > 2) {
       const VS bias = at(op.inputs[2], j);
       v += bias.value;
       sc += bias.scale;
+      const bool converted = dtype_size(g_.tensor(op.inputs[2]).dtype) > dtype_size(dt);
+      var += bias.carried() + (converted ? bound::single_rounding_var(dt, bias.value) : 0.0);
     }
     const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
-    if (act == Act::relu) v = ref::relu(v);
-    if (act == Act::gelu) v = ref::gelu_tanh(v), sc *= ref::kGeluSlope;
-    const Tensor& c = g_.tensor(op.outputs[0]);
-    const double out = ref::round_real(c, l, v);
-    return {out, is_f8(c.dtype) ? std::max(sc, std::fabs(out)) : sc};
+    if (act == Act::relu) var = bound::relu_var(v, var), v = ref::relu(v);
+    if (act == Act::gelu)
+      var = var * ref::kGeluSlope * ref::kGeluSlope + bound::gelu_eval_var(v), v = ref::gelu_tanh(v), sc *= ref::kGeluSlope;
+    const double out = ref::round_real(g_.tensor(op.outputs[0]), l, v);
+    return {out, is_f8(dt) ? std::max(sc, std::fabs(out)) : sc, var, true, dt};
   }
 
   VS elementwise_at(const Op& op, int64_t l) const {
     const VS x = at(op.inputs[0], l);
-    double r = 0, rs = x.scale;
+    const DType dt = g_.tensor(op.outputs[0]).dtype;
+    double r = 0, rs = x.scale, var = x.carried();
     switch (op.type) {
       case OpType::BIAS_ADD: {
         const VS bias = at(op.inputs[1], l % g_.tensor(op.inputs[0]).shape.back());
         r = x.value + bias.value, rs = x.scale + bias.scale;
+        const bool converted = dtype_size(g_.tensor(op.inputs[1]).dtype) > dtype_size(dt);
+        var += bias.carried() + (converted ? bound::single_rounding_var(dt, bias.value) : 0.0);
         break;
       }
       case OpType::ADD: {
         const VS y = at(op.inputs[1], l);
-        r = x.value + y.value, rs = x.scale + y.scale;
+        r = x.value + y.value, rs = x.scale + y.scale, var += y.carried();
         break;
       }
-      case OpType::RELU: r = ref::relu(x.value); break;
+      case OpType::RELU: var = bound::relu_var(x.value, var), r = ref::relu(x.value); break;
       case OpType::GELU:
         r = op.attrs.approximate == GeluApprox::tanh ? ref::gelu_tanh(x.value) : ref::gelu_erf(x.value);
         rs = x.scale * ref::kGeluSlope;
+        var = var * ref::kGeluSlope * ref::kGeluSlope + bound::gelu_eval_var(x.value);
         break;
       default: r = x.value; break;  // CAST; prepare() refused anything else
     }
     const double out = ref::round_real(g_.tensor(op.outputs[0]), l, r);
-    return {out, op.type == OpType::CAST ? std::max(rs, std::fabs(out)) : rs};
+    const bool rounded = !(op.type == OpType::RELU ||
+                           (op.type == OpType::CAST && exact_cast(g_.tensor(op.inputs[0]).dtype, dt)));
+    return {out, op.type == OpType::CAST ? std::max(rs, std::fabs(out)) : rs, var, rounded, dt};
   }
 
   const Graph& g_;
   const GraphIndex& idx_;
+  Precision prec_;
   std::vector<const std::vector<uint8_t>*> bytes_;
   std::vector<const RefTensor*> full_;
   std::vector<std::optional<GemmShape>> shape_;
@@ -221,10 +252,10 @@ std::vector<int64_t> choose_samples(const Tensor& t, int64_t samples, uint64_t s
 
 Result<std::map<std::string, SampledRef>> run_reference_sampled(
     const Graph& g, const std::map<std::string, std::vector<uint8_t>>& inputs, int64_t samples, uint64_t seed,
-    const ProgressFn& progress) {
+    const ProgressFn& progress, const Precision& prec) {
   const size_t count = g.tensors.size();
   const GraphIndex idx(g);
-  ElementEval eval(g, idx);
+  ElementEval eval(g, idx, prec);
 
   // Which tensors are evaluated per element (walking back from the outputs through elementwise
   // ops and the last product), and which a product reads from another op: those are computed
@@ -280,7 +311,7 @@ Result<std::map<std::string, SampledRef>> run_reference_sampled(
     const double sub_work = reference_work(sub), all_work = sub_work + reference_work(g);
     ProgressFn part;
     if (progress && all_work > 0) part = [&](double d) { progress(d * sub_work / all_work); };
-    auto r = run_reference(sub, inputs, part);
+    auto r = run_reference(sub, inputs, part, prec);
     if (!r) return r.error();
     whole = std::move(*r);
     for (TensorId t : full) eval.set_full(t, &whole.at(g.tensor(t).name));
@@ -293,6 +324,7 @@ Result<std::map<std::string, SampledRef>> run_reference_sampled(
     s.index = choose_samples(tensor, samples, seed);
     s.ref.value.resize(s.index.size());
     s.ref.scale.resize(s.index.size());
+    s.ref.var.resize(s.index.size());
     // Storage index back to logical: the inverse of storage_of.
     auto logical_of = [&](int64_t st) {
       if (tensor.rank() != 2 || tensor.layout != Layout::colmajor) return st;
@@ -305,6 +337,7 @@ Result<std::map<std::string, SampledRef>> run_reference_sampled(
         const VS v = eval.at(t, logical_of(s.index[size_t(k)]));
         s.ref.value[size_t(k)] = v.value;
         s.ref.scale[size_t(k)] = v.scale;
+        s.ref.var[size_t(k)] = v.var;
       }
     };
     const int64_t threads =
@@ -320,6 +353,7 @@ Result<std::map<std::string, SampledRef>> run_reference_sampled(
       }
       for (auto& th : pool) th.join();
     }
+    if (n > 0) s.ref.rounded = eval.at(t, logical_of(s.index[0])).rounded;
     out[tensor.name] = std::move(s);
   }
   if (progress) progress(1.0);

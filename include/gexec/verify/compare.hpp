@@ -1,44 +1,53 @@
-// Comparing an output with the reference under a per-dtype tolerance.
+// Comparing an output with the reference under the bound of bound.hpp: per element and normwise.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "gexec/ir/graph.hpp"
 #include "gexec/ir/tensor.hpp"
 #include "gexec/verify/reference.hpp"
 
 namespace gexec {
 
-// An element passes when |got - ref| <= atol + rtol * scale (RefTensor::scale).
+// The allowances besides the rounding model: atol for results near zero (cancellation below
+// the model's reach), rtol an extra allowance times each element's scale (0 unless asked for).
+// exact: bit equality required (--verify exact), every bound 0.
 struct Tolerance {
   double atol = 0, rtol = 0;
+  bool exact = false;
 };
 Tolerance default_tolerance(DType output);
 
 // The default tolerance of output t of g: default_tolerance of its dtype, with an f8 output's
-// atol in real units (times its largest scale), and the fast-accumulation term of an f8 product
-// (f8_tolerance.cpp) where the op writing t has fast_accum.
+// atol in real units (times its largest scale); f8_tolerance.cpp.
 Tolerance output_tolerance(const Graph& g, TensorId t);
 
-// The extra relative error of FP8 fast accumulation (the tensor cores keep fewer bits of the
-// partial sums), relative to the product's magnitude scale; the check takes the larger of this
-// and the output dtype's rtol. One named place, for the bound to be sharpened from measurements.
-double fast_accum_rtol();
+// The accumulator's unit roundoff of an FP8 product with fast accumulation (the tensor cores keep
+// fewer bits of the partial sums and promote them to f32 less often): what Precision's
+// accumulate_u becomes for the graphs that have one (f8_tolerance.cpp).
+double fast_accum_unit_roundoff();
+bool has_fast_accum(const Graph& g);
+
+// The per-element bound of element i (storage order) of a reference, and its normwise variance.
+double element_bound(DType dt, const RefTensor& ref, size_t i, const Tolerance& tol);
+double element_norm_var(DType dt, const RefTensor& ref, size_t i);
 
 struct OutputCheck {
   std::string name;
   DType dtype = DType::f32;
   int64_t count = 0;
   int64_t checked = 0;              // elements compared: count, or fewer when sampled
-  std::string mode = "full";        // "full" or "sample"
+  std::string mode = "full";        // "full", "sample" or "exact"
   double max_abs = 0, max_rel = 0;  // max |got-ref|, max |got-ref| / |ref| over ref != 0
   double rel_fro = 0;               // ||got - ref|| / ||ref||
+  double rel_fro_bound = 0;         // the normwise bound, relative: B / ||ref||
+  double norm_ratio = 0;            // ||got - ref|| / B: above 1 fails
+  double max_ratio = 0;             // max over elements of |got - ref| / bound: above 1 fails
   int64_t worst = -1;               // element with the largest error relative to its bound
-  double worst_got = 0, worst_ref = 0;
-  int64_t beyond = 0;               // elements over the tolerance (NaN and infinity included)
+  double worst_got = 0, worst_ref = 0, worst_bound = 0;
+  int64_t beyond = 0;               // elements over their bound (NaN and infinity included)
   Tolerance tol;
-  bool pass = false;
+  bool pass = false;                // beyond == 0 and norm_ratio <= 1
 };
 
 OutputCheck compare_output(const Tensor& t, const void* got, const RefTensor& ref, Tolerance tol);

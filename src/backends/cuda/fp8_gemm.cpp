@@ -206,6 +206,15 @@ class Fp8Gemm final : public Kernel {
            std::to_string(algo_config(a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
   }
   std::string signature() const override { return signature_; }
+  // The operands move; what prepare() consumed (a constant's transposed copy, the converted bias)
+  // and the bias and amax pointers, which are in the descriptor, stay.
+  bool rebind(const Binding& b) override {
+    if (amax_ || b.inputs.size() < 2 || b.outputs.empty()) return false;
+    a_ = b.inputs[0];
+    b_ = b.inputs[1];
+    d_ = b.outputs[0];
+    return true;
+  }
   std::string note() const override {
     std::string n;
     if (p_.transpose_b) n = std::string("B copied transposed into [N,K] ") + (p_.b_once ? "once" : "every run");
