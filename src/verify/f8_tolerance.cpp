@@ -19,8 +19,7 @@ bool has_fast_accum(const Graph& g) {
                      [&g](const Op& op) { return op.attrs.fast_accum && is_f8_product(g, op); });
 }
 
-Tolerance output_tolerance(const Graph& g, TensorId id) {
-  const Tensor& t = g.tensor(id);
+Tolerance output_tolerance(const Tensor& t) {
   Tolerance tol = default_tolerance(t.dtype);
   if (is_f8(t.dtype)) tol.atol *= *std::max_element(t.scale.values.begin(), t.scale.values.end());
   return tol;

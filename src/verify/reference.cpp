@@ -260,6 +260,16 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
     for (TensorId t : op.outputs)
       if (t >= 0 && static_cast<size_t>(t) < count) written[t] = true;
 
+  // A tensor's values are dropped after its last reader (outputs are kept): the reference then
+  // holds its live tensors only, not two doubles per element of every tensor of the graph.
+  std::vector<size_t> last_reader(count, 0);
+  std::vector<bool> keep(count, false);
+  for (size_t o = 0; o < g.ops.size(); ++o)
+    for (TensorId t : g.ops[o].inputs)
+      if (t >= 0 && static_cast<size_t>(t) < count) last_reader[t] = o;
+  for (TensorId t : g.outputs)
+    if (t >= 0 && static_cast<size_t>(t) < count) keep[t] = true;
+
   std::vector<Vals> vals(count);
   std::vector<bool> ready(count, false);
   auto need = [&](TensorId t) -> Status {
@@ -306,6 +316,11 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
       vals[op.outputs[1]] = amax.vals();
       ready[op.outputs[1]] = true;
     }
+    const size_t here = static_cast<size_t>(&op - g.ops.data());
+    for (TensorId t : op.inputs)
+      if (last_reader[t] == here && !keep[t] &&
+          std::find(op.outputs.begin(), op.outputs.end(), t) == op.outputs.end())
+        vals[t] = Vals{};  // ready stays true: nothing reads it again
     if (progress && total_work > 0) {
       if (auto s = product ? gemm_shape(g, op) : std::nullopt) done_work += gemm_flops(*s) / 2;
       progress(std::min(1.0, done_work / total_work));

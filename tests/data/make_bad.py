@@ -26,7 +26,7 @@ def dump(name, g):
         f.write("\n")
 
 def raw(name, text):
-    with open(os.path.join(OUT, name), "w") as f:
+    with open(os.path.join(OUT, name), "w", encoding="utf-8") as f:
         f.write(text)
 
 def mut(name, fn, base=BASE):
@@ -197,3 +197,13 @@ mut("f8_fast_accum_on_cast.json", lambda g: (g["tensors"].append({"name": "Y", "
                                              g["ops"].append({"op_type": "CAST", "inputs": ["C"], "outputs": ["Y"],
                                                               "attrs": {"fast_accum": True}}),
                                              setk(["outputs"], ["Y", "C_amax"])(g)), F8)
+# Bytes after the top-level value: a NUL byte ends nothing, and garbage after it is refused.
+raw("nul_then_garbage.json", json.dumps(BASE, indent=1) + "\0garbage")
+raw("nul_then_unknown_key.json", json.dumps(BASE, indent=1)[:-1] + '\0, "comment": 1}')
+raw("trailing_garbage.json", json.dumps(BASE, indent=1) + "\n{}\n")
+# A key of 63 ASCII bytes and then two-byte characters: the 64-byte cut of its pointer falls
+# inside a character, and must not produce invalid UTF-8.
+raw("key_cut_utf8.json", json.dumps(BASE, indent=1).replace('"name": "bad"', '"name": "bad", "' + "k" * 63 + "\u00e9" * 10 + '": 1', 1))
+mut("init_file_empty_path.json", extra({"name": "x", "shape": [3], "dtype": "f32", "init": {"file": ""}}))
+mut("init_file_folder.json", extra({"name": "x", "shape": [3], "dtype": "f32", "init": {"file": "../npy"}}))
+mut("init_file_bad_header.json", extra({"name": "x", "shape": [3], "dtype": "f32", "init": {"file": "../npy/bad_header.npy"}}))

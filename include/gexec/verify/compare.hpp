@@ -20,7 +20,7 @@ Tolerance default_tolerance(DType output);
 
 // The default tolerance of output t of g: default_tolerance of its dtype, with an f8 output's
 // atol in real units (times its largest scale); f8_tolerance.cpp.
-Tolerance output_tolerance(const Graph& g, TensorId t);
+Tolerance output_tolerance(const Tensor& t);
 
 // The accumulator's unit roundoff of an FP8 product with fast accumulation (the tensor cores keep
 // fewer bits of the partial sums and promote them to f32 less often): what Precision's
@@ -46,6 +46,8 @@ struct OutputCheck {
   int64_t worst = -1;               // element with the largest error relative to its bound
   double worst_got = 0, worst_ref = 0, worst_bound = 0;
   int64_t beyond = 0;               // elements over their bound (NaN and infinity included)
+  int64_t got_nonfinite = 0;        // checked elements whose output is inf or NaN
+  int64_t ref_nonfinite = 0;        // checked elements whose reference is inf or NaN
   Tolerance tol;
   bool pass = false;                // beyond == 0 and norm_ratio <= 1
 };

@@ -23,6 +23,14 @@ class F8CastKernel final : public Kernel {
         amax_(b.outputs.size() > 1 ? static_cast<float*>(b.outputs[1]) : nullptr) {}
 
   Status prepare() override { return {}; }
+  // Nothing is kept from the buffers between runs (the scales are the tensors').
+  bool move_operands(const Binding& b) override {
+    if (b.inputs.size() != 1 || b.outputs.size() != (amax_ ? 2u : 1u)) return false;
+    in_ = b.inputs[0];
+    out_ = b.outputs[0];
+    if (amax_) amax_ = static_cast<float*>(b.outputs[1]);
+    return true;
+  }
 
   Status run() override {
     std::atomic<float> amax{0.0f};

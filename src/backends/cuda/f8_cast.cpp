@@ -35,6 +35,15 @@ class F8CastKernel final : public Kernel {
   }
 
   Status run() override { return launch_f8_cast(x_, y_, n_, amax_, stream_); }
+  // The scales live in the kernel's own buffers and the conversion reads and writes element by
+  // element (no alignment assumed): any buffers will do.
+  bool move_operands(const Binding& b) override {
+    if (b.inputs.size() != 1 || b.outputs.size() != (amax_ ? 2u : 1u)) return false;
+    x_.data = b.inputs[0];
+    y_.data = b.outputs[0];
+    if (amax_) amax_ = b.outputs[1];
+    return true;
+  }
 
  private:
   static F8Side side(const Tensor& t, void* data) {

@@ -215,6 +215,9 @@ class Fp8Gemm final : public Kernel {
     d_ = b.outputs[0];
     return true;
   }
+  // move_operands stays the default (false): the algorithm was chosen for the old addresses'
+  // alignment, a constant operand was transposed or converted from its old buffer, and the amax
+  // pointer is in the descriptor; the executor builds this kernel again on caller buffers.
   std::string note() const override {
     std::string n;
     if (p_.transpose_b) n = std::string("B copied transposed into [N,K] ") + (p_.b_once ? "once" : "every run");
