@@ -8,11 +8,7 @@
 
 namespace gexec {
 
-// Hopper's FP8 tensor cores with fast accumulation keep the partial sums in fewer bits than f32
-// (about 14 significant bits are reported) and promote them to f32 less often: a unit roundoff
-// of 2^-13 for the accumulation term of the bound. To be sharpened from measurements on the H200
-// (scripts/gpu_fp8.sh prints the error that fast accumulation keeps, K = 1024 to 16384).
-double fast_accum_unit_roundoff() { return 0x1p-13; }
+double fast_accum_unit_roundoff() { return kFp8FastAccumU; }
 
 bool has_fast_accum(const Graph& g) {
   return std::any_of(g.ops.begin(), g.ops.end(),

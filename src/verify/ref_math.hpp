@@ -17,11 +17,7 @@ namespace gexec::ref {
 constexpr double kGeluSlope = 1.13;
 
 // Where logical (row-major) element `logical` of t is stored.
-inline int64_t storage_of(const Tensor& t, int64_t logical) {
-  if (t.rank() != 2 || t.layout != Layout::colmajor) return logical;
-  const int64_t rows = t.shape[0], cols = t.shape[1];
-  return (logical % cols) * rows + logical / cols;
-}
+inline int64_t storage_of(const Tensor& t, int64_t logical) { return storage_index(t, logical); }
 
 // The value a device stores when it rounds v once to the dtype; exact in double.
 inline double round_to(DType t, double v) {

@@ -104,17 +104,20 @@ class ElementEval {
     double var = carries ? cx * a2 + cy * std::fabs(a2) : 0.0;
     if (tf32_operands) var += bound::tf32_var(tf32_operands, sq * a2);
     var += bound::accumulation_var(prec_.accumulate_u, s.k, sc);
-    if (op.type == OpType::GEMM_BIAS_ACT && op.inputs.size() > 2) {
+    const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
+    const bool has_bias = op.type == OpType::GEMM_BIAS_ACT && op.inputs.size() > 2;
+    if (prec_.product_rounded && (has_bias || act != Act::none)) var += bound::single_rounding_var(dt, v);
+    if (has_bias) {
       const VS bias = at(op.inputs[2], j);
       v += bias.value;
       sc += bias.scale;
       const bool converted = dtype_size(g_.tensor(op.inputs[2]).dtype) > dtype_size(dt);
       var += bias.carried() + (converted ? bound::single_rounding_var(dt, bias.value) : 0.0);
     }
-    const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
     if (act == Act::relu) var = bound::relu_var(v, var), v = ref::relu(v);
     if (act == Act::gelu)
-      var = var * ref::kGeluSlope * ref::kGeluSlope + bound::gelu_eval_var(v), v = ref::gelu_tanh(v), sc *= ref::kGeluSlope;
+      var = var * ref::kGeluSlope * ref::kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec_.gelu_tanh_rel),
+      v = ref::gelu_tanh(v), sc *= ref::kGeluSlope;
     const double out = ref::round_real(g_.tensor(op.outputs[0]), l, v);
     return {out, is_f8(dt) ? std::max(sc, std::fabs(out)) : sc, var, true, dt};
   }
@@ -140,7 +143,8 @@ class ElementEval {
       case OpType::GELU:
         r = op.attrs.approximate == GeluApprox::tanh ? ref::gelu_tanh(x.value) : ref::gelu_erf(x.value);
         rs = x.scale * ref::kGeluSlope;
-        var = var * ref::kGeluSlope * ref::kGeluSlope + bound::gelu_eval_var(x.value);
+        var = var * ref::kGeluSlope * ref::kGeluSlope + bound::gelu_eval_var(x.value) +
+              bound::approx_gelu_var(x.value, prec_.gelu_tanh_rel);
         break;
       default: r = x.value; break;  // CAST; prepare() refused anything else
     }

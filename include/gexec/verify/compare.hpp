@@ -24,7 +24,8 @@ Tolerance output_tolerance(const Tensor& t);
 
 // The accumulator's unit roundoff of an FP8 product with fast accumulation (the tensor cores keep
 // fewer bits of the partial sums and promote them to f32 less often): what Precision's
-// accumulate_u becomes for the graphs that have one (f8_tolerance.cpp).
+// accumulate_u becomes for the graphs that have one (f8_tolerance.cpp): the check of outputs
+// from elsewhere (gexec check) has no kernel to declare it.
 double fast_accum_unit_roundoff();
 bool has_fast_accum(const Graph& g);
 

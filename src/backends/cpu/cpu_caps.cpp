@@ -1,5 +1,6 @@
 // The declarations of the CPU kernels (cpu_gemm.cpp, cpu_elementwise.cpp). Compiled into the
 // core without BLAS headers, so that the table and dry-runs need no OpenBLAS.
+#include <algorithm>
 #include <climits>
 #include <iterator>
 #include <string>
@@ -11,14 +12,10 @@ namespace gexec {
 namespace {
 
 // Accepts every product whose shapes agree and whose sizes fit cblas_sgemm's int arguments.
-Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
+Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&, const KernelOptions&) {
   Verdict v;
-  std::string why;
-  const auto s = gemm_shape(g, op, &why);
-  if (!s) {
-    v.rejected = why;
-    return v;
-  }
+  const auto s = accepted_gemm_shape(g, op, v);
+  if (!s) return v;
   if (s->m > INT_MAX || s->n > INT_MAX || s->k > INT_MAX) {
     v.rejected = "M, N or K beyond cblas_sgemm's 32-bit sizes";
     return v;
@@ -50,16 +47,17 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
 
 std::vector<KernelDef> cpu_kernel_defs() {
   const std::vector<DType> all(std::begin(kAllDTypes), std::end(kAllDTypes));
-  auto def = [&](std::string name, OpType op, size_t inputs, std::string summary) {
-    KernelDef d;
-    d.name = std::move(name);
-    d.op = op;
-    d.backend = Backend::cpu;
-    d.priority = 10;
-    d.inputs.assign(inputs, all);
-    d.outputs = all;
+  auto def = [&all](std::string name, OpType op, size_t inputs, std::string summary) {
+    const bool gemm = op == OpType::MATMUL || op == OpType::GEMM_BIAS_ACT;
+    KernelDef d = declare_kernel(std::move(name), op, Backend::cpu, gemm ? KernelImpl::cpu_gemm : KernelImpl::cpu_elementwise,
+                                 10, inputs, std::move(summary));
+    // Products and CAST read and write f8 too (dequantized to f32, quantized with the scales); a
+    // bias and the other elementwise ops stay f16/bf16/f32, as the graph format allows.
+    if (gemm || op == OpType::CAST) {
+      for (size_t i = 0; i < std::min<size_t>(inputs, 2); ++i) d.inputs[i] = all;
+      d.outputs = all;
+    }
     d.colmajor = true;  // operands are read by logical element, or mapped onto BLAS transposes
-    d.summary = std::move(summary);
     return d;
   };
   KernelDef gemm = def("cpu.gemm_bias_act", OpType::GEMM_BIAS_ACT, 3,
@@ -78,7 +76,8 @@ std::vector<KernelDef> cpu_kernel_defs() {
       def("cpu.add", OpType::ADD, 2, "Z = X + Y, in f32, rounded once to Z's dtype; threaded"),
       def("cpu.relu", OpType::RELU, 1, "Y = max(X, 0); threaded"),
       def("cpu.gelu", OpType::GELU, 1, "Y = GELU(X), tanh or erf form, in f32; threaded"),
-      def("cpu.cast", OpType::CAST, 1, "Y = X converted to Y's dtype, round to nearest even; threaded"),
+      def("cpu.cast", OpType::CAST, 1, "Y = X converted to Y's dtype, round to nearest even; to and from f8 with the scales "
+          "(quantize, dequantize) and the amax; threaded"),
   };
 }
 

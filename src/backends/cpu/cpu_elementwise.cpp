@@ -13,7 +13,7 @@ struct Operand {
   DType dtype = DType::f32;
   int64_t rows = 0, cols = 0;
   bool colmajor = false;
-  int64_t at(int64_t l) const { return colmajor ? (l % cols) * rows + l / cols : l; }
+  int64_t at(int64_t l) const { return colmajor ? colmajor_index(l, rows, cols) : l; }
   float load(int64_t l) const { return load_as_float(data, dtype, at(l)); }
 };
 
@@ -26,7 +26,6 @@ Operand operand(const Tensor& t, void* data) {
   return o;
 }
 
-float gelu_tanh(float x) { return 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x))); }
 float gelu_erf(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678f)); }
 
 class ElementwiseKernel final : public Kernel {

@@ -69,7 +69,7 @@ void store(void* dst, int64_t i, float v) {
 template <Act A>
 float activate(float v) {
   if constexpr (A == Act::relu) return v < 0 ? 0.0f : v;  // NaN passes through
-  if constexpr (A == Act::gelu) return 0.5f * v * (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+  if constexpr (A == Act::gelu) return gelu_tanh(v);
   return v;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <thread>
@@ -22,6 +23,9 @@ Result<std::unique_ptr<Kernel>> make_f8_cast_kernel(const Graph& g, const Op& op
 // Stores n f32 values (storage order) into the f8 tensor t at dst with its scale, and where
 // `amax` is given writes max |value| there (NaNs left out).
 void quantize_output(const float* src, int64_t n, const Tensor& t, void* dst, float* amax);
+
+// GELU, tanh form, in f32: the one formula of the CPU backend (the epilogue and the GELU op).
+inline float gelu_tanh(float x) { return 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x))); }
 
 // Calls f(begin, end) over [0, n) split in one contiguous range per hardware thread, or once
 // on this thread when n is too small for the threads to pay for themselves.

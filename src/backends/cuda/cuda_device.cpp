@@ -68,9 +68,6 @@ Result<DeviceCaps> read_caps(int ordinal) {
   return c;
 }
 
-// Whether an op's kernel is cuBLASLt's (by the name its declaration gives it).
-bool is_cublaslt(const KernelDef& def) { return def.name.rfind("cublaslt.", 0) == 0; }
-
 }  // namespace
 
 Result<std::unique_ptr<CudaDevice>> CudaDevice::open(int ordinal) {
@@ -216,14 +213,17 @@ Status CudaDevice::poison(void* dst, size_t bytes) {
 }
 
 Result<std::unique_ptr<Kernel>> CudaDevice::make_kernel(const KernelDef& def, const Graph& g, const Op& op,
-                                                        const Binding& binding) {
-  if (def.backend != Backend::cuda)
-    return runtime_error("kernel " + def.name + " is not a CUDA kernel");
-  // FP8 (fp8_caps.cpp): the cuBLASLt FP8 product and the f8 CAST.
-  if (def.name.rfind("cublaslt.fp8_", 0) == 0) return make_fp8_gemm(*this, g, op, binding);
-  if (def.name == "cuda.f8_cast") return make_f8_cast_kernel(g, op, binding, stream());
-  if (is_cublaslt(def)) return make_cublaslt_gemm(*this, def, g, op, binding);
-  return make_elementwise_kernel(def, g, op, binding, stream());
+                                                        const Binding& binding, const KernelOptions& options) {
+  if (def.backend != Backend::cuda || def.op != op.type)
+    return runtime_error("kernel " + def.name + " cannot run op " + op.name + " on CUDA");
+  switch (def.impl) {
+    case KernelImpl::cublaslt_gemm: return make_cublaslt_gemm(*this, def, g, op, binding, options);
+    case KernelImpl::cuda_elementwise: return make_elementwise_kernel(def, g, op, binding, stream());
+    case KernelImpl::cublaslt_fp8_gemm: return make_fp8_gemm(*this, g, op, binding, options);
+    case KernelImpl::cuda_f8_cast: return make_f8_cast_kernel(g, op, binding, stream());
+    default: break;
+  }
+  return runtime_error("kernel " + def.name + " has no CUDA implementation");
 }
 
 Status CudaDevice::synchronize() {

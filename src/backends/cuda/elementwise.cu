@@ -224,16 +224,6 @@ class ElementwiseKernel final : public Kernel {
   cudaStream_t stream_;
 };
 
-struct NamedKernel {
-  std::string_view name;
-  OpType op;
-};
-constexpr NamedKernel kKernels[] = {{"cuda.bias_add", OpType::BIAS_ADD},
-                                    {"cuda.add", OpType::ADD},
-                                    {"cuda.relu", OpType::RELU},
-                                    {"cuda.gelu", OpType::GELU},
-                                    {"cuda.cast", OpType::CAST}};
-
 std::string dims(const Tensor& t) { return t.name + " " + shape_str(t.shape); }
 
 }  // namespace
@@ -241,12 +231,8 @@ std::string dims(const Tensor& t) { return t.name + " " + shape_str(t.shape); }
 Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const KernelDef& def, const Graph& g, const Op& op,
                                                         const Binding& b, cudaStream_t stream) {
   const std::string where = "kernel " + def.name + " for op " + op.name;
-  const NamedKernel* known = nullptr;
-  for (const NamedKernel& k : kKernels)
-    if (k.name == def.name) known = &k;
-  if (!known) return runtime_error(where + ": not an elementwise kernel");
-  if (known->op != op.type || def.op != op.type)
-    return runtime_error(where + ": the kernel computes " + std::string(op_type_name(known->op)) + ", the op is " +
+  if (def.op != op.type)
+    return runtime_error(where + ": the kernel computes " + std::string(op_type_name(def.op)) + ", the op is " +
                          std::string(op_type_name(op.type)));
   const bool binary = op.type == OpType::BIAS_ADD || op.type == OpType::ADD;
   const size_t n_in = binary ? 2 : 1;

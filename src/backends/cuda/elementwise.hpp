@@ -12,7 +12,7 @@
 
 namespace gexec::cuda {
 
-// Makes the kernel for an elementwise op (BIAS_ADD, ADD, RELU, GELU, CAST) by its KernelDef name.
+// Makes the kernel for an elementwise op (BIAS_ADD, ADD, RELU, GELU, CAST), the one def.op names.
 Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const KernelDef& def, const Graph& g, const Op& op,
                                                         const Binding& b, cudaStream_t stream);
 

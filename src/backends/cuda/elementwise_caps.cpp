@@ -7,19 +7,12 @@
 namespace gexec {
 
 std::vector<KernelDef> cuda_elementwise_kernel_defs() {
-  const std::vector<DType> all = {DType::f16, DType::bf16, DType::f32};
-  auto def = [&](std::string name, OpType op, size_t inputs, std::string summary) {
-    KernelDef d;
-    d.name = std::move(name);
-    d.op = op;
-    d.backend = Backend::cuda;
-    d.priority = 10;
-    d.inputs.assign(inputs, all);
-    d.outputs = all;
+  auto def = [](std::string name, OpType op, size_t inputs, std::string summary) {
+    KernelDef d = declare_kernel(std::move(name), op, Backend::cuda, KernelImpl::cuda_elementwise, 10, inputs,
+                                 std::move(summary));
     d.colmajor = true;  // each operand is read by its logical element, whatever its layout
     d.min_cc = 70;
     d.align_bytes = 0;  // 16-byte vector accesses only where the buffers allow them
-    d.summary = std::move(summary);
     return d;
   };
   return {

@@ -8,11 +8,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "check.hpp"
+#include "cublaslt_gemm.hpp"
 #include "elementwise.hpp"
 #include "f8_convert.hpp"
 #include "fp8_plan.hpp"
@@ -53,7 +55,7 @@ uint64_t algo_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigA
   return cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, size, &written) == CUBLAS_STATUS_SUCCESS ? v : 0;
 }
 
-class Fp8Gemm final : public Kernel {
+class Fp8Gemm final : public Kernel, public Tunable {
  public:
   Fp8Gemm(CudaDevice& device, const Graph& g, const Op& op, const Binding& b, Fp8Plan plan)
       : device_(device), name_(op.name), p_(std::move(plan)), alpha_(float(op.attrs.alpha)),
@@ -188,6 +190,21 @@ class Fp8Gemm final : public Kernel {
     return {};
   }
 
+  Tunable* tunable() override { return this; }
+  std::string algo_description() const override { return variant_name(chosen_); }
+  // Fast accumulation keeps fewer bits of the partial sums; the GELU epilogue is cuBLASLt's
+  // approximate one, as for the f16/bf16 products (cublaslt_gemm.hpp).
+  Precision precision() const override {
+    Precision p;
+    if (fast_accum_) p.accumulate_u = std::max(p.accumulate_u, kFp8FastAccumU);
+    if (act_ == Act::gelu) {
+      p.gelu_tanh_rel = kCublasLtGeluTanhRel;
+      p.product_rounded = true;
+    }
+    return p;
+  }
+
+  // Tunable, over the heuristic's candidates: the first is used unless another is selected.
   int variant_count() const override { return int(candidates_.size()); }
   int selected_variant() const override { return chosen_; }
   Status select_variant(int i) override {
@@ -262,7 +279,8 @@ class Fp8Gemm final : public Kernel {
 
 }  // namespace
 
-Result<std::unique_ptr<Kernel>> make_fp8_gemm(CudaDevice& device, const Graph& g, const Op& op, const Binding& b) {
+Result<std::unique_ptr<Kernel>> make_fp8_gemm(CudaDevice& device, const Graph& g, const Op& op, const Binding& b,
+                                              const KernelOptions&) {
   Fp8Plan plan = plan_fp8(g, op);
   if (!plan.rejected.empty()) return bad_input("op " + op.name + ": " + plan.rejected);
   if (b.inputs.size() != op.inputs.size() || b.outputs.size() != op.outputs.size())

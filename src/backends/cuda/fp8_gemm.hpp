@@ -7,6 +7,7 @@
 
 namespace gexec::cuda {
 
-Result<std::unique_ptr<Kernel>> make_fp8_gemm(CudaDevice& device, const Graph& g, const Op& op, const Binding& b);
+Result<std::unique_ptr<Kernel>> make_fp8_gemm(CudaDevice& device, const Graph& g, const Op& op, const Binding& b,
+                                              const KernelOptions& options);
 
 }  // namespace gexec::cuda
