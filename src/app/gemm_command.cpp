@@ -297,6 +297,7 @@ json options_json(const GemmOptions& o) {
           {"act", o.sweep.act},
           {"trans", o.sweep.trans},
           {"alpha", o.sweep.alpha},
+          {"fast_accum", o.sweep.fast_accum},
           {"backend", r.backend},
           {"device", r.device},
           {"pad", r.pad},
