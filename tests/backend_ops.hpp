@@ -243,6 +243,18 @@ inline std::vector<OpCase> fp8_gemm_cases(const KernelDef& def) {
     g.c = DType::f16;
     cases.push_back(gemm_graph(def.op, g, std::string("f8: ") + (which == 0 ? "per-row A scale" : which == 1 ? "per-column B scale" : "per-row A and per-column B scales") + ", fast accumulation -> f16"));
   }
+  // Per-M / per-N scales on transposed operands: A stored [K,M] per column, B stored [N,K] per row.
+  if (def.transposes) {
+    GemmCase g = base();
+    g.trans_a = g.trans_b = true;
+    g.sa = per_axis(1, g.m, 0.125);
+    g.sb = per_axis(0, g.n, 0.0625);
+    cases.push_back(gemm_graph(def.op, g, "f8: per-column A stored [K,M], per-row B stored [N,K]"));
+    g.trans_a = false;
+    g.sa = per_axis(0, g.m, 0.125);
+    g.b_constant = true;
+    cases.push_back(gemm_graph(def.op, g, "f8: per-row A, per-row constant B stored [N,K]"));
+  }
   // Scales along K (A per column, B per row): they cannot be applied after the product.
   {
     GemmCase g = base();

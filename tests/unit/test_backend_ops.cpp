@@ -60,6 +60,7 @@ TEST_CASE("backend ops: the f8 declarations have f8 cases, as each kernel accept
     CHECK(f8_cases(k, "with amax").second >= 2);
     CHECK(f8_cases(k, "per-row A").second >= 2);
     CHECK(f8_cases(k, "trans_").second == 3);
+    CHECK(f8_cases(k, "stored [N,K]").second >= 3);  // per-N scales on B as cuBLASLt reads it
     // Refused by cuBLASLt's FP8 declaration: scales along K, a colmajor C, unaligned sizes.
     CHECK(f8_cases(k, "scales along K").second == 0);
     CHECK(f8_cases(k, "colmajor C").second == 0);

@@ -67,15 +67,19 @@ inline Fp8Plan plan_fp8(const Graph& g, const Op& op) {
     p.rejected = "an FP8 product writes a rowmajor C only";
     return p;
   }
-  if ((a.scale.axis == 1) || (b.scale.axis == 0)) {
-    p.rejected = "a scale along K (A per column or B per row) cannot be applied after the product";
+  // The axis is the stored tensor's: A [M,K] per row is along M, A stored [K,M] (trans_a) per
+  // column is; B [K,N] per column is along N, B stored [N,K] (trans_b) per row is.
+  const bool a_along_k = a.scale.axis >= 0 && ((a.scale.axis == 1) != s->trans_a);
+  const bool b_along_k = b.scale.axis >= 0 && ((b.scale.axis == 0) != s->trans_b);
+  if (a_along_k || b_along_k) {
+    p.rejected = "a scale along K (on A or B) cannot be applied after the product";
     return p;
   }
   if (is_f8(c.dtype) && c.scale.axis >= 0) {
     p.rejected = "cuBLASLt's D scale is one value: a per-axis scale on an f8 C is not supported";
     return p;
   }
-  p.outer_vector = a.scale.axis == 0 || b.scale.axis == 1;
+  p.outer_vector = a.scale.axis >= 0 || b.scale.axis >= 0;
   if (p.outer_vector && is_f8(c.dtype)) {
     p.rejected = "per-row/column operand scales with an f8 C are not supported by the outer-vector mode";
     return p;
@@ -92,8 +96,9 @@ inline Fp8Plan plan_fp8(const Graph& g, const Op& op) {
   if (p.transpose_b)
     p.notes.push_back("B [K,N] is stored with N contiguous: copying it transposed into [N,K] " + when(p.b_once) +
                       (p.b_once ? "" : " (mark the weight constant, or store it transposed, to do this once)"));
-  p.notes.push_back(p.outer_vector ? "scales: per-row A and per-column B through cuBLASLt's outer-vector scale mode"
-                                   : "scales: one f32 per operand through the A and B scale pointers");
+  p.notes.push_back(p.outer_vector
+                        ? "scales: one per row of op(A) (M) and per column of op(B) (N), cuBLASLt's outer-vector scale mode"
+                        : "scales: one f32 per operand through the A and B scale pointers");
   if (is_f8(c.dtype))
     p.notes.push_back("f8 " + std::string(dtype_name(c.dtype)) + " C: D scale 1/" + std::to_string(c.scale.values[0]) +
                       ", with a bf16 C descriptor (beta = 0, never read)");
