@@ -160,7 +160,7 @@ inline Scale tensor_scale(double v) {
   return s;
 }
 
-// The f8 cases of a product declaration whose A takes f8: M, N, K multiples of 16 (cuBLASLt's
+// The f8 cases of a product declaration whose A takes f8: mostly M, N, K multiples of 16 (cuBLASLt's
 // FP8 needs them), real values through tensor-wide and per-row / per-column scales.
 inline std::vector<OpCase> fp8_gemm_cases(const KernelDef& def) {
   std::vector<OpCase> cases;
@@ -295,8 +295,20 @@ inline std::vector<OpCase> fp8_gemm_cases(const KernelDef& def) {
     g.m = 128, g.n = 96, g.k = 256;
     cases.push_back(gemm_graph(def.op, g, "f8: 128x96x256"));
     g = base();
-    g.m = 7, g.n = 5, g.k = 3;  // nothing aligned: not for cuBLASLt's FP8
-    cases.push_back(gemm_graph(def.op, g, "f8: 7x5x3"));
+    g.m = 7, g.n = 5, g.k = 3;  // nothing aligned: cuBLASLt's FP8 runs it padded
+    cases.push_back(gemm_graph(def.op, g, "f8: 7x5x3 (padded)"));
+    g = base();
+    g.m = 32, g.n = 40, g.k = 24;
+    g.c = DType::f8e4m3;
+    g.sc = tensor_scale(2.0);
+    g.amax = true;
+    cases.push_back(gemm_graph(def.op, g, "f8: 32x40x24 (N, K padded) -> f8e4m3 with amax"));
+    g = base();
+    g.m = 20, g.n = 40, g.k = 24;
+    g.b_constant = g.bias_constant = true;
+    g.trans_a = def.transposes;
+    g.sa = per_axis(1, g.m, 0.125);  // A stored [K,M]: per column is per row of op(A)
+    cases.push_back(gemm_graph(def.op, g, "f8: 20x40x24 (M, N, K padded), A stored [K,M] per-M scales, constant B"));
   }
   if (def.batched) {
     GemmCase g = base();

@@ -72,6 +72,15 @@ __global__ void transpose_u8(const uint8_t* in, uint8_t* out, int64_t rows, int6
   }
 }
 
+__global__ void pack_u8(const uint8_t* in, bool transposed, int64_t rows, int64_t cols, uint8_t* out, int64_t rows_p,
+                        int64_t cols_p) {
+  const int64_t n = rows_p * cols_p;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / cols_p, c = i % cols_p;
+    out[i] = r < rows && c < cols ? in[transposed ? c * rows + r : r * cols + c] : uint8_t(0);
+  }
+}
+
 }  // namespace
 
 Status launch_f8_cast(const F8Side& x, const F8Side& y, int64_t n, void* amax, cudaStream_t stream) {
@@ -89,6 +98,18 @@ Status launch_transpose_u8(const void* in, void* out, int64_t rows, int64_t cols
   const dim3 block(32, 8);
   const dim3 grid(unsigned((cols + 31) / 32), unsigned((rows + 31) / 32));
   transpose_u8<<<grid, block, 0, stream>>>(static_cast<const uint8_t*>(in), static_cast<uint8_t*>(out), rows, cols);
+  GEXEC_CUDA_TRY(cudaGetLastError());
+  return {};
+}
+
+Status launch_pack_u8(const void* in, bool transposed, int64_t rows, int64_t cols, void* out, int64_t rows_p,
+                      int64_t cols_p, cudaStream_t stream) {
+  const int64_t n = rows_p * cols_p;
+  if (n <= 0) return {};
+  const int threads = 256;
+  const int64_t blocks = std::min<int64_t>((n + threads - 1) / threads, 132 * 16);
+  pack_u8<<<unsigned(blocks), threads, 0, stream>>>(static_cast<const uint8_t*>(in), transposed, rows, cols,
+                                                     static_cast<uint8_t*>(out), rows_p, cols_p);
   GEXEC_CUDA_TRY(cudaGetLastError());
   return {};
 }

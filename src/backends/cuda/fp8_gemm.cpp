@@ -81,25 +81,37 @@ class Fp8Gemm final : public Kernel, public Tunable {
       m = std::move(*r);
       return {};
     };
-    // The K-contiguous copies; a constant operand's copy is made here, once.
-    if (p_.transpose_a) {
-      GEXEC_TRY(alloc(a_k_, size_t(s.m * s.k)));
-      if (p_.a_once) GEXEC_TRY(launch_transpose_u8(a_, a_k_.get(), s.m, s.k, stream));
-    }
-    if (p_.transpose_b) {
-      GEXEC_TRY(alloc(b_k_, size_t(s.n * s.k)));
-      if (p_.b_once) GEXEC_TRY(launch_transpose_u8(b_, b_k_.get(), s.n, s.k, stream));
+    // The sizes cuBLASLt sees: padded to multiples of 16 where the product's are not.
+    const int64_t M = dim_m(), N = dim_n(), K = dim_k();
+    // The K-contiguous copies (zero-filled where padded); a constant operand's copy is made here, once.
+    if (p_.pad) {
+      GEXEC_TRY(alloc(a_k_, size_t(M * K)));
+      GEXEC_TRY(alloc(b_k_, size_t(N * K)));
+      if (p_.a_once) GEXEC_TRY(pack_a(stream));
+      if (p_.b_once) GEXEC_TRY(pack_b(stream));
+      GEXEC_TRY(alloc(d_pad_, size_t(M * N) * size_t(dtype_size(c_t_.dtype))));
+    } else {
+      if (p_.transpose_a) {
+        GEXEC_TRY(alloc(a_k_, size_t(s.m * s.k)));
+        if (p_.a_once) GEXEC_TRY(launch_transpose_u8(a_, a_k_.get(), s.m, s.k, stream));
+      }
+      if (p_.transpose_b) {
+        GEXEC_TRY(alloc(b_k_, size_t(s.n * s.k)));
+        if (p_.b_once) GEXEC_TRY(launch_transpose_u8(b_, b_k_.get(), s.n, s.k, stream));
+      }
     }
     // Scales as f32, in the column-major view: cuBLASLt's A is our B (N), its B our A (M).
     std::vector<float> sa, sb;
-    auto expand = [](const Tensor& t, int64_t count, bool vector) {
+    // Padded rows and columns (zeros) take scale 1.
+    auto expand = [](const Tensor& t, int64_t count, int64_t real, bool vector) {
       std::vector<float> v;
       if (!vector) return std::vector<float>{float(t.scale.values[0])};
-      for (int64_t i = 0; i < count; ++i) v.push_back(float(t.scale.axis < 0 ? t.scale.values[0] : t.scale.values[size_t(i)]));
+      for (int64_t i = 0; i < count; ++i)
+        v.push_back(i >= real ? 1.0f : float(t.scale.axis < 0 ? t.scale.values[0] : t.scale.values[size_t(i)]));
       return v;
     };
-    sa = expand(b_t_, s.n, p_.outer_vector);
-    sb = expand(a_t_, s.m, p_.outer_vector);
+    sa = expand(b_t_, N, s.n, p_.outer_vector);
+    sb = expand(a_t_, M, s.m, p_.outer_vector);
     std::vector<float> host(sa);
     host.insert(host.end(), sb.begin(), sb.end());
     host.push_back(is_f8(c_t_.dtype) ? float(1.0 / c_t_.scale.values[0]) : 1.0f);  // D scale
@@ -109,10 +121,13 @@ class Fp8Gemm final : public Kernel, public Tunable {
     const float* lt_a_scale = dev;
     const float* lt_b_scale = dev + sa.size();
     const float* d_scale = dev + sa.size() + sb.size();
-    if (is_f8(c_t_.dtype)) GEXEC_TRY(alloc(c16_, size_t(s.m * s.n) * size_t(dtype_size(p_.c16))));
-    if (p_.has_bias && p_.bias_in != p_.bias_read) {
-      GEXEC_TRY(alloc(bias_conv_, size_t(s.n) * size_t(dtype_size(p_.bias_read))));
-      if (p_.bias_once) GEXEC_TRY(launch_convert(bias_, p_.bias_in, bias_conv_.get(), p_.bias_read, s.n, stream));
+    if (is_f8(c_t_.dtype)) GEXEC_TRY(alloc(c16_, size_t(M * N) * size_t(dtype_size(p_.c16))));
+    // The bias cuBLASLt reads: converted, or (padded) copied beside zeros for the padded columns.
+    if (p_.has_bias && (p_.bias_in != p_.bias_read || p_.pad)) {
+      const size_t bytes = size_t(N) * size_t(dtype_size(p_.bias_read));
+      GEXEC_TRY(alloc(bias_conv_, bytes));
+      if (N != s.n) GEXEC_CUDA_TRY(cudaMemsetAsync(bias_conv_.get(), 0, bytes, stream));
+      if (p_.bias_once) GEXEC_TRY(stage_bias(stream));
     }
 
     auto desc = make_matmul_desc(CUBLAS_COMPUTE_32F, CUDA_R_32F);
@@ -137,13 +152,13 @@ class Fp8Gemm final : public Kernel, public Tunable {
       GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(lt_type(p_.bias_read))));
     }
     // Column-major view: X = B^T stored [N,K] (K x N, ld K, transposed), Y = A [M,K] (K x M, ld K), D N x M.
-    auto lx = make_matrix_layout(lt_type(p_.b), uint64_t(s.k), uint64_t(s.n), s.k);
+    auto lx = make_matrix_layout(lt_type(p_.b), uint64_t(K), uint64_t(N), K);
     if (!lx) return lx.error();
-    auto ly = make_matrix_layout(lt_type(p_.a), uint64_t(s.k), uint64_t(s.m), s.k);
+    auto ly = make_matrix_layout(lt_type(p_.a), uint64_t(K), uint64_t(M), K);
     if (!ly) return ly.error();
-    auto lc = make_matrix_layout(lt_type(is_f8(c_t_.dtype) ? p_.c16 : c_t_.dtype), uint64_t(s.n), uint64_t(s.m), s.n);
+    auto lc = make_matrix_layout(lt_type(is_f8(c_t_.dtype) ? p_.c16 : c_t_.dtype), uint64_t(N), uint64_t(M), N);
     if (!lc) return lc.error();
-    auto ld = make_matrix_layout(lt_type(c_t_.dtype), uint64_t(s.n), uint64_t(s.m), s.n);
+    auto ld = make_matrix_layout(lt_type(c_t_.dtype), uint64_t(N), uint64_t(M), N);
     if (!ld) return ld.error();
     auto pref = make_preference();
     if (!pref) return pref.error();
@@ -176,17 +191,28 @@ class Fp8Gemm final : public Kernel, public Tunable {
     if (!prepared_) return runtime_error("op " + name_ + ": run() before prepare()");
     const GemmShape& s = p_.shape;
     const cudaStream_t stream = device_.stream();
-    if (p_.transpose_a && !p_.a_once) GEXEC_TRY(launch_transpose_u8(a_, a_k_.get(), s.m, s.k, stream));
-    if (p_.transpose_b && !p_.b_once) GEXEC_TRY(launch_transpose_u8(b_, b_k_.get(), s.n, s.k, stream));
-    if (bias_conv_.get() && !p_.bias_once)
-      GEXEC_TRY(launch_convert(bias_, p_.bias_in, bias_conv_.get(), p_.bias_read, s.n, stream));
-    const void* x = p_.transpose_b ? b_k_.get() : b_;
-    const void* y = p_.transpose_a ? a_k_.get() : a_;
-    const void* c = c16_.get() ? c16_.get() : d_;  // never read: beta is 0
+    if (p_.pad) {
+      if (!p_.a_once) GEXEC_TRY(pack_a(stream));
+      if (!p_.b_once) GEXEC_TRY(pack_b(stream));
+    } else {
+      if (p_.transpose_a && !p_.a_once) GEXEC_TRY(launch_transpose_u8(a_, a_k_.get(), s.m, s.k, stream));
+      if (p_.transpose_b && !p_.b_once) GEXEC_TRY(launch_transpose_u8(b_, b_k_.get(), s.n, s.k, stream));
+    }
+    if (bias_conv_.get() && !p_.bias_once) GEXEC_TRY(stage_bias(stream));
+    const void* x = p_.pad || p_.transpose_b ? b_k_.get() : b_;
+    const void* y = p_.pad || p_.transpose_a ? a_k_.get() : a_;
+    void* d = p_.pad ? d_pad_.get() : d_;
+    const void* c = c16_.get() ? c16_.get() : d;  // never read: beta is 0
     const float beta = 0.0f;
     GEXEC_CUBLAS_TRY(cublasLtMatmul(device_.cublaslt(), desc_.get(), &alpha_, x, lx_.get(), y, ly_.get(), &beta, c,
-                                    lc_.get(), d_, ld_.get(), &candidates_[size_t(chosen_)].algo, workspace_,
+                                    lc_.get(), d, ld_.get(), &candidates_[size_t(chosen_)].algo, workspace_,
                                     kGemmWorkspaceBytes, stream));
+    if (p_.pad) {
+      // C's [M,N] rows out of D's [mp,np] ones.
+      const size_t es = size_t(dtype_size(c_t_.dtype));
+      GEXEC_CUDA_TRY(cudaMemcpy2DAsync(d_, size_t(s.n) * es, d, size_t(dim_n()) * es, size_t(s.n) * es, size_t(s.m),
+                                       cudaMemcpyDeviceToDevice, stream));
+    }
     return {};
   }
 
@@ -237,11 +263,33 @@ class Fp8Gemm final : public Kernel, public Tunable {
   // pointer is in the descriptor; the executor builds this kernel again on caller buffers.
   std::string note() const override {
     std::string n;
-    if (p_.transpose_b) n = std::string("B copied transposed into [N,K] ") + (p_.b_once ? "once" : "every run");
+    if (p_.pad)
+      n = "M, N, K padded to " + std::to_string(p_.mp) + "x" + std::to_string(p_.np) + "x" + std::to_string(p_.kp) +
+          " (zero-filled copies of A and B, D copied out)";
+    else if (p_.transpose_b)
+      n = std::string("B copied transposed into [N,K] ") + (p_.b_once ? "once" : "every run");
     return n;
   }
 
  private:
+  int64_t dim_m() const { return p_.pad ? p_.mp : p_.shape.m; }
+  int64_t dim_n() const { return p_.pad ? p_.np : p_.shape.n; }
+  int64_t dim_k() const { return p_.pad ? p_.kp : p_.shape.k; }
+  Status pack_a(cudaStream_t stream) {
+    return launch_pack_u8(a_, p_.transpose_a, p_.shape.m, p_.shape.k, a_k_.get(), dim_m(), dim_k(), stream);
+  }
+  Status pack_b(cudaStream_t stream) {
+    return launch_pack_u8(b_, p_.transpose_b, p_.shape.n, p_.shape.k, b_k_.get(), dim_n(), dim_k(), stream);
+  }
+  // The first N entries of the bias cuBLASLt reads: converted to its dtype, or copied.
+  Status stage_bias(cudaStream_t stream) {
+    if (p_.bias_in != p_.bias_read)
+      return launch_convert(bias_, p_.bias_in, bias_conv_.get(), p_.bias_read, p_.shape.n, stream);
+    GEXEC_CUDA_TRY(cudaMemcpyAsync(bias_conv_.get(), bias_, size_t(p_.shape.n) * size_t(dtype_size(p_.bias_in)),
+                                   cudaMemcpyDeviceToDevice, stream));
+    return {};
+  }
+
   std::string describe() const {
     const GemmShape& s = p_.shape;
     return "m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
@@ -249,7 +297,7 @@ class Fp8Gemm final : public Kernel, public Tunable {
            " d=" + std::string(dtype_name(c_t_.dtype)) +
            " bias=" + (p_.has_bias ? std::string(dtype_name(p_.bias_read)) : "none") +
            " scale=" + (p_.outer_vector ? "outer_vec" : "scalar") + " fast_accum=" + (fast_accum_ ? "1" : "0") +
-           " amax=" + (amax_ ? "1" : "0");
+           " amax=" + (amax_ ? "1" : "0") + (p_.pad ? " padded" : "");
   }
 
   CudaDevice& device_;
@@ -267,7 +315,7 @@ class Fp8Gemm final : public Kernel, public Tunable {
   void* d_ = nullptr;
   void* amax_ = nullptr;
   void* workspace_ = nullptr;
-  DeviceMemory a_k_, b_k_, scales_, c16_, bias_conv_;
+  DeviceMemory a_k_, b_k_, scales_, c16_, bias_conv_, d_pad_;
   MatmulDesc desc_;
   MatrixLayout lx_, ly_, lc_, ld_;
   MatmulPreference pref_;

@@ -21,6 +21,10 @@ struct Fp8Plan {
   // otherwise is copied transposed into a [rows, K] buffer: once for a constant, else every run.
   bool transpose_a = false, transpose_b = false;
   bool a_once = false, b_once = false;
+  // M, N or K not a multiple of 16: A and B are copied, zero-filled, into [mp,kp] and [np,kp]
+  // K-contiguous buffers, D is computed into an [mp,np] buffer and its [M,N] part copied to C.
+  bool pad = false;
+  int64_t mp = 0, np = 0, kp = 0;
   // Per-row A / per-column B scales: cuBLASLt's outer-vector scale mode (both operands then take
   // vectors; a tensor-wide scale is repeated). Else one f32 scale per operand.
   bool outer_vector = false;
@@ -58,9 +62,13 @@ inline Fp8Plan plan_fp8(const Graph& g, const Op& op) {
     p.rejected = "batched FP8 products are not implemented on the CUDA backend";
     return p;
   }
-  if (s->m % 16 || s->n % 16 || s->k % 16) {
-    p.rejected = "cuBLASLt takes FP8 only with M, N and K multiples of 16 on Hopper; this product is " +
-                 std::to_string(s->m) + "x" + std::to_string(s->n) + "x" + std::to_string(s->k);
+  auto up16 = [](int64_t x) { return (x + 15) / 16 * 16; };
+  p.mp = up16(s->m), p.np = up16(s->n), p.kp = up16(s->k);
+  p.pad = p.mp != s->m || p.np != s->n || p.kp != s->k;
+  // Padded rows of D are act(0 + bias): with a bias they would enter the amax.
+  if (p.pad && p.mp != s->m && op.outputs.size() > 1 && s->has_bias) {
+    p.rejected = "an amax with a bias needs M a multiple of 16 (padded rows of D would hold the bias); M is " +
+                 std::to_string(s->m);
     return p;
   }
   if (c.layout != Layout::rowmajor) {
@@ -91,9 +99,16 @@ inline Fp8Plan plan_fp8(const Graph& g, const Op& op) {
   auto when = [](bool once) { return std::string(once ? "once, before the runs" : "in every run"); };
   p.notes.push_back("FP8 on Hopper: cuBLASLt takes only the TN form (A and B both with K contiguous), "
                     "M, N, K multiples of 16");
-  if (p.transpose_a)
+  if (p.pad)
+    p.notes.push_back("padding " + std::to_string(s->m) + "x" + std::to_string(s->n) + "x" + std::to_string(s->k) +
+                      " to " + std::to_string(p.mp) + "x" + std::to_string(p.np) + "x" + std::to_string(p.kp) +
+                      ": A copied zero-filled into [" + std::to_string(p.mp) + "," + std::to_string(p.kp) + "] " +
+                      when(p.a_once) + ", B into [" + std::to_string(p.np) + "," + std::to_string(p.kp) + "] " +
+                      when(p.b_once) + ", D computed padded and its [M,N] part copied to C in every run");
+  // (The padded copies read either storage and write K contiguous: no transposed copy beside them.)
+  if (p.transpose_a && !p.pad)
     p.notes.push_back("A is stored with M contiguous: copying it transposed into [M,K] " + when(p.a_once));
-  if (p.transpose_b)
+  if (p.transpose_b && !p.pad)
     p.notes.push_back("B [K,N] is stored with N contiguous: copying it transposed into [N,K] " + when(p.b_once) +
                       (p.b_once ? "" : " (mark the weight constant, or store it transposed, to do this once)"));
   p.notes.push_back(p.outer_vector
