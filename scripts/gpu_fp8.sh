@@ -29,8 +29,9 @@ done
 
 # What fast accumulation keeps: f32 output (so the output rounding adds nothing), fast
 # accumulation on and off, K from 1024 to 16384; the check lines give max_abs, max_rel, rel_fro
-# and the worst element against the double reference (fast_accum_unit_roundoff() in
-# src/verify/f8_tolerance.cpp is the bound's assumption to compare them with).
+# and the worst element against the double reference (kFp8FastAccumU in
+# include/gexec/verify/bound.hpp, declared by the FP8 kernel, is the bound's assumption to
+# compare them with).
 note "fast accumulation error (f32 output)"
 for k in 1024 4096 16384; do
   for fast in false true; do
