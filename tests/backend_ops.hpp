@@ -307,7 +307,7 @@ inline std::vector<OpCase> fp8_gemm_cases(const KernelDef& def) {
     g.m = 20, g.n = 40, g.k = 24;
     g.b_constant = g.bias_constant = true;
     g.trans_a = def.transposes;
-    g.sa = per_axis(1, g.m, 0.125);  // A stored [K,M]: per column is per row of op(A)
+    g.sa = per_axis(g.trans_a ? 1 : 0, g.m, 0.125);  // A stored [K,M]: per column is per row of op(A)
     cases.push_back(gemm_graph(def.op, g, "f8: 20x40x24 (M, N, K padded), A stored [K,M] per-M scales, constant B"));
   }
   if (def.batched) {
