@@ -315,6 +315,18 @@ inline std::vector<OpCase> fp8_gemm_cases(const KernelDef& def) {
     g.batch = 3;
     g.shared_b = true;
     cases.push_back(gemm_graph(def.op, g, "f8: batched A, shared B"));
+    g.shared_b = false;
+    g.trans_b = def.transposes;
+    g.fast_accum = true;
+    cases.push_back(gemm_graph(def.op, g, "f8: batched A and B, fast accumulation"));
+    g = base();
+    g.batch = 2;
+    g.shared_b = true;
+    g.b_constant = true;
+    g.m = 20, g.n = 40, g.k = 24;
+    g.c = DType::f8e4m3;
+    g.sc = tensor_scale(2.0);
+    cases.push_back(gemm_graph(def.op, g, "f8: batched A, shared constant B, 20x40x24 (padded) -> f8e4m3"));
   }
   return cases;
 }

@@ -37,6 +37,7 @@ std::vector<KernelDef> cuda_fp8_kernel_defs() {
     d.outputs = all;  // C, and the f32 amax
     d.colmajor = true;
     d.transposes = true;
+    d.batched = true;  // strided batches; B shared or one per entry
     if (op == OpType::GEMM_BIAS_ACT) d.acts = {Act::none, Act::relu, Act::gelu};
     d.align_bytes = 16;
     d.min_cc = 89;

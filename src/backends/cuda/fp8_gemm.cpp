@@ -84,12 +84,13 @@ class Fp8Gemm final : public Kernel, public Tunable {
     // The sizes cuBLASLt sees: padded to multiples of 16 where the product's are not.
     const int64_t M = dim_m(), N = dim_n(), K = dim_k();
     // The K-contiguous copies (zero-filled where padded); a constant operand's copy is made here, once.
+    const int64_t batch = s.batch, b_count = s.b_batched ? s.batch : 1;
     if (p_.pad) {
-      GEXEC_TRY(alloc(a_k_, size_t(M * K)));
-      GEXEC_TRY(alloc(b_k_, size_t(N * K)));
+      GEXEC_TRY(alloc(a_k_, size_t(batch * M * K)));
+      GEXEC_TRY(alloc(b_k_, size_t(b_count * N * K)));
       if (p_.a_once) GEXEC_TRY(pack_a(stream));
       if (p_.b_once) GEXEC_TRY(pack_b(stream));
-      GEXEC_TRY(alloc(d_pad_, size_t(M * N) * size_t(dtype_size(c_t_.dtype))));
+      if (p_.d_padded) GEXEC_TRY(alloc(d_pad_, size_t(batch * M * N) * size_t(dtype_size(c_t_.dtype))));
     } else {
       if (p_.transpose_a) {
         GEXEC_TRY(alloc(a_k_, size_t(s.m * s.k)));
@@ -121,7 +122,7 @@ class Fp8Gemm final : public Kernel, public Tunable {
     const float* lt_a_scale = dev;
     const float* lt_b_scale = dev + sa.size();
     const float* d_scale = dev + sa.size() + sb.size();
-    if (is_f8(c_t_.dtype)) GEXEC_TRY(alloc(c16_, size_t(M * N) * size_t(dtype_size(p_.c16))));
+    if (is_f8(c_t_.dtype)) GEXEC_TRY(alloc(c16_, size_t(batch * M * N) * size_t(dtype_size(p_.c16))));
     // The bias cuBLASLt reads: converted, or (padded) copied beside zeros for the padded columns.
     if (p_.has_bias && (p_.bias_in != p_.bias_read || p_.pad)) {
       const size_t bytes = size_t(N) * size_t(dtype_size(p_.bias_read));
@@ -160,6 +161,16 @@ class Fp8Gemm final : public Kernel, public Tunable {
     if (!lc) return lc.error();
     auto ld = make_matrix_layout(lt_type(c_t_.dtype), uint64_t(N), uint64_t(M), N);
     if (!ld) return ld.error();
+    if (batch > 1) {
+      // One strided batch: cuBLASLt's A (our B) shared with stride 0 where B is rank 2.
+      const int32_t count = int32_t(batch);
+      for (const MatrixLayout* l : {&*lx, &*ly, &*lc, &*ld})
+        GEXEC_TRY(set_attribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, count));
+      GEXEC_TRY(set_attribute(*lx, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, int64_t(s.b_batched ? N * K : 0)));
+      GEXEC_TRY(set_attribute(*ly, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, int64_t(M * K)));
+      GEXEC_TRY(set_attribute(*lc, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, int64_t(M * N)));
+      GEXEC_TRY(set_attribute(*ld, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, int64_t(M * N)));
+    }
     auto pref = make_preference();
     if (!pref) return pref.error();
     GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(kGemmWorkspaceBytes)));
@@ -201,17 +212,20 @@ class Fp8Gemm final : public Kernel, public Tunable {
     if (bias_conv_.get() && !p_.bias_once) GEXEC_TRY(stage_bias(stream));
     const void* x = p_.pad || p_.transpose_b ? b_k_.get() : b_;
     const void* y = p_.pad || p_.transpose_a ? a_k_.get() : a_;
-    void* d = p_.pad ? d_pad_.get() : d_;
+    void* d = p_.d_padded ? d_pad_.get() : d_;
     const void* c = c16_.get() ? c16_.get() : d;  // never read: beta is 0
     const float beta = 0.0f;
     GEXEC_CUBLAS_TRY(cublasLtMatmul(device_.cublaslt(), desc_.get(), &alpha_, x, lx_.get(), y, ly_.get(), &beta, c,
                                     lc_.get(), d, ld_.get(), &candidates_[size_t(chosen_)].algo, workspace_,
                                     kGemmWorkspaceBytes, stream));
-    if (p_.pad) {
-      // C's [M,N] rows out of D's [mp,np] ones.
+    if (p_.d_padded) {
+      // C's [M,N] rows out of D's [mp,np] ones, per batch entry.
       const size_t es = size_t(dtype_size(c_t_.dtype));
-      GEXEC_CUDA_TRY(cudaMemcpy2DAsync(d_, size_t(s.n) * es, d, size_t(dim_n()) * es, size_t(s.n) * es, size_t(s.m),
-                                       cudaMemcpyDeviceToDevice, stream));
+      for (int64_t z = 0; z < s.batch; ++z)
+        GEXEC_CUDA_TRY(cudaMemcpy2DAsync(static_cast<char*>(d_) + size_t(z * s.m * s.n) * es, size_t(s.n) * es,
+                                         static_cast<const char*>(d) + size_t(z * dim_m() * dim_n()) * es,
+                                         size_t(dim_n()) * es, size_t(s.n) * es, size_t(s.m), cudaMemcpyDeviceToDevice,
+                                         stream));
     }
     return {};
   }
@@ -263,7 +277,9 @@ class Fp8Gemm final : public Kernel, public Tunable {
   // pointer is in the descriptor; the executor builds this kernel again on caller buffers.
   std::string note() const override {
     std::string n;
-    if (p_.pad)
+    if (p_.pad && p_.mp == p_.shape.m && p_.np == p_.shape.n && p_.kp == p_.shape.k)
+      n = "batched: A and B packed K-contiguous per batch entry";
+    else if (p_.pad)
       n = "M, N, K padded to " + std::to_string(p_.mp) + "x" + std::to_string(p_.np) + "x" + std::to_string(p_.kp) +
           " (zero-filled copies of A and B, D copied out)";
     else if (p_.transpose_b)
@@ -276,10 +292,12 @@ class Fp8Gemm final : public Kernel, public Tunable {
   int64_t dim_n() const { return p_.pad ? p_.np : p_.shape.n; }
   int64_t dim_k() const { return p_.pad ? p_.kp : p_.shape.k; }
   Status pack_a(cudaStream_t stream) {
-    return launch_pack_u8(a_, p_.transpose_a, p_.shape.m, p_.shape.k, a_k_.get(), dim_m(), dim_k(), stream);
+    return launch_pack_u8(a_, p_.transpose_a, p_.shape.m, p_.shape.k, a_k_.get(), dim_m(), dim_k(), p_.shape.batch,
+                          stream);
   }
   Status pack_b(cudaStream_t stream) {
-    return launch_pack_u8(b_, p_.transpose_b, p_.shape.n, p_.shape.k, b_k_.get(), dim_n(), dim_k(), stream);
+    return launch_pack_u8(b_, p_.transpose_b, p_.shape.n, p_.shape.k, b_k_.get(), dim_n(), dim_k(),
+                          p_.shape.b_batched ? p_.shape.batch : 1, stream);
   }
   // The first N entries of the bias cuBLASLt reads: converted to its dtype, or copied.
   Status stage_bias(cudaStream_t stream) {
@@ -293,6 +311,7 @@ class Fp8Gemm final : public Kernel, public Tunable {
   std::string describe() const {
     const GemmShape& s = p_.shape;
     return "m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
+           (s.batch > 1 ? " batch=" + std::to_string(s.batch) + (s.b_batched ? "" : " shared_b") : "") +
            " a=" + std::string(dtype_name(p_.a)) + " b=" + std::string(dtype_name(p_.b)) +
            " d=" + std::string(dtype_name(c_t_.dtype)) +
            " bias=" + (p_.has_bias ? std::string(dtype_name(p_.bias_read)) : "none") +

@@ -23,8 +23,11 @@ struct Fp8Plan {
   bool a_once = false, b_once = false;
   // M, N or K not a multiple of 16: A and B are copied, zero-filled, into [mp,kp] and [np,kp]
   // K-contiguous buffers, D is computed into an [mp,np] buffer and its [M,N] part copied to C.
+  // A batched product always takes the packed copies (one [mp,kp] / [np,kp] matrix per entry).
   bool pad = false;
   int64_t mp = 0, np = 0, kp = 0;
+  // D goes to its own buffer only where M or N is padded; else cuBLASLt writes C itself.
+  bool d_padded = false;
   // Per-row A / per-column B scales: cuBLASLt's outer-vector scale mode (both operands then take
   // vectors; a tensor-wide scale is repeated). Else one f32 scale per operand.
   bool outer_vector = false;
@@ -58,13 +61,14 @@ inline Fp8Plan plan_fp8(const Graph& g, const Op& op) {
   const Tensor& b = g.tensor(op.inputs[1]);
   const Tensor& c = g.tensor(op.outputs[0]);
   p.a = a.dtype, p.b = b.dtype, p.d = c.dtype;
-  if (s->batch > 1) {
-    p.rejected = "batched FP8 products are not implemented on the CUDA backend";
+  if (s->batch > 1 && ((a.rank() == 3 && a.layout != Layout::rowmajor) || (b.rank() == 3 && b.layout != Layout::rowmajor))) {
+    p.rejected = "a batched FP8 product reads rank-3 operands rowmajor only";
     return p;
   }
   auto up16 = [](int64_t x) { return (x + 15) / 16 * 16; };
   p.mp = up16(s->m), p.np = up16(s->n), p.kp = up16(s->k);
-  p.pad = p.mp != s->m || p.np != s->n || p.kp != s->k;
+  p.pad = p.mp != s->m || p.np != s->n || p.kp != s->k || s->batch > 1;
+  p.d_padded = p.mp != s->m || p.np != s->n;
   // Padded rows of D are act(0 + bias): with a bias they would enter the amax.
   if (p.pad && p.mp != s->m && op.outputs.size() > 1 && s->has_bias) {
     p.rejected = "an amax with a bias needs M a multiple of 16 (padded rows of D would hold the bias); M is " +
@@ -99,12 +103,18 @@ inline Fp8Plan plan_fp8(const Graph& g, const Op& op) {
   auto when = [](bool once) { return std::string(once ? "once, before the runs" : "in every run"); };
   p.notes.push_back("FP8 on Hopper: cuBLASLt takes only the TN form (A and B both with K contiguous), "
                     "M, N, K multiples of 16");
-  if (p.pad)
+  if (p.pad && p.mp == s->m && p.np == s->n && p.kp == s->k)
+    p.notes.push_back("batched: A and B copied K-contiguous into [" + std::to_string(p.mp) + "," + std::to_string(p.kp) +
+                      "] and [" + std::to_string(p.np) + "," + std::to_string(p.kp) + "] per batch entry, A " +
+                      when(p.a_once) + ", B " + when(p.b_once));
+  else if (p.pad)
     p.notes.push_back("padding " + std::to_string(s->m) + "x" + std::to_string(s->n) + "x" + std::to_string(s->k) +
                       " to " + std::to_string(p.mp) + "x" + std::to_string(p.np) + "x" + std::to_string(p.kp) +
                       ": A copied zero-filled into [" + std::to_string(p.mp) + "," + std::to_string(p.kp) + "] " +
                       when(p.a_once) + ", B into [" + std::to_string(p.np) + "," + std::to_string(p.kp) + "] " +
-                      when(p.b_once) + ", D computed padded and its [M,N] part copied to C in every run");
+                      when(p.b_once) +
+                      (p.d_padded ? ", D computed padded and its [M,N] part copied to C in every run" : "") +
+                      (s->batch > 1 ? " (per batch entry; a batched product always takes these copies)" : ""));
   // (The padded copies read either storage and write K contiguous: no transposed copy beside them.)
   if (p.transpose_a && !p.pad)
     p.notes.push_back("A is stored with M contiguous: copying it transposed into [M,K] " + when(p.a_once));
