@@ -2,6 +2,7 @@
 #include "arrays.hpp"
 
 #include <pybind11/numpy.h>
+#include <pybind11/stl.h>  // every file that casts a std::vector, or the casters differ between files
 
 #include <cstring>
 #include <sstream>

@@ -314,3 +314,22 @@ def test_cpu_runs_are_never_replays(ex):
         ex.run({"A": a, "B": b, "Bias": bias}, outputs={"C": c})
         assert not ex.replaying
     close(c, reference(a, b, bias))
+
+
+def test_module_exports_nothing_private():
+    """The module shares a process with other C++ extensions (NumPy's, PyTorch's): nothing of the
+    static libraries it links (libstdc++ where the toolchain links it statically, gexec's own) may be
+    exported, or the process's copies mix."""
+    import shutil
+    import subprocess
+    nm = shutil.which("nm")
+    if not nm:
+        pytest.skip("nm (binutils) is not on PATH")
+    out = subprocess.run([nm, "-D", "--defined-only", gexec.__file__], capture_output=True, text=True, check=True).stdout
+    names = [line.split()[-1] for line in out.splitlines() if line.strip()]
+    assert "PyInit_gexec" in names
+    # gexec's own code, and libstdc++'s state (the locale, the stream base) where it was linked in;
+    # the weak instantiations of header templates that the module's own objects emit may stay.
+    private = ("_ZN5gexec", "_ZNK5gexec", "_ZNSt6locale", "_ZNKSt6locale", "_ZNSt8ios_base")
+    leaked = [n for n in names if n.startswith(private)]
+    assert leaked == [], f"{len(leaked)} private symbols exported, e.g. {leaked[:5]}"

@@ -47,7 +47,8 @@ class CublasLtGemm final : public Kernel, public Tunable {
   //   GEMM_BIAS_ACT; that kernel's GELU is tanh-form through expf, within f32 ulps;
   // - the fused GELU epilogues: the approximate tanh above, and the product rounded to C's dtype
   //   before the bias (seen on the H200: errors of about ulp(product) where product + bias cancels,
-  //   only with GELU; the BIAS and RELU_BIAS epilogues add the bias to the f32 accumulator).
+  //   only with GELU; the BIAS and RELU_BIAS epilogues add the bias to the f32 accumulator,
+  //   except in split-K algorithms, whose reduction step stores the product first).
   Precision precision() const override;
 
   // Tunable, over the heuristic's candidates: the first is used unless another is selected.

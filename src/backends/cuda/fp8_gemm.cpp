@@ -174,6 +174,10 @@ class Fp8Gemm final : public Kernel, public Tunable {
     auto pref = make_preference();
     if (!pref) return pref.error();
     GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(kGemmWorkspaceBytes)));
+    // Split-K partial sums reduced in the compute type (f32) only, as for the f16/bf16 products
+    // (cublaslt_gemm.cpp): the other schemes round every partial sum to D's dtype.
+    GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                            uint32_t(CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE)));
 
     std::vector<cublasLtMatmulHeuristicResult_t> results(kCandidates);
     int returned = 0;
@@ -233,7 +237,8 @@ class Fp8Gemm final : public Kernel, public Tunable {
   Tunable* tunable() override { return this; }
   std::string algo_description() const override { return variant_name(chosen_); }
   // Fast accumulation keeps fewer bits of the partial sums; the GELU epilogue is cuBLASLt's
-  // approximate one, as for the f16/bf16 products (cublaslt_gemm.hpp).
+  // approximate one, and split-K rounds the product first, as for the f16/bf16 products
+  // (cublaslt_gemm.hpp).
   Precision precision() const override {
     Precision p;
     if (fast_accum_) p.accumulate_u = std::max(p.accumulate_u, kFp8FastAccumU);
@@ -241,6 +246,11 @@ class Fp8Gemm final : public Kernel, public Tunable {
       p.gelu_tanh_rel = kCublasLtGeluTanhRel;
       p.product_rounded = true;
     }
+    // A split-K algorithm's reduction step stores the product in D's dtype before the bias and
+    // activation (seen on the H200 for the f16 products).
+    if ((p_.has_bias || act_ != Act::none) && chosen_ >= 0 && chosen_ < variant_count() &&
+        algo_config(candidates_[size_t(chosen_)].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM) > 1)
+      p.product_rounded = true;
     return p;
   }
 
