@@ -4,6 +4,7 @@
 Runs on a machine with a CUDA device and PyTorch; elsewhere it says so and exits 0.
 
     python3 scripts/bench_vs_torch.py --gexec build/release/gexec --out docs
+    python3 scripts/bench_vs_torch.py --gexec build/release/gexec --out docs --fp8   # FP8 rows (bench_fp8.py)
 
 For each shape and dtype it times two products with `gexec gemm` (GEMM + bias + ReLU, and the plain
 product; the graphs are built in memory), loads the inputs gexec used from its --dump into PyTorch,
@@ -54,6 +55,8 @@ def parse_args():
     p.add_argument("--shapes", default="", help="only these, e.g. 4096x4096x4096,64x96x80 (default: all)")
     p.add_argument("--no-bf16", action="store_true", help="f16 only")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds allowed to one gexec run")
+    p.add_argument("--fp8", action="store_true",
+                   help="the FP8 rows only (scripts/bench_fp8.py): writes OUT/performance-fp8.md")
     return p.parse_args()
 
 
@@ -566,6 +569,10 @@ def main():
         out_dir = Path.cwd() / out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     command = "python3 scripts/bench_vs_torch.py " + " ".join(sys.argv[1:])
+    if args.fp8:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import bench_fp8
+        return bench_fp8.run_fp8(sys.modules[__name__], args, torch, np, out_dir)
 
     start = time.perf_counter()
     rows = []

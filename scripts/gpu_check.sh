@@ -2,7 +2,10 @@
 # Everything to run on a GPU machine in one go: build, every test, every graph (checked, timed,
 # under compute-sanitizer), and the benchmark against PyTorch. A summary goes to stdout; the
 # build log, the sanitizer's full output and the benchmark's files go to $OUT (default out/).
-#   scripts/gpu_check.sh [all|build|tests|graphs|check|perf|gemm|sanitizer|bench]...
+#   scripts/gpu_check.sh [all|build|tests|graphs|check|perf|gemm|sanitizer|bench|fp8]...
+# fp8: the FP8 GPU tests, the FP8 graphs (dry-run notes, checked and timed runs), the error fast
+# accumulation keeps, FP8 against bf16 through gexec gemm, and the FP8 rows against
+# torch._scaled_mm (scripts/gpu_fp8.sh; files in $OUT/fp8).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out}
@@ -14,11 +17,24 @@ status=0
 note() { printf '\n=== %s\n' "$*"; }
 # GEMM shapes are built in memory by `gexec gemm` (no graph files): odd=(...) is the padding target.
 odd=(--shapes 4095x4097x4093 --dtype f16 --bias f16 --act relu)
+# The check stage's large products as graph files (M N K bias-dtype): f16 GEMM + bias + ReLU.
+gemm_graph() {
+  cat <<JSON
+{"format": "gexec.graph", "version": 1, "name": "gemm_$1x$2x$3",
+ "tensors": [
+  {"name": "A", "shape": [$1, $3], "dtype": "f16"},
+  {"name": "B", "shape": [$3, $2], "dtype": "f16"},
+  {"name": "bias", "shape": [$2], "dtype": "$4", "constant": true},
+  {"name": "C", "shape": [$1, $2], "dtype": "f16"}],
+ "ops": [{"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "bias"], "outputs": ["C"], "attrs": {"act": "relu"}}],
+ "outputs": ["C"]}
+JSON
+}
 
 note "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.max.sm --format=csv 2>&1
 
-if want build || want tests || want graphs || want check || want perf || want gemm || want sanitizer || want bench; then
+if want build || want tests || want graphs || want check || want perf || want gemm || want sanitizer || want bench || want fp8; then
   note "build"
   bash scripts/setup.sh
   start=$(date +%s)
@@ -35,8 +51,10 @@ if want tests; then
   ctest --test-dir build/release --output-on-failure --timeout 900 2>&1 | tail -40 || status=1
   note "gpu tests (detail)"
   build/release/tests/gexec_gpu_tests 2>&1 | tail -15
-  note "backend ops: every CUDA kernel's declared cases against the reference"
+  note "backend ops: every CUDA kernel's declared cases against the reference (the FP8 kernels' f8 cases included)"
   build/release/tests/gexec_gpu_tests "[backend-ops]" 2>&1 | tail -15 || status=1
+  note "FP8 GPU tests"
+  build/release/tests/gexec_gpu_tests "[fp8]" 2>&1 | tail -15 || status=1
 fi
 
 if want graphs; then
@@ -160,6 +178,15 @@ if want sanitizer; then
       fi
     done
   done
+fi
+
+if want fp8; then
+  note "FP8: GPU tests, graphs, fast accumulation's error, benchmark rows (scripts/gpu_fp8.sh, files in $OUT/fp8)"
+  bash scripts/gpu_fp8.sh "$OUT/fp8" 2>&1 | tail -60 || status=1
+  note "FP8 against bf16 through gexec gemm: TN (B stored [N,K]), bias + ReLU, fast accumulation on and off"
+  "$gexec" gemm --cube 4096,8192 --dtype f8e4m3,bf16 --bias bf16 --act relu --trans nt --iters 50 --verify sample 2>&1 | tail -6 || status=1
+  "$gexec" gemm --cube 4096,8192 --dtype f8e4m3 --bias bf16 --act relu --trans nt --fast-accum --iters 50 --verify sample 2>&1 | tail -4 || status=1
+  "$gexec" gemm --cube 4096,8192 --dtype f8e4m3 --bias bf16 --act relu --trans nt --fast-accum --autotune --iters 50 --verify sample 2>&1 | tail -4 || status=1
 fi
 
 if want bench; then

@@ -2,7 +2,9 @@
 // the cases its declaration allows (each declared dtype, layout, transpose, batching and
 // activation), each run through the real selector, planner and executor on a backend and
 // compared with the CPU reference under the output dtype's tolerance. Shared by the unit tests
-// (CPU backend) and the GPU tests (CUDA backend).
+// (CPU backend) and the GPU tests (CUDA backend). f8 declarations get their own cases (scales,
+// fast accumulation, amax outputs, the TN arrangement); a case the declaration's check refuses
+// (e.g. a colmajor f8 C on cuBLASLt) is not one of its cases.
 #pragma once
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 
 #include "gexec/exec/buffer_plan.hpp"
 #include "gexec/exec/executor.hpp"
+#include "gexec/ir/f8_rules.hpp"
 #include "gexec/kernels/select.hpp"
 #include "gexec/kernels/table.hpp"
 #include "gexec/verify/compare.hpp"
@@ -77,7 +80,7 @@ inline CaseResult run_case(Device& dev, const Graph& g, const Graph* reference =
     const Tensor& t = g.tensor(id);
     auto got = (*ex)->read(id);
     if (!got) return r.error = got.error().message, r;
-    r.checks.push_back(compare_output(t, got->data(), ref->at(t.name), default_tolerance(t.dtype)));
+    r.checks.push_back(compare_output(t, got->data(), ref->at(t.name), output_tolerance(t)));
   }
   return r;
 }
@@ -94,6 +97,9 @@ struct GemmCase {
   bool shared_b = false;
   int64_t m = 24, n = 40, k = 32;
   double alpha = 1.0;
+  Scale sa, sb, sc;        // f8 operands' and output's scales
+  bool fast_accum = false;
+  bool amax = false;       // a second output, the f32 [1] amax of an f8 C
 };
 
 inline OpCase gemm_graph(OpType type, const GemmCase& c, const std::string& what) {
@@ -107,31 +113,237 @@ inline OpCase gemm_graph(OpType type, const GemmCase& c, const std::string& what
   TensorId a = b.tensor("A", dims(c.m, c.k, c.trans_a, batched), c.a, c.la);
   TensorId bb = b.tensor("B", dims(c.k, c.n, c.trans_b, batched && !c.shared_b), c.b, c.lb);
   b.g.tensor(bb).constant = c.b_constant;
+  b.g.tensor(a).scale = c.sa;
+  b.g.tensor(bb).scale = c.sb;
   std::vector<TensorId> in = {a, bb};
   if (type == OpType::GEMM_BIAS_ACT && c.bias_present) {
     in.push_back(b.tensor("Bias", {c.n}, c.bias));
     b.g.tensor(in.back()).constant = c.bias_constant;
   }
   TensorId out = b.tensor("C", dims(c.m, c.n, false, batched), c.c, c.lc);
+  b.g.tensor(out).scale = c.sc;
   Op& op = b.op(type, in, out);
   op.attrs.trans_a = c.trans_a;
   op.attrs.trans_b = c.trans_b;
   op.attrs.alpha = c.alpha;
+  op.attrs.fast_accum = c.fast_accum;
   if (type == OpType::GEMM_BIAS_ACT) op.attrs.act = c.act;
   b.g.outputs = {out};
+  if (c.amax) {
+    const TensorId amax = b.tensor("Amax", {1}, DType::f32);
+    b.g.ops.back().outputs.push_back(amax);
+    b.g.outputs.push_back(amax);
+  }
   return {what, b.g};
+}
+
+// The dtypes of `types` that are (or are not) f8.
+inline std::vector<DType> f8_of(const std::vector<DType>& types, bool f8) {
+  std::vector<DType> r;
+  for (DType t : types)
+    if (is_f8(t) == f8) r.push_back(t);
+  return r;
+}
+
+inline Scale per_axis(int axis, int64_t count, double base) {
+  Scale s;
+  s.axis = axis;
+  s.values.clear();
+  for (int64_t i = 0; i < count; ++i) s.values.push_back(base * double(1 + i % 3));
+  return s;
+}
+
+inline Scale tensor_scale(double v) {
+  Scale s;
+  s.values = {v};
+  return s;
+}
+
+// The f8 cases of a product declaration whose A takes f8: mostly M, N, K multiples of 16 (cuBLASLt's
+// FP8 needs them), real values through tensor-wide and per-row / per-column scales.
+inline std::vector<OpCase> fp8_gemm_cases(const KernelDef& def) {
+  std::vector<OpCase> cases;
+  const std::vector<DType> f8a = f8_of(def.inputs[0], true);
+  const std::vector<DType> f8b = def.inputs.size() > 1 ? f8_of(def.inputs[1], true) : f8a;
+  if (f8a.empty() || f8b.empty()) return cases;
+  const bool bias = def.op == OpType::GEMM_BIAS_ACT;
+  const Act act0 = def.acts.empty() ? Act::none : def.acts.back();
+  auto has = [&def](DType t) { return std::find(def.outputs.begin(), def.outputs.end(), t) != def.outputs.end(); };
+  auto name = [](DType t) { return std::string(dtype_name(t)); };
+  auto base = [&] {
+    GemmCase g;
+    g.a = g.b = DType::f8e4m3;
+    g.c = has(DType::bf16) ? DType::bf16 : def.outputs.front();
+    g.bias = DType::f32;
+    g.m = 32, g.n = 48, g.k = 64;
+    g.sa = tensor_scale(0.5);
+    g.sb = tensor_scale(0.25);
+    g.act = act0;
+    return g;
+  };
+  // Every operand pairing with every output (an f8e5m2 C only beside an f8e5m2 operand).
+  for (DType a : f8a)
+    for (DType b : f8b) {
+      if (a == DType::f8e5m2 && b == DType::f8e5m2) continue;  // refused by the graph format
+      for (DType c : def.outputs) {
+        if (c == DType::f8e5m2 && a != DType::f8e5m2 && b != DType::f8e5m2) continue;
+        GemmCase g = base();
+        g.a = a, g.b = b, g.c = c;
+        if (is_f8(c)) g.sc = tensor_scale(4.0);
+        cases.push_back(gemm_graph(def.op, g, "f8: A " + name(a) + ", B " + name(b) + " -> C " + name(c)));
+      }
+    }
+  if (bias && def.inputs.size() > 2)
+    for (DType bt : f8_of(def.inputs[2], false))
+      for (DType c : {DType::bf16, DType::f16})
+        if (has(c)) {
+          GemmCase g = base();
+          g.bias = bt, g.c = c;
+          cases.push_back(gemm_graph(def.op, g, "f8: bias " + name(bt) + " -> C " + name(c)));
+        }
+  for (Act act : def.acts) {
+    GemmCase g = base();
+    g.act = act;
+    cases.push_back(gemm_graph(def.op, g, "f8: act " + std::string(act_name(act))));
+    g.fast_accum = true;
+    cases.push_back(gemm_graph(def.op, g, "f8: act " + std::string(act_name(act)) + ", fast accumulation"));
+  }
+  for (DType c : {DType::bf16, DType::f32}) {
+    GemmCase g = base();
+    g.fast_accum = true;
+    g.c = c;
+    g.k = 512;  // a longer sum, where fewer accumulator bits show
+    cases.push_back(gemm_graph(def.op, g, "f8: fast accumulation, K 512 -> C " + name(c)));
+  }
+  // An f8 C with its amax (taken before C's scale), after the activation.
+  for (DType c : {DType::f8e4m3, DType::f8e5m2}) {
+    GemmCase g = base();
+    g.b = DType::f8e5m2;
+    g.c = c;
+    g.sc = tensor_scale(2.0);
+    g.amax = true;
+    if (has(c)) cases.push_back(gemm_graph(def.op, g, "f8: A f8e4m3, B f8e5m2 -> C " + name(c) + " with amax"));
+  }
+  {
+    GemmCase g = base();
+    g.c = DType::f8e4m3;
+    g.sc = tensor_scale(8.0);  // large values saturate at 448 x 8
+    g.amax = true;
+    g.fast_accum = true;
+    cases.push_back(gemm_graph(def.op, g, "f8: e4m3 -> C f8e4m3 with amax and fast accumulation"));
+  }
+  // Per-row A and per-column B scales (applied after the product), each alone and together.
+  for (int which = 0; which < 3; ++which) {
+    GemmCase g = base();
+    if (which != 1) g.sa = per_axis(0, g.m, 0.125);
+    if (which != 0) g.sb = per_axis(1, g.n, 0.0625);
+    cases.push_back(gemm_graph(def.op, g, std::string("f8: ") + (which == 0 ? "per-row A scale" : which == 1 ? "per-column B scale" : "per-row A and per-column B scales")));
+    g.fast_accum = true;
+    g.c = DType::f16;
+    cases.push_back(gemm_graph(def.op, g, std::string("f8: ") + (which == 0 ? "per-row A scale" : which == 1 ? "per-column B scale" : "per-row A and per-column B scales") + ", fast accumulation -> f16"));
+  }
+  // Per-M / per-N scales on transposed operands: A stored [K,M] per column, B stored [N,K] per row.
+  if (def.transposes) {
+    GemmCase g = base();
+    g.trans_a = g.trans_b = true;
+    g.sa = per_axis(1, g.m, 0.125);
+    g.sb = per_axis(0, g.n, 0.0625);
+    cases.push_back(gemm_graph(def.op, g, "f8: per-column A stored [K,M], per-row B stored [N,K]"));
+    g.trans_a = false;
+    g.sa = per_axis(0, g.m, 0.125);
+    g.b_constant = true;
+    cases.push_back(gemm_graph(def.op, g, "f8: per-row A, per-row constant B stored [N,K]"));
+  }
+  // Scales along K (A per column, B per row): they cannot be applied after the product.
+  {
+    GemmCase g = base();
+    g.sa = per_axis(1, g.k, 0.25);
+    g.sb = per_axis(0, g.k, 0.5);
+    cases.push_back(gemm_graph(def.op, g, "f8: scales along K"));
+  }
+  // The TN arrangement: every transpose and layout of A and B, with a constant B copied once.
+  if (def.transposes)
+    for (auto [ta, tb] : {std::pair{true, false}, {false, true}, {true, true}}) {
+      GemmCase g = base();
+      g.trans_a = ta, g.trans_b = tb;
+      cases.push_back(gemm_graph(def.op, g, std::string("f8: trans_a ") + (ta ? "1" : "0") + " trans_b " + (tb ? "1" : "0")));
+    }
+  if (def.colmajor)
+    for (int which = 0; which < 4; ++which) {
+      GemmCase g = base();
+      if (which == 0 || which == 2) g.la = Layout::colmajor;
+      if (which == 1 || which == 2) g.lb = Layout::colmajor;
+      if (which == 3) g.lc = Layout::colmajor;
+      cases.push_back(gemm_graph(def.op, g, std::string("f8: colmajor ") + (which == 0 ? "A" : which == 1 ? "B" : which == 2 ? "A and B" : "C")));
+    }
+  for (bool tb : {false, true}) {
+    GemmCase g = base();
+    g.b_constant = true;
+    g.bias_constant = bias;
+    g.trans_b = tb && def.transposes;
+    cases.push_back(gemm_graph(def.op, g, std::string("f8: constant B") + (g.trans_b ? " stored [N,K]" : " [K,N], copied transposed once") + (bias ? " and constant bias" : "")));
+  }
+  {
+    GemmCase g = base();
+    g.alpha = 0.75;
+    g.sa = tensor_scale(0.3);
+    g.sb = tensor_scale(0.07);
+    g.c = DType::f32;
+    cases.push_back(gemm_graph(def.op, g, "f8: alpha 0.75, scales not powers of two -> f32"));
+    g = base();
+    g.m = 128, g.n = 96, g.k = 256;
+    cases.push_back(gemm_graph(def.op, g, "f8: 128x96x256"));
+    g = base();
+    g.m = 7, g.n = 5, g.k = 3;  // nothing aligned: cuBLASLt's FP8 runs it padded
+    cases.push_back(gemm_graph(def.op, g, "f8: 7x5x3 (padded)"));
+    g = base();
+    g.m = 32, g.n = 40, g.k = 24;
+    g.c = DType::f8e4m3;
+    g.sc = tensor_scale(2.0);
+    g.amax = true;
+    cases.push_back(gemm_graph(def.op, g, "f8: 32x40x24 (N, K padded) -> f8e4m3 with amax"));
+    g = base();
+    g.m = 20, g.n = 40, g.k = 24;
+    g.b_constant = g.bias_constant = true;
+    g.trans_a = def.transposes;
+    g.sa = per_axis(g.trans_a ? 1 : 0, g.m, 0.125);  // A stored [K,M]: per column is per row of op(A)
+    cases.push_back(gemm_graph(def.op, g, "f8: 20x40x24 (M, N, K padded), A stored [K,M] per-M scales, constant B"));
+  }
+  if (def.batched) {
+    GemmCase g = base();
+    g.batch = 3;
+    g.shared_b = true;
+    cases.push_back(gemm_graph(def.op, g, "f8: batched A, shared B"));
+    g.shared_b = false;
+    g.trans_b = def.transposes;
+    g.fast_accum = true;
+    cases.push_back(gemm_graph(def.op, g, "f8: batched A and B, fast accumulation"));
+    g = base();
+    g.batch = 2;
+    g.shared_b = true;
+    g.b_constant = true;
+    g.m = 20, g.n = 40, g.k = 24;
+    g.c = DType::f8e4m3;
+    g.sc = tensor_scale(2.0);
+    cases.push_back(gemm_graph(def.op, g, "f8: batched A, shared constant B, 20x40x24 (padded) -> f8e4m3"));
+  }
+  return cases;
 }
 
 inline std::vector<OpCase> gemm_cases(const KernelDef& def) {
   std::vector<OpCase> cases;
-  const std::vector<DType> a_types = def.inputs.empty() ? std::vector<DType>{} : def.inputs[0];
-  const std::vector<DType> b_types = def.inputs.size() > 1 ? def.inputs[1] : a_types;
+  if (def.inputs.empty()) return cases;
+  // The f16/bf16/f32 cases read the declaration's float dtypes; its f8 dtypes have cases of their own.
+  const std::vector<DType> a_types = f8_of(def.inputs[0], false);
+  const std::vector<DType> b_types = def.inputs.size() > 1 ? f8_of(def.inputs[1], false) : a_types;
+  const std::vector<DType> outputs = f8_of(def.outputs, false);
+  if (a_types.empty() || b_types.empty() || outputs.empty()) return fp8_gemm_cases(def);
   const bool bias = def.op == OpType::GEMM_BIAS_ACT;
   const Act act0 = def.acts.empty() ? Act::none : def.acts.back();
   auto name = [](DType t) { return std::string(dtype_name(t)); };
   // Every input dtype with every output dtype (B like A), then every B dtype against A's first.
   for (DType a : a_types)
-    for (DType c : def.outputs) {
+    for (DType c : outputs) {
       GemmCase g;
       g.a = g.b = a;
       g.c = g.bias = c;
@@ -142,12 +354,12 @@ inline std::vector<OpCase> gemm_cases(const KernelDef& def) {
     GemmCase g;
     g.a = a_types.front();
     g.b = bt;
-    g.c = g.bias = def.outputs.front();
+    g.c = g.bias = outputs.front();
     cases.push_back(gemm_graph(def.op, g, "A " + name(g.a) + ", B " + name(bt) + " -> C " + name(g.c)));
   }
   if (bias && def.inputs.size() > 2)
     for (DType bt : def.inputs[2])
-      for (DType c : def.outputs) {
+      for (DType c : outputs) {
         GemmCase g;
         g.a = g.b = DType::f16;
         g.c = c;
@@ -203,7 +415,7 @@ inline std::vector<OpCase> gemm_cases(const KernelDef& def) {
       g.lc = mask & 16 ? Layout::colmajor : Layout::rowmajor;
       g.a = a_types.front();
       g.b = b_types.back();
-      g.c = def.outputs[size_t(mask) % def.outputs.size()];
+      g.c = outputs[size_t(mask) % outputs.size()];
       g.bias = g.c;
       g.m = 33, g.n = 18, g.k = 27;
       g.alpha = 0.75;
@@ -248,6 +460,7 @@ inline std::vector<OpCase> gemm_cases(const KernelDef& def) {
     g.alpha = 1;
     cases.push_back(gemm_graph(def.op, g, "130x96x200"));
   }
+  for (OpCase& c : fp8_gemm_cases(def)) cases.push_back(std::move(c));
   return cases;
 }
 
@@ -263,6 +476,59 @@ inline OpCase elementwise_graph(OpType type, DType x_t, DType second_t, DType ou
   op.attrs.approximate = approx;
   b.g.outputs = {y};
   return {what, b.g};
+}
+
+// A CAST of a rows x cols X to Z with the given scales (f8 sides only), optionally with the amax
+// of an f8 Z as a second output.
+inline OpCase cast_graph(DType x_t, Scale sx, Layout lx, DType z_t, Scale sz, Layout lz, int64_t rows, int64_t cols,
+                         bool amax, double std_dev, const std::string& what) {
+  Builder b;
+  TensorId x = b.tensor("X", {rows, cols}, x_t, lx);
+  b.g.tensor(x).scale = sx;
+  Init init;
+  init.std = std_dev;
+  b.g.tensor(x).init = init;
+  TensorId z = b.tensor("Z", {rows, cols}, z_t, lz);
+  b.g.tensor(z).scale = sz;
+  b.op(OpType::CAST, {x}, z);
+  b.g.outputs = {z};
+  if (amax) {
+    const TensorId m = b.tensor("Amax", {1}, DType::f32);
+    b.g.ops.back().outputs.push_back(m);
+    b.g.outputs.push_back(m);
+  }
+  return {what, b.g};
+}
+
+// CAST to and from f8: quantize (with the amax), dequantize, requantize, per-axis scales, layouts.
+inline std::vector<OpCase> f8_cast_cases(const KernelDef& def) {
+  std::vector<OpCase> cases;
+  auto declared = [](const std::vector<DType>& ts, DType t) { return std::find(ts.begin(), ts.end(), t) != ts.end(); };
+  if (!declared(def.inputs[0], DType::f8e4m3) && !declared(def.outputs, DType::f8e4m3)) return cases;
+  const Layout row = Layout::rowmajor, col = Layout::colmajor;
+  const Scale one;
+  auto name = [](DType d) { return std::string(dtype_name(d)); };
+  for (DType x : {DType::f32, DType::bf16, DType::f16})
+    for (DType z : {DType::f8e4m3, DType::f8e5m2}) {
+      // Values up to about 4 x 50: beyond e4m3's 448 x scale some saturate.
+      const double sz = z == DType::f8e4m3 ? 0.25 : 0.001;
+      cases.push_back(cast_graph(x, one, row, z, tensor_scale(sz), row, 9, 6, true, 50, "f8: quantize " + name(x) + " -> " + name(z) + " with amax"));
+    }
+  for (DType x : {DType::f8e4m3, DType::f8e5m2})
+    for (DType z : {DType::f32, DType::bf16, DType::f16})
+      cases.push_back(cast_graph(x, tensor_scale(x == DType::f8e4m3 ? 0.125 : 4.0), row, z, one, row, 9, 6, false, 1,
+                                 "f8: dequantize " + name(x) + " -> " + name(z)));
+  cases.push_back(cast_graph(DType::f8e4m3, tensor_scale(0.5), row, DType::f8e5m2, tensor_scale(0.125), row, 9, 6, true, 1,
+                             "f8: requantize f8e4m3 -> f8e5m2 with amax"));
+  cases.push_back(cast_graph(DType::f32, one, row, DType::f8e4m3, per_axis(0, 9, 0.05), row, 9, 6, true, 10,
+                             "f8: quantize with per-row scales"));
+  cases.push_back(cast_graph(DType::f32, one, row, DType::f8e4m3, per_axis(1, 6, 0.05), col, 9, 6, true, 10,
+                             "f8: quantize into colmajor with per-column scales"));
+  cases.push_back(cast_graph(DType::f8e5m2, per_axis(1, 6, 0.5), col, DType::bf16, one, row, 9, 6, false, 1,
+                             "f8: dequantize colmajor with per-column scales"));
+  cases.push_back(cast_graph(DType::f32, one, row, DType::f8e4m3, tensor_scale(0.02), row, 300, 200, true, 3,
+                             "f8: quantize 300x200 with amax"));
+  return cases;
 }
 
 inline std::vector<OpCase> elementwise_cases(const KernelDef& def) {
@@ -295,6 +561,8 @@ inline std::vector<OpCase> elementwise_cases(const KernelDef& def) {
                                     "300x200"));
   cases.push_back(elementwise_graph(t, DType::bf16, DType::f32, DType::f32, def.colmajor ? col : row, row, row, 300, 200,
                                     GeluApprox::tanh, "300x200 mixed"));
+  if (t == OpType::CAST)
+    for (OpCase& c : f8_cast_cases(def)) cases.push_back(std::move(c));
   return cases;
 }
 
@@ -302,17 +570,25 @@ inline std::vector<OpCase> elementwise_cases(const KernelDef& def) {
 
 // The cases a declaration allows; empty for an op type the harness does not know yet, which the
 // tests report as a failure (every table entry must have a case).
+// A case the declaration's own check refuses (on an sm_90 device, the default options) is not
+// one of its cases: e.g. a colmajor f8 C for cuBLASLt's FP8 product, or an f16 cast for the f8 CAST.
 inline std::vector<OpCase> cases_for(const KernelDef& def) {
-  if (is_gemm(def.op)) return detail::gemm_cases(def);
+  std::vector<OpCase> all;
+  if (is_gemm(def.op)) all = detail::gemm_cases(def);
   switch (def.op) {
     case OpType::BIAS_ADD:
     case OpType::ADD:
     case OpType::RELU:
     case OpType::GELU:
-    case OpType::CAST: return detail::elementwise_cases(def);
+    case OpType::CAST: all = detail::elementwise_cases(def); break;
     default: break;
   }
-  return {};
+  if (!def.check) return all;
+  std::vector<OpCase> cases;
+  const DeviceCaps caps;
+  for (OpCase& c : all)
+    if (def.check(c.graph, c.graph.ops[0], caps, KernelOptions{}).ok()) cases.push_back(std::move(c));
+  return cases;
 }
 
 }  // namespace gexec::test

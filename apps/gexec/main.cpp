@@ -119,12 +119,13 @@ int main(int argc, char** argv) {
   gemm_cmd->add_option("--shapes", gemm.sweep.shapes, "Instead of --m --n --k: shapes MxNxK,...");
   gemm_cmd->add_option("--cube", gemm.sweep.cube, "Instead of --m --n --k: M = N = K, sizes as --m");
   gemm_cmd->add_option("--batch", gemm.sweep.batch, "Batch count(s), as --m (default 1)");
-  gemm_cmd->add_option("--dtype", gemm.sweep.dtype, "Input dtype(s) of A and B: f16, bf16, f32 (a list; default f16)");
-  gemm_cmd->add_option("--out-dtype", gemm.sweep.out_dtype, "Output dtype (default: the input's)");
+  gemm_cmd->add_option("--dtype", gemm.sweep.dtype, "Input dtype(s) of A and B: f16, bf16, f32, f8e4m3 (a list; default f16)");
+  gemm_cmd->add_option("--out-dtype", gemm.sweep.out_dtype, "Output dtype (default: the input's; bf16 for f8e4m3)");
   gemm_cmd->add_option("--bias", gemm.sweep.bias, "Bias: none, f16, bf16 or f32 (a list; default none)");
   gemm_cmd->add_option("--act", gemm.sweep.act, "Activation(s): none, relu, gelu (a list; default none)");
   gemm_cmd->add_option("--trans", gemm.sweep.trans, "Transposes of A and B: nn, nt, tn, tt (a list; default nn)");
   gemm_cmd->add_option("--alpha", gemm.sweep.alpha, "Scale of the product (default 1)");
+  gemm_cmd->add_flag("--fast-accum", gemm.sweep.fast_accum, "FP8 fast accumulation on the f8e4m3 points");
   gemm_cmd->add_option("--backend", gemm.run.backend, "auto, cuda or cpu")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   gemm_cmd->add_option("--device", gemm.run.device, "CUDA device ordinal")->check(gexec::cli::integer_in(0, 1023));
   auto* gemm_seed = gemm_cmd->add_option("--seed", seed, "Seed for the inputs (default 0)")

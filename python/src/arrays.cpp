@@ -77,6 +77,13 @@ dlpack::DLDataType dl_dtype(DType t) {
     case DType::f16: return {dlpack::kDLFloat, 16, 1};
     case DType::bf16: return {dlpack::kDLBfloat, 16, 1};
     case DType::f32: return {dlpack::kDLFloat, 32, 1};
+    case DType::f8e4m3:
+    case DType::f8e5m2:
+      // dlpack.hpp is DLPack v0.8, which has no float8 type codes (they came later): an f8
+      // tensor cannot cross DLPack without a producer and consumer agreeing on a code.
+      throw py::type_error(std::string(dtype_name(t)) +
+                           ": DLPack v0.8 (the version gexec exchanges) has no float8 type; f8 tensors cannot be "
+                           "bound, exported or copied out through the Python module");
   }
   return {dlpack::kDLFloat, 32, 1};
 }
@@ -124,6 +131,13 @@ Imported import_array(const py::handle& obj, const Tensor& t, const char* role, 
   if (!on_place(d.device.device_type, d.device.device_id, place))
     throw py::value_error(who + ": the array is on " + device_name(d.device.device_type, d.device.device_id) +
                           "; expected one on " + expected_device(place));
+  if (is_f8(t.dtype)) {
+    try {
+      (void)dl_dtype(t.dtype);
+    } catch (const py::type_error& e) {
+      throw py::type_error(who + ": " + e.what());
+    }
+  }
   const dlpack::DLDataType want_t = dl_dtype(t.dtype);
   if (d.dtype.code != want_t.code || d.dtype.bits != want_t.bits || d.dtype.lanes != want_t.lanes)
     throw py::type_error(who + ": dtype " + dl_dtype_name(d.dtype) + "; expected " + dl_dtype_name(want_t) + " (" +
@@ -197,6 +211,7 @@ py::tuple Array::dlpack_device() const {
 
 py::dict Array::cuda_array_interface() const {
   if (place_.backend != Backend::cuda) throw py::attribute_error("a CPU array has no __cuda_array_interface__");
+  (void)dl_dtype(dtype_);  // refuses f8, which no typestr names
   py::list strides;
   for (int64_t s : strides_) strides.append(s * dtype_size(dtype_));
   py::dict d;
@@ -211,6 +226,7 @@ py::dict Array::cuda_array_interface() const {
 }
 
 py::object Array::to_numpy() const {
+  (void)dl_dtype(dtype_);  // refuses f8: NumPy has no float8 dtype either
   std::vector<py::ssize_t> shape(shape_.begin(), shape_.end()), strides;
   const int64_t n = nbytes() / dtype_size(dtype_);
   std::vector<uint8_t> bytes(static_cast<size_t>(nbytes()));

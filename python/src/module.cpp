@@ -186,11 +186,13 @@ graph and replayed (one launch) until a buffer changes; False launches the kerne
 
 inputs, outputs: {tensor name: array}, any object with __dlpack__ (NumPy on the CPU backend; CuPy or
 PyTorch on CUDA). An array on the executor's device, in the tensor's dtype (f16: float16, bf16:
-bfloat16, f32: float32), shape and layout (strides) is bound without a copy; anything else raises
+bfloat16, f32: float32), shape and layout (strides) is bound without a copy; f8e4m3/f8e5m2 tensors
+cannot be given (DLPack v0.8 has no float8 codes: TypeError) and come back as gexec.Arrays that
+refuse to_numpy and __dlpack__ the same way; anything else raises
 TypeError (dtype, not an array) or ValueError (device, shape, strides, alignment), and an unknown name
 KeyError, each naming the tensor and what was expected. Inputs left out keep the values drawn from the
 graph's init and the seed; outputs left out are allocated (NumPy on the CPU, gexec.Array on CUDA) and
-returned. The same array object passed again is not imported again (do not resize_/set_ a bound
+returned (bf16 and f8 outputs as gexec.Array). The same array object passed again is not imported again (do not resize_/set_ a bound
 PyTorch tensor).
 
 On CUDA the run is enqueued after the work already on the legacy default stream (CuPy's and

@@ -136,7 +136,8 @@ void Runner::bind_fresh_output(Slot& s) {
   if (s.id == kNone) throw_runtime_error("output " + s.name + " is missing after the passes");
   const Tensor& t = *s.tensor;
   Imported in;
-  if (backend_ == Backend::cpu && t.dtype != DType::bf16) {
+  // bf16 and f8 have no NumPy dtype: those outputs are gexec.Arrays.
+  if (backend_ == Backend::cpu && t.dtype != DType::bf16 && !is_f8(t.dtype)) {
     std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end()), strides;
     for (int64_t st : layout_strides(t)) strides.push_back(py::ssize_t(st * dtype_size(t.dtype)));
     py::array a(py::dtype(t.dtype == DType::f16 ? "float16" : "float32"), shape, strides);

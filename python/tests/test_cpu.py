@@ -155,6 +155,25 @@ def test_bf16_output_on_cpu_is_a_gexec_array():
         arr.__dlpack__(copy=True)
 
 
+def test_f8_tensors_are_type_errors_through_dlpack():
+    # DLPack v0.8 (python/src/dlpack.hpp) has no float8 codes: f8 outputs come back as gexec.Arrays
+    # that refuse to leave, f8 inputs cannot be given; the run itself and the check still work.
+    ex = gexec.Executor(gexec.Graph.load(graph_path("fp8_output_amax.json")), backend="cpu")
+    out = ex.run({})
+    c = out["C"]
+    assert isinstance(c, gexec.Array) and c.dtype == "f8e5m2" and c.shape == (128, 32)
+    amax = out["C_amax"]
+    assert isinstance(amax, np.ndarray) and amax.shape == (1,) and amax[0] > 0
+    assert all(r["passed"] for r in ex.check())
+    with pytest.raises(TypeError, match=r"f8e5m2: DLPack v0\.8 .*has no float8 type"):
+        c.to_numpy()
+    with pytest.raises(TypeError, match=r"f8e5m2: DLPack v0\.8"):
+        c.__dlpack__()
+    ex2 = gexec.Executor(gexec.Graph.load(graph_path("fp8_gemm_bias_relu.json")), backend="cpu")
+    with pytest.raises(TypeError, match=r"input A: f8e4m3: DLPack v0\.8"):
+        ex2.run({"A": np.zeros((64, 80), np.uint8)})
+
+
 # Errors: each names the tensor and what was expected.
 
 

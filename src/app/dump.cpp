@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "gexec/io/npy.hpp"
+#include "gexec/ir/real_value.hpp"
 #include "gexec/io/text.hpp"
 
 namespace gexec {
@@ -46,9 +47,10 @@ Result<std::vector<std::string>> dump_tensors(const std::string& dir, const Grap
       s = write_npy_f16(path, t.shape, out.data());
     } else {
       std::vector<float> out(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) out[size_t(i)] = load_as_float(data.data(), t.dtype, src(i));
+      // f8 tensors are written as their real values (stored x scale), which load back to the same codes.
+      for (int64_t i = 0; i < n; ++i) out[size_t(i)] = float(load_real(data.data(), t, src(i)));
       s = write_npy_f32(path, t.shape, out.data());
-      if (t.dtype == DType::bf16) widened.push_back(name);
+      if (t.dtype == DType::bf16 || is_f8(t.dtype)) widened.push_back(name);
     }
     if (!s) return s.error().with("--dump");
   }

@@ -297,6 +297,7 @@ json options_json(const GemmOptions& o) {
             {"act", o.sweep.act},
             {"trans", o.sweep.trans},
             {"alpha", o.sweep.alpha},
+            {"fast_accum", o.sweep.fast_accum},
             {"cold_l2", o.cold_l2},
             {"rotating_mb", o.rotating_mb},
             {"percentiles", o.percentiles},

@@ -1,6 +1,7 @@
 // The sweep's lists and ranges, their product, and each point's graph.
 #include "gexec/app/gemm_sweep.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace gexec {
@@ -134,18 +135,28 @@ Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
   if (!shapes) return shapes.error();
   auto batches = parse_sizes(t.batch, "--batch");
   if (!batches) return batches.error();
-  auto dtypes = parse_list<DType>(t.dtype, "--dtype", [](std::string_view s) { return parse_ab_dtype(s, "--dtype"); });
+  auto dtypes = parse_list<DType>(t.dtype, "--dtype", [](std::string_view s) -> Result<DType> {
+    auto d = parse_ab_dtype(s, "--dtype");
+    if (d && *d == DType::f8e5m2)
+      return bad_input("--dtype: f8e5m2 for both A and B is not supported (f8e5m2 x f8e5m2); use f8e4m3");
+    return d;
+  });
   if (!dtypes) return dtypes.error();
+  const bool any_f8 = std::any_of(dtypes->begin(), dtypes->end(), [](DType d) { return is_f8(d); });
+  const bool all_f8 = std::all_of(dtypes->begin(), dtypes->end(), [](DType d) { return is_f8(d); });
   std::optional<DType> out_dtype;
   if (!trim(t.out_dtype).empty()) {
     auto o = parse_ab_dtype(trim(t.out_dtype), "--out-dtype");
     if (!o) return o.error();
+    if (is_f8(*o) && !all_f8) return bad_input("--out-dtype: an f8 output needs f8 inputs (--dtype f8e4m3)");
+    if (*o == DType::f8e5m2) return bad_input("--out-dtype: an f8e5m2 output needs an f8e5m2 operand; use f8e4m3");
     out_dtype = *o;
   }
+  if (t.fast_accum && !any_f8) return bad_input("--fast-accum: applies to FP8 products only (--dtype f8e4m3)");
   auto biases = parse_list<std::optional<DType>>(t.bias, "--bias", [](std::string_view s) -> Result<std::optional<DType>> {
     if (s == "none") return std::optional<DType>{};
     auto d = parse_ab_dtype(s, "--bias");
-    if (!d) return bad_input("--bias: '" + std::string(s) + "' is not none, f16, bf16 or f32");
+    if (!d || is_f8(*d)) return bad_input("--bias: '" + std::string(s) + "' is not none, f16, bf16 or f32");
     return std::optional<DType>(*d);
   });
   if (!biases) return biases.error();
@@ -174,7 +185,8 @@ Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
         for (const auto& bias : *biases)
           for (Act a : *acts)
             for (const auto& [ta, tb] : *trans)
-              out.push_back({m, n, k, b, d, out_dtype.value_or(d), bias, a, ta, tb, t.alpha});
+              out.push_back({m, n, k, b, d, out_dtype.value_or(is_f8(d) ? DType::bf16 : d), bias, a, ta, tb, t.alpha,
+                             t.fast_accum && is_f8(d)});
   return out;
 }
 
@@ -204,6 +216,7 @@ Graph gemm_graph(const GemmPoint& p) {
   op.attrs.trans_b = p.trans_b;
   op.attrs.alpha = p.alpha;
   op.attrs.act = p.act;
+  op.attrs.fast_accum = p.fast_accum;
   op.attrs.mnk = std::array<int64_t, 3>{p.m, p.n, p.k};
   g.ops.push_back(op);
   g.outputs = {op.outputs[0]};

@@ -10,6 +10,7 @@
 #include "dump.hpp"
 #include "gexec/io/npy.hpp"
 #include "gexec/io/text.hpp"
+#include "gexec/ir/real_value.hpp"
 
 namespace gexec {
 
@@ -41,6 +42,12 @@ Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::strin
       // The array is in C order, element l being the tensor's logical element l.
       const int64_t at = storage_index(t, l);
       const double v = a->values[size_t(l)];
+      // f8: the file holds real values (a --dump writes them so), stored divided by the scale; storing
+      // saturates, so only the other dtypes can overflow to inf.
+      if (is_f8(t.dtype)) {
+        store_real(bytes.data(), t, at, v);
+        continue;
+      }
       store_from_float(bytes.data(), t.dtype, at, static_cast<float>(v));
       overflowed += std::isfinite(v) && !std::isfinite(load_as_float(bytes.data(), t.dtype, at));
     }

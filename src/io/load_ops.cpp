@@ -15,8 +15,10 @@ bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type,
   }
   const std::string tname(op_type_name(type));
   switch (type) {
-    case OpType::MATMUL: check_keys(p, v, ptr, {"trans_a", "trans_b", "alpha"}); break;
-    case OpType::GEMM_BIAS_ACT: check_keys(p, v, ptr, {"act", "mnk", "trans_a", "trans_b", "alpha"}); break;
+    case OpType::MATMUL: check_keys(p, v, ptr, {"trans_a", "trans_b", "alpha", "fast_accum"}); break;
+    case OpType::GEMM_BIAS_ACT:
+      check_keys(p, v, ptr, {"act", "mnk", "trans_a", "trans_b", "alpha", "fast_accum"});
+      break;
     case OpType::GELU: check_keys(p, v, ptr, {"approximate"}); break;
     default:
       for (auto it = v.begin(); it != v.end(); ++it)
@@ -34,6 +36,7 @@ bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type,
   if (type == OpType::MATMUL || type == OpType::GEMM_BIAS_ACT) {
     flag("trans_a", a.trans_a);
     flag("trans_b", a.trans_b);
+    flag("fast_accum", a.fast_accum);
     if (const json* j = optional_key(v, "alpha")) {
       auto d = get_number(p, *j, ptr_key(ptr, "alpha"));
       ok = ok && d.has_value();
@@ -94,7 +97,7 @@ bool load_refs(LoadState& s, const json& v, const std::string& ptr, const char* 
   }
   bool ok = true;
   if (ar) {
-    const int lo = inputs ? ar->min_inputs : ar->outputs, hi = inputs ? ar->max_inputs : ar->outputs;
+    const int lo = inputs ? ar->min_inputs : ar->outputs, hi = inputs ? ar->max_inputs : ar->most_outputs();
     const int n = int(v.size());
     if (n < lo || n > hi) {
       const std::string want = lo == hi ? std::to_string(lo) : std::to_string(lo) + " or " + std::to_string(hi);

@@ -4,6 +4,7 @@
 
 #include "gexec/io/npy.hpp"
 #include "gexec/io/text.hpp"
+#include "gexec/ir/f8_rules.hpp"
 #include "load_context.hpp"
 
 namespace gexec::load_detail {
@@ -47,6 +48,42 @@ std::optional<std::vector<int64_t>> load_shape(Problems& p, const json& v, const
   return shape;
 }
 
+// Reads "scale": a number, or {"axis": 0 | 1, "values": [...]}; the rules on its values are
+// check_scale's, applied once the shape is known.
+std::optional<Scale> load_scale(Problems& p, const json& v, const std::string& ptr) {
+  Scale sc;
+  if (v.is_number()) {
+    sc.values = {v.get<double>()};
+    return sc;
+  }
+  if (!v.is_object()) {
+    p.add(ptr, "expected a positive number or {\"axis\": 0 | 1, \"values\": [...]}, found " + describe(v));
+    return std::nullopt;
+  }
+  check_keys(p, v, ptr, {"axis", "values"});
+  const json* axis = require(p, v, ptr, "axis");
+  const json* values = require(p, v, ptr, "values");
+  if (!axis || !values) return std::nullopt;
+  if (!axis->is_number_integer() || (axis->get<int64_t>() != 0 && axis->get<int64_t>() != 1)) {
+    p.add(ptr_key(ptr, "axis"), "expected 0 (one scale per row) or 1 (one per column), found " + describe(*axis));
+    return std::nullopt;
+  }
+  sc.axis = int(axis->get<int64_t>());
+  if (!values->is_array() || values->empty()) {
+    p.add(ptr_key(ptr, "values"), "expected a non-empty array of positive numbers, found " + describe(*values));
+    return std::nullopt;
+  }
+  sc.values.clear();
+  bool ok = true;
+  for (size_t i = 0; i < values->size(); ++i) {
+    auto d = get_number(p, (*values)[i], ptr_index(ptr_key(ptr, "values"), i));
+    ok = ok && d.has_value();
+    if (d) sc.values.push_back(*d);
+  }
+  if (!ok) return std::nullopt;
+  return sc;
+}
+
 void load_tensor(LoadState& s, const json& v, size_t index) {
   Problems& p = s.p;
   const std::string ptr = ptr_index("/tensors", index);
@@ -54,7 +91,7 @@ void load_tensor(LoadState& s, const json& v, size_t index) {
     p.add(ptr, "expected a tensor object, found " + describe(v));
     return;
   }
-  check_keys(p, v, ptr, {"name", "shape", "dtype", "layout", "device", "init", "constant"});
+  check_keys(p, v, ptr, {"name", "shape", "dtype", "layout", "device", "init", "constant", "scale"});
   Tensor t;
   bool ok = true;
 
@@ -68,7 +105,8 @@ void load_tensor(LoadState& s, const json& v, size_t index) {
   if (const json* d = require(p, v, ptr, "dtype")) {
     if (auto str = get_string(p, *d, ptr_key(ptr, "dtype"))) {
       dtype = parse_dtype(*str);
-      if (!dtype) p.add(ptr_key(ptr, "dtype"), "unknown dtype " + quote(*str) + "; expected one of f16, bf16, f32");
+      if (!dtype)
+        p.add(ptr_key(ptr, "dtype"), "unknown dtype " + quote(*str) + "; expected one of " + std::string(kDTypeList));
     }
   }
   ok = ok && dtype.has_value();
@@ -104,6 +142,25 @@ void load_tensor(LoadState& s, const json& v, size_t index) {
   }
   if (const json* c = optional_key(v, "constant")) {
     if (auto b = get_bool(p, *c, ptr_key(ptr, "constant"))) t.constant = *b;
+  }
+
+  if (const json* sc = optional_key(v, "scale")) {
+    const std::string sptr = ptr_key(ptr, "scale");
+    if (!dtype || !is_f8(*dtype)) {
+      if (dtype)
+        p.add(sptr, "a scale is allowed only on f8 tensors (f8e4m3, f8e5m2); this one is " +
+                        std::string(dtype_name(*dtype)));
+      ok = false;
+    } else if (auto scale = load_scale(p, *sc, sptr)) {
+      t.scale = std::move(*scale);
+      if (!t.shape.empty())
+        for (const std::string& why : check_scale(t)) {
+          p.add(sptr, why);
+          ok = false;
+        }
+    } else {
+      ok = false;
+    }
   }
 
   if (!name) return;

@@ -42,6 +42,16 @@ ojson tensor_json(const Tensor& t, bool written) {
   if (t.layout != Layout::rowmajor) j["layout"] = layout_name(t.layout);
   if (t.init) j["init"] = init_json(*t.init);
   if (t.constant && !written) j["constant"] = true;
+  if (!t.scale.is_default()) {
+    if (t.scale.axis < 0) {
+      j["scale"] = t.scale.values[0];
+    } else {
+      ojson sc = ojson::object();
+      sc["axis"] = t.scale.axis;
+      sc["values"] = t.scale.values;
+      j["scale"] = std::move(sc);
+    }
+  }
   return j;
 }
 
@@ -62,6 +72,7 @@ ojson op_json(const Graph& g, const Op& op) {
     if (op.attrs.trans_a) a["trans_a"] = true;
     if (op.attrs.trans_b) a["trans_b"] = true;
     if (op.attrs.alpha != def.alpha) a["alpha"] = op.attrs.alpha;
+    if (op.attrs.fast_accum) a["fast_accum"] = true;
   }
   if (op.type == OpType::GEMM_BIAS_ACT) {
     if (op.attrs.act != def.act) a["act"] = act_name(op.attrs.act);

@@ -4,7 +4,7 @@
 namespace gexec {
 
 std::optional<DType> parse_dtype(std::string_view s) {
-  for (DType t : {DType::f16, DType::bf16, DType::f32})
+  for (DType t : kAllDTypes)
     if (s == dtype_name(t)) return t;
   return std::nullopt;
 }

@@ -28,7 +28,7 @@ std::optional<GemmShape> gemm_shape(const Graph& g, const Op& op, std::string* w
   }
   const Arity ar = op_arity(op.type);
   if (int(op.inputs.size()) < ar.min_inputs || int(op.inputs.size()) > ar.max_inputs ||
-      op.outputs.size() != 1) {
+      int(op.outputs.size()) < ar.outputs || int(op.outputs.size()) > ar.most_outputs()) {
     return fail(why, type + " has the wrong number of inputs or outputs");
   }
   for (TensorId id : op.inputs)

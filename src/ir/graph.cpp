@@ -6,6 +6,7 @@
 #include <queue>
 #include <unordered_set>
 
+#include "gexec/ir/f8_rules.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 
 namespace gexec {
@@ -128,8 +129,10 @@ std::vector<std::string> check_op(const Graph& g, const Op& op) {
                            : std::to_string(ar.min_inputs) + " or " + std::to_string(ar.max_inputs);
     problems.push_back(type + " takes " + want + " inputs, has " + std::to_string(nin));
   }
-  if (nout != ar.outputs)
-    problems.push_back(type + " writes " + std::to_string(ar.outputs) + " output, has " + std::to_string(nout));
+  if (nout < ar.outputs || nout > ar.most_outputs())
+    problems.push_back(type + " writes " + std::to_string(ar.outputs) +
+                       (ar.most_outputs() > ar.outputs ? " or " + std::to_string(ar.most_outputs()) + " outputs" : " output") +
+                       ", has " + std::to_string(nout));
   auto in_range = [&](TensorId t) { return t >= 0 && static_cast<size_t>(t) < g.tensors.size(); };
   for (TensorId t : op.inputs)
     if (!in_range(t)) problems.push_back(type + " reads tensor id " + std::to_string(t) + ", out of range");
@@ -179,6 +182,8 @@ std::vector<std::string> check_op(const Graph& g, const Op& op) {
       break;
     }
   }
+  if (problems.empty())
+    for (std::string& p : check_f8_op(g, op)) problems.push_back(std::move(p));
   return problems;
 }
 
@@ -199,6 +204,8 @@ std::vector<std::string> verify(const Graph& g) {
       if (d <= 0) problems.push_back(who() + " has a dimension that is not positive: " + shape_str(t.shape));
     if (t.layout == Layout::colmajor && t.rank() != 2)
       problems.push_back(who() + " is colmajor with rank " + std::to_string(t.rank()) + "; colmajor needs rank 2");
+    if (!t.scale.is_default() || is_f8(t.dtype))
+      for (const std::string& p : check_scale(t)) problems.push_back(who() + ": " + p);
   }
 
   // An input not yet written when its reader runs is either a graph input or out of order.

@@ -47,13 +47,13 @@ std::optional<GeluApprox> parse_gelu_approx(std::string_view s) {
 
 Arity op_arity(OpType t) {
   switch (t) {
-    case OpType::MATMUL:
+    case OpType::MATMUL: return {2, 2, 1, 2};
     case OpType::BIAS_ADD:
     case OpType::ADD: return {2, 2, 1};
     case OpType::RELU:
-    case OpType::GELU:
-    case OpType::CAST: return {1, 1, 1};
-    case OpType::GEMM_BIAS_ACT: return {2, 3, 1};
+    case OpType::GELU: return {1, 1, 1};
+    case OpType::CAST: return {1, 1, 1, 2};
+    case OpType::GEMM_BIAS_ACT: return {2, 3, 1, 2};
   }
   return {0, 0, 0};
 }

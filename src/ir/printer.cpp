@@ -3,11 +3,12 @@
 // Rules, so that golden files stay stable:
 //   graph NAME
 //   seed N                                   (only when the graph has a seed)
-//   tensor NAME SHAPE DTYPE [colmajor] [constant] [input INIT]
+//   tensor NAME SHAPE DTYPE [colmajor] [constant] [scale=S | scale@AXIS(COUNT)] [input INIT]
+//       the scale only where it is not the default 1; per-axis scales give their count.
 //       "input" marks tensors that no op writes; INIT is the effective initialisation:
 //       normal(mean,std), uniform(low,high), zeros, ones, values(COUNT) or file("PATH").
 //   op NAME = TYPE(IN, IN) -> OUT {ATTRS} [hoisted]
-//       ATTRS lists, in the order trans_a, trans_b, alpha, act, approximate, mnk, only the
+//       ATTRS lists, in the order trans_a, trans_b, alpha, act, approximate, mnk, fast_accum, only the
 //       attributes the op type reads and whose value differs from the default; on
 //       GEMM_BIAS_ACT, act is always shown and mnk whenever it is set. "{}" is left out.
 //   outputs NAME, NAME
@@ -62,6 +63,7 @@ std::string attrs_str(const Op& op) {
   if (op.type == OpType::GEMM_BIAS_ACT && a.mnk)
     parts.push_back("mnk=[" + std::to_string((*a.mnk)[0]) + "," + std::to_string((*a.mnk)[1]) + "," +
                     std::to_string((*a.mnk)[2]) + "]");
+  if (gemm && a.fast_accum) parts.push_back("fast_accum=true");
   if (parts.empty()) return "";
   std::string s = " {";
   for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
@@ -79,6 +81,9 @@ std::string print_graph(const Graph& g) {
     out += "tensor " + t.name + " " + shape_str(t.shape) + " " + std::string(dtype_name(t.dtype));
     if (t.layout == Layout::colmajor) out += " colmajor";
     if (t.constant) out += " constant";
+    if (!t.scale.is_default())
+      out += t.scale.axis < 0 ? " scale=" + num(t.scale.values[0])
+                              : " scale@" + std::to_string(t.scale.axis) + "(" + std::to_string(t.scale.values.size()) + ")";
     if (idx.producer[i] == kNone) out += " input " + init_str(t.init.value_or(Init{}));
     out += "\n";
   }

@@ -150,6 +150,7 @@ Status fuse_elementwise(Graph& g) {
     f.attrs.trans_a = op.attrs.trans_a;
     f.attrs.trans_b = op.attrs.trans_b;
     f.attrs.alpha = op.attrs.alpha;
+    f.attrs.fast_accum = op.attrs.fast_accum;
     f.attrs.act = chain->act;
     f.attrs.mnk = std::array<int64_t, 3>{shape->m, shape->n, shape->k};
     removed[i] = true;

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "gexec/ir/real_value.hpp"
+
 namespace gexec {
 
 Init effective_init(const Tensor& t) { return t.init ? *t.init : Init{}; }
@@ -30,7 +32,13 @@ void store_rounded(void* data, DType t, int64_t i, double v) {
     case DType::f16: static_cast<uint16_t*>(data)[i] = rng::round_to_f16_bits(v); break;
     case DType::bf16: static_cast<uint16_t*>(data)[i] = rng::round_to_bf16_bits(v); break;
     case DType::f32: static_cast<float*>(data)[i] = rng::round_to_f32(v); break;
+    case DType::f8e4m3:
+    case DType::f8e5m2: static_cast<uint8_t*>(data)[i] = f8::encode(v, f8_format(t)); break;
   }
+}
+
+void store_real(void* data, const Tensor& t, int64_t storage, double real) {
+  store_rounded(data, t.dtype, storage, is_f8(t.dtype) ? real / scale_at_storage(t, storage) : real);
 }
 
 std::vector<uint8_t> generate_input(const Tensor& t, uint64_t seed) {
@@ -39,12 +47,16 @@ std::vector<uint8_t> generate_input(const Tensor& t, uint64_t seed) {
   const Init init = effective_init(t);
   void* data = bytes.data();
   if (!is_drawn(init)) {  // values or file: already in storage order
-    for (int64_t i = 0; i < n; ++i) store_rounded(data, t.dtype, i, init.values[static_cast<size_t>(i)]);
+    for (int64_t i = 0; i < n; ++i) store_real(data, t, i, init.values[static_cast<size_t>(i)]);
     return bytes;
   }
   const rng::DrawParams p = draw_params(init, seed, t);
   auto fill = [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) store_rounded(data, t.dtype, i, rng::draw(p, uint64_t(i)));
+    // f8 values are drawn in real units and stored divided by their scale.
+    if (is_f8(t.dtype))
+      for (int64_t i = begin; i < end; ++i) store_real(data, t, i, rng::draw(p, uint64_t(i)));
+    else
+      for (int64_t i = begin; i < end; ++i) store_rounded(data, t.dtype, i, rng::draw(p, uint64_t(i)));
   };
   // Each element depends only on its index, so splitting the range cannot change any bit.
   const int64_t per_thread = 1 << 16;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "gexec/ir/real_value.hpp"
 #include "gexec/verify/bound.hpp"
 
 namespace gexec {
@@ -17,6 +18,10 @@ Tolerance default_tolerance(DType output) {
     case DType::f32: return {1e-6, 0.0};
     case DType::f16: return {1e-5, 0.0};
     case DType::bf16: return {1e-4, 0.0};
+    // f8: one step of the subnormal grid, in stored units (output_tolerance multiplies it by the
+    // tensor's largest scale).
+    case DType::f8e4m3: return {0x1p-9, 0.0};
+    case DType::f8e5m2: return {0x1p-16, 0.0};
   }
   return {};
 }
@@ -43,7 +48,7 @@ void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTenso
   c.max_ratio = -1;
   for (int64_t k = 0; k < n; ++k) {
     const int64_t i = index(k);
-    const double g = load_as_float(got, t.dtype, i), r = ref.value[size_t(k)];
+    const double g = load_real(got, t, i), r = ref.value[size_t(k)];
     const double bound = element_bound(t.dtype, ref, size_t(k), tol);
     // A non-finite value on either side is never a match, even inf against inf.
     c.got_nonfinite += !std::isfinite(g);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <numbers>
 
+#include "gexec/ir/real_value.hpp"
 #include "gexec/ir/tensor.hpp"
 #include "gexec/rng/round.hpp"
 
@@ -24,8 +25,18 @@ inline double round_to(DType t, double v) {
     case DType::f16: return f16_to_float(rng::round_to_f16_bits(v));
     case DType::bf16: return bf16_to_float(rng::round_to_bf16_bits(v));
     case DType::f32: return rng::round_to_f32(v);
+    case DType::f8e4m3:
+    case DType::f8e5m2: return f8::decode(f8::encode(v, f8_format(t)), f8_format(t));  // no scale: round_real
   }
   return v;
+}
+
+// The real value a device stores for logical element `logical` of t when it rounds v once:
+// for f8, v / scale rounded to the nearest code (saturating), times the scale again.
+inline double round_real(const Tensor& t, int64_t logical, double v) {
+  if (!is_f8(t.dtype)) return round_to(t.dtype, v);
+  const double s = t.scale_at(logical);
+  return f8::decode(f8::encode(v / s, f8_format(t.dtype)), f8_format(t.dtype)) * s;
 }
 
 inline double gelu_tanh(double x) {

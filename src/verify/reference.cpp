@@ -48,7 +48,7 @@ Result<Vals> from_bytes(const Tensor& t, const std::vector<uint8_t>& bytes) {
   const size_t n = static_cast<size_t>(t.numel());
   Vals v{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n, 0.0), false, t.dtype};
   for (size_t l = 0; l < n; ++l) {
-    v.value[l] = load_as_float(bytes.data(), t.dtype, storage_of(t, int64_t(l)));
+    v.value[l] = load_real(bytes.data(), t, storage_of(t, int64_t(l)));  // f8: stored x scale, in double
     v.scale[l] = std::fabs(v.value[l]);
   }
   return v;
@@ -88,9 +88,25 @@ bool any_variance(const Vals& v) {
   return false;
 }
 
+// The amax of an f8 result (its second output): max |v| over the values before their scaling and
+// rounding, as f32; its error scale is the largest of the elements' and its variance the largest
+// carried, which bound how far a device's amax (taken over its own values) may be from it.
+// NaNs are left out.
+struct Amax {
+  double value = 0, scale = 0, var = 0;
+  void add(double v, double sc, double vr) {
+    if (std::fabs(v) > value) value = std::fabs(v);
+    scale = std::max(scale, sc);
+    var = std::max(var, vr);
+  }
+  Vals vals() const {
+    return {{double(float(value))}, {std::max(scale, double(float(value)))}, {var}, true, DType::f32};
+  }
+};
+
 // MATMUL and GEMM_BIAS_ACT: op(A) and op(B) laid out densely, multiplied, then bias, act, rounding.
 Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const Vals*>& in,
-                         const std::function<void(double)>& progress, const Precision& prec) {
+                         const std::function<void(double)>& progress, const Precision& prec, Amax& amax) {
   std::string why;
   auto shape = gemm_shape(g, op, &why);
   if (!shape) return bad_input(why);
@@ -147,7 +163,8 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
     return bad_input("bias length " + std::to_string(in[2]->value.size()) + " differs from N=" +
                      std::to_string(s.n));
   const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
-  const DType dt = g.tensor(op.outputs[0]).dtype;
+  const Tensor& ct = g.tensor(op.outputs[0]);
+  const DType dt = ct.dtype;
   const bool bias_converted = has_bias && dtype_size(g.tensor(op.inputs[2]).dtype) > dtype_size(dt);
   for (size_t x = 0; x < count; ++x) {
     double v = out.value[x], sc = out.scale[x], var = out.var[x];
@@ -165,8 +182,11 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
     if (act == Act::gelu)
       var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec.gelu_tanh_rel),
       v = gelu_tanh(v), sc *= kGeluSlope;
-    out.value[x] = round_to(dt, v);
-    out.scale[x] = sc;
+    amax.add(v, sc, var);
+    // A batched C is rank 3 and has no per-axis scale, so x indexes it whole.
+    out.value[x] = ref::round_real(ct, int64_t(x), v);
+    // A rounding up to f8 may exceed the magnitudes that produced the value; the scale bounds both.
+    out.scale[x] = is_f8(dt) ? std::max(sc, std::fabs(out.value[x])) : sc;
     out.var[x] = var;
   }
   out.rounded = true;
@@ -177,7 +197,8 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
 // Whether a cast from x to y keeps every value exactly.
 bool exact_cast(DType x, DType y) { return x == y || y == DType::f32; }
 
-Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<const Vals*>& in, const Precision& prec) {
+Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<const Vals*>& in, const Precision& prec,
+                             Amax& amax) {
   const Tensor& y = g.tensor(op.outputs[0]);
   const Tensor& x = g.tensor(op.inputs[0]);
   const size_t n = in[0]->value.size();
@@ -213,7 +234,8 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
       case OpType::CAST: r = v; break;
       default: return bad_input("not an elementwise op");
     }
-    out.value[l] = round_to(y.dtype, r);
+    amax.add(r, rs, var);
+    out.value[l] = ref::round_real(y, int64_t(l), r);
     // A cast may round a value up past its scale; the scale must still bound it.
     out.scale[l] = op.type == OpType::CAST ? std::max(rs, std::fabs(out.value[l])) : rs;
     out.var[l] = var;
@@ -277,8 +299,11 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
       if (!s) return s.error().with("reference, op " + op.name);
       in.push_back(&vals[t]);
     }
-    if (op.outputs.size() != 1 || op.outputs[0] < 0 || static_cast<size_t>(op.outputs[0]) >= count || in.empty())
-      return bad_input("reference, op " + op.name + ": expected inputs and one output");
+    const bool outputs_ok = (op.outputs.size() == 1 || op.outputs.size() == 2) &&
+                            std::all_of(op.outputs.begin(), op.outputs.end(),
+                                        [count](TensorId t) { return t >= 0 && static_cast<size_t>(t) < count; });
+    if (!outputs_ok || in.empty())
+      return bad_input("reference, op " + op.name + ": expected inputs and one output (and an amax)");
     const bool product = op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT;
     if ((product || op.type == OpType::BIAS_ADD || op.type == OpType::ADD) && in.size() < 2)
       return bad_input("reference, op " + op.name + ": expected two inputs");
@@ -288,13 +313,19 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
         op_progress = [&progress, done_work, share = gemm_flops(*s) / 2, total_work](double d) {
           progress(std::min(1.0, (done_work + d * share) / total_work));
         };
-    auto r = product ? run_product(g, op, in, op_progress, prec) : run_elementwise(g, op, in, prec);
+    Amax amax;
+    auto r = product ? run_product(g, op, in, op_progress, prec, amax) : run_elementwise(g, op, in, prec, amax);
     if (!r) return r.error().with("reference, op " + op.name);
     vals[op.outputs[0]] = std::move(r.value());
     ready[op.outputs[0]] = true;
+    if (op.outputs.size() == 2) {
+      vals[op.outputs[1]] = amax.vals();
+      ready[op.outputs[1]] = true;
+    }
     const size_t here = static_cast<size_t>(&op - g.ops.data());
     for (TensorId t : op.inputs)
-      if (last_reader[t] == here && !keep[t] && static_cast<size_t>(t) != static_cast<size_t>(op.outputs[0]))
+      if (last_reader[t] == here && !keep[t] &&
+          std::find(op.outputs.begin(), op.outputs.end(), t) == op.outputs.end())
         vals[t] = Vals{};  // ready stays true: nothing reads it again
     if (progress && total_work > 0) {
       if (auto s = product ? gemm_shape(g, op) : std::nullopt) done_work += gemm_flops(*s) / 2;

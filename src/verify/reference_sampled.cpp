@@ -49,7 +49,7 @@ class ElementEval {
       return {r->value[size_t(s)], r->scale[size_t(s)], r->var[size_t(s)], r->rounded, tensor.dtype};
     }
     if (const std::vector<uint8_t>* b = bytes_[size_t(t)]) {
-      const double v = load_as_float(b->data(), tensor.dtype, storage_of(tensor, l));
+      const double v = load_real(b->data(), tensor, storage_of(tensor, l));
       return {v, std::fabs(v), 0.0, false, tensor.dtype};
     }
     const OpId p = idx_.producer[size_t(t)];
@@ -68,7 +68,7 @@ class ElementEval {
     VS at(int64_t l) const {
       const int64_t s = storage_of(*t, l);
       if (full) return {full->value[size_t(s)], full->scale[size_t(s)], full->var[size_t(s)], full->rounded, t->dtype};
-      const double v = load_as_float(bytes, t->dtype, s);
+      const double v = load_real(bytes, *t, s);
       return {v, std::fabs(v), 0.0, false, t->dtype};
     }
   };
@@ -118,7 +118,8 @@ class ElementEval {
     if (act == Act::gelu)
       var = var * ref::kGeluSlope * ref::kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec_.gelu_tanh_rel),
       v = ref::gelu_tanh(v), sc *= ref::kGeluSlope;
-    return {ref::round_to(dt, v), sc, var, true, dt};
+    const double out = ref::round_real(g_.tensor(op.outputs[0]), l, v);
+    return {out, is_f8(dt) ? std::max(sc, std::fabs(out)) : sc, var, true, dt};
   }
 
   VS elementwise_at(const Op& op, int64_t l) const {
@@ -147,7 +148,7 @@ class ElementEval {
         break;
       default: r = x.value; break;  // CAST; prepare() refused anything else
     }
-    const double out = ref::round_to(dt, r);
+    const double out = ref::round_real(g_.tensor(op.outputs[0]), l, r);
     const bool rounded = !(op.type == OpType::RELU ||
                            (op.type == OpType::CAST && exact_cast(g_.tensor(op.inputs[0]).dtype, dt)));
     return {out, op.type == OpType::CAST ? std::max(rs, std::fabs(out)) : rs, var, rounded, dt};
@@ -163,7 +164,8 @@ class ElementEval {
 
 // The same checks reference.cpp makes before it computes an op, so that both refuse the same graphs.
 Status check_op_for_reference(const Graph& g, const Op& op, GemmShape* shape) {
-  if (op.outputs.size() != 1 || op.inputs.empty()) return bad_input("expected inputs and one output");
+  if (op.outputs.empty() || op.outputs.size() > 2 || op.inputs.empty())
+    return bad_input("expected inputs and one output (and an amax)");
   const bool product = is_product(op);
   if ((product || op.type == OpType::BIAS_ADD || op.type == OpType::ADD) && op.inputs.size() < 2)
     return bad_input("expected two inputs");
@@ -285,6 +287,11 @@ Result<std::map<std::string, SampledRef>> run_reference_sampled(
       continue;
     }
     const Op& op = g.ops[size_t(p)];
+    // An amax covers every element of its op's result: it comes from the full reference of that op.
+    if (op.outputs.size() > 1 && op.outputs[1] == t) {
+      if (std::find(full.begin(), full.end(), t) == full.end()) full.push_back(t);
+      continue;
+    }
     for (TensorId in : op.inputs)
       if (in < 0 || size_t(in) >= count) return bad_input("reference, op " + op.name + ": tensor id out of range");
     GemmShape shape;

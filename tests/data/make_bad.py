@@ -149,6 +149,54 @@ mut("gelu_approximate_bad.json", lambda g: (setk(["ops", 2, "op_type"], "GELU")(
 mut("act_unknown.json", setk(["ops", 0, "attrs", "act"], "relux"))
 mut("trans_a_not_bool.json", setk(["ops", 0, "attrs"], {"trans_a": "yes"}), PRIM)
 mut("alpha_not_number.json", setk(["ops", 0, "attrs"], {"alpha": "1"}), PRIM)
+
+# FP8 (graph-format.md, "FP8"): one problem each on a valid e4m3 product with bias and amax.
+F8 = {"format": "gexec.graph", "version": 1, "name": "bad_f8",
+      "tensors": [
+        {"name": "A", "shape": [32, 64], "dtype": "f8e4m3", "scale": 0.5},
+        {"name": "B", "shape": [64, 48], "dtype": "f8e4m3", "scale": {"axis": 1, "values": [0.25] * 48}},
+        {"name": "Bias", "shape": [48], "dtype": "bf16", "constant": True},
+        {"name": "C", "shape": [32, 48], "dtype": "f8e4m3", "scale": 2},
+        {"name": "C_amax", "shape": [1], "dtype": "f32"}],
+      "ops": [{"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "Bias"], "outputs": ["C", "C_amax"],
+               "attrs": {"act": "relu", "fast_accum": True}}],
+      "outputs": ["C", "C_amax"]}
+os.makedirs(os.path.join(OUT, "..", "f8"), exist_ok=True)
+with open(os.path.join(OUT, "..", "f8", "valid_base.json"), "w") as f:
+    json.dump(F8, f, indent=1)
+    f.write("\n")
+mut("f8_dtype_unknown.json", setk(["tensors", 0, "dtype"], "f8e4m3fnuz"), F8)
+mut("f8_scale_on_bf16.json", setk(["tensors", 2, "scale"], 2.0), F8)
+mut("f8_scale_zero.json", setk(["tensors", 0, "scale"], 0), F8)
+mut("f8_scale_negative.json", setk(["tensors", 3, "scale"], -1.5), F8)
+mut("f8_scale_not_number.json", setk(["tensors", 0, "scale"], "1"), F8)
+mut("f8_scale_wrong_count.json", setk(["tensors", 1, "scale", "values"], [0.25] * 47), F8)
+mut("f8_scale_bad_axis.json", setk(["tensors", 1, "scale", "axis"], 2), F8)
+mut("f8_scale_axis_rank1.json", lambda g: (setk(["tensors", 2, "dtype"], "f8e4m3")(g),
+                                           setk(["tensors", 2, "scale"], {"axis": 0, "values": [1.0] * 48})(g)), F8)
+mut("f8_scale_unknown_key.json", setk(["tensors", 1, "scale", "vals"], [1]), F8)
+mut("f8_amax_wrong_dtype.json", setk(["tensors", 4, "dtype"], "f16"), F8)
+mut("f8_amax_wrong_shape.json", setk(["tensors", 4, "shape"], [2]), F8)
+mut("f8_amax_non_f8_output.json", setk(["tensors", 3], {"name": "C", "shape": [32, 48], "dtype": "bf16"}), F8)
+mut("f8_three_outputs.json", lambda g: (g["tensors"].append({"name": "X", "shape": [1], "dtype": "f32"}),
+                                        g["ops"][0]["outputs"].append("X")), F8)
+mut("f8_fast_accum_f16.json", setk(["ops", 0, "attrs", "fast_accum"], True))
+mut("f8_e5m2_x_e5m2.json", lambda g: (setk(["tensors", 0, "dtype"], "f8e5m2")(g), setk(["tensors", 1, "dtype"], "f8e5m2")(g),
+                                      setk(["tensors", 3, "dtype"], "f8e5m2")(g)), F8)
+mut("f8_e5m2_output_from_e4m3.json", setk(["tensors", 3, "dtype"], "f8e5m2"), F8)
+mut("f8_mixed_operands.json", lambda g: (setk(["tensors", 1], {"name": "B", "shape": [64, 48], "dtype": "f16"})(g),
+                                         setk(["tensors", 3], {"name": "C", "shape": [32, 48], "dtype": "bf16"})(g),
+                                         setk(["ops", 0, "outputs"], ["C"])(g), setk(["outputs"], ["C"])(g),
+                                         g["tensors"].pop(4), setk(["ops", 0, "attrs"], {"act": "relu"})(g)), F8)
+mut("f8_bias.json", setk(["tensors", 2, "dtype"], "f8e4m3"), F8)
+mut("f8_relu_input.json", lambda g: (g["tensors"].append({"name": "R", "shape": [32, 48], "dtype": "f16"}),
+                                     g["ops"].append({"op_type": "RELU", "inputs": ["C"], "outputs": ["R"]}),
+                                     setk(["outputs"], ["R", "C_amax"])(g)), F8)
+mut("f8_fast_accum_not_bool.json", setk(["ops", 0, "attrs", "fast_accum"], 1), F8)
+mut("f8_fast_accum_on_cast.json", lambda g: (g["tensors"].append({"name": "Y", "shape": [32, 48], "dtype": "f16"}),
+                                             g["ops"].append({"op_type": "CAST", "inputs": ["C"], "outputs": ["Y"],
+                                                              "attrs": {"fast_accum": True}}),
+                                             setk(["outputs"], ["Y", "C_amax"])(g)), F8)
 # Bytes after the top-level value: a NUL byte ends nothing, and garbage after it is refused.
 raw("nul_then_garbage.json", json.dumps(BASE, indent=1) + "\0garbage")
 raw("nul_then_unknown_key.json", json.dumps(BASE, indent=1)[:-1] + '\0, "comment": 1}')

@@ -1,5 +1,6 @@
 // Every CUDA kernel of the table, every case its declaration allows, through the real selector,
-// planner and executor on the GPU, against the reference (tests/backend_ops.hpp).
+// planner and executor on the GPU, against the reference (tests/backend_ops.hpp), the FP8
+// kernels' f8 cases (scales, fast accumulation, amax, TN arrangement, padding) included.
 #include <string>
 
 #include "backend_ops.hpp"
@@ -11,7 +12,7 @@ using namespace gexec;
 TEST_CASE("backend ops: every CUDA kernel, every declared case, against the reference", "[gpu][backend-ops]") {
   auto dev = open_cuda_device(0);
   REQUIRE(dev.ok());
-  int run = 0, kernels = 0;
+  int run = 0, kernels = 0, fp8 = 0;
   for (const KernelDef& def : kernel_table()) {
     if (def.backend != Backend::cuda) continue;
     ++kernels;
@@ -24,8 +25,10 @@ TEST_CASE("backend ops: every CUDA kernel, every declared case, against the refe
       CHECK(r.kernel == def.name);
       CHECK(r.pass());
       ++run;
+      fp8 += def.impl == KernelImpl::cublaslt_fp8_gemm || def.impl == KernelImpl::cuda_f8_cast;
     }
   }
   CHECK(kernels > 0);
   CHECK(run >= 50);
+  CHECK(fp8 >= 80);  // the FP8 product's and the f8 CAST's cases (the GPU needs compute capability 8.9)
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -40,6 +41,19 @@ std::string gemm_json(int64_t m, int64_t n, int64_t k, bool trans_b, const std::
     {"name": "C", "shape": [)" + std::to_string(m) + ", " + std::to_string(n) + R"(], "dtype": "f16"}],
    "ops": [{"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "Bias"], "outputs": ["C"],
             "attrs": {"act": "relu", "trans_b": )" + (trans_b ? "true" : "false") + R"(}}],
+   "outputs": ["C"]})";
+}
+
+// An FP8 GEMM_BIAS_ACT graph (e4m3 x e4m3 -> bf16, tensor-wide scales, B stored [N,K] as
+// cuBLASLt's TN form reads it), with fast accumulation where asked.
+std::string fp8_json(int64_t m, int64_t n, int64_t k, bool fast_accum) {
+  return R"({"format": "gexec.graph", "version": 1, "name": "tuning_test", "tensors": [
+    {"name": "A", "shape": [)" + std::to_string(m) + ", " + std::to_string(k) + R"(], "dtype": "f8e4m3", "scale": 0.5},
+    {"name": "B", "shape": [)" + std::to_string(n) + ", " + std::to_string(k) + R"(], "dtype": "f8e4m3", "scale": 0.125},
+    {"name": "Bias", "shape": [)" + std::to_string(n) + R"(], "dtype": "bf16", "init": {"dist": "normal", "std": 0.1}, "constant": true},
+    {"name": "C", "shape": [)" + std::to_string(m) + ", " + std::to_string(n) + R"(], "dtype": "bf16"}],
+   "ops": [{"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "Bias"], "outputs": ["C"],
+            "attrs": {"act": "relu", "trans_b": true, "fast_accum": )" + (fast_accum ? "true" : "false") + R"(}}],
    "outputs": ["C"]})";
 }
 
@@ -283,4 +297,56 @@ TEST_CASE("autotune: picks a passing candidate; the cache round-trips and is dev
     CHECK(s.ex->kernel(0).tunable()->selected_variant() == 0);
   }
   std::remove(path.c_str());
+}
+
+TEST_CASE("autotune: the FP8 product's candidates pass; the cache keeps an fp8 signature and reloads it", "[gpu][autotune][fp8]") {
+  for (bool fast : {false, true}) {
+    INFO("fast_accum " << fast);
+    const std::string path = "gexec_tuning_fp8_" + std::to_string(::getpid()) + ".json";
+    std::remove(path.c_str());
+    const std::string json = fp8_json(256, 192, 512, fast);
+    std::string name;
+    {
+      Setup s;
+      REQUIRE(make(s, json) == "");
+      REQUIRE(s.ex->kernel(0).tunable() != nullptr);  // the FP8 product offers its candidates
+      CHECK(s.ex->kernel(0).tunable()->signature().rfind("fp8 ", 0) == 0);
+      CHECK(s.ex->precision().accumulate_u == (fast ? kFp8FastAccumU : 0x1p-24));
+      AutotuneOptions o;
+      o.tune = true;
+      o.top = 4;
+      o.iters = 5;
+      o.cache_path = path;
+      std::ostringstream out;
+      auto r = autotune(*s.ex, s.dev->caps(), o, out);
+      INFO(out.str());
+      REQUIRE(r);
+      REQUIRE(r->size() == 1);
+      const TunedKernel& t = r->front();
+      CHECK(t.chosen >= 0);
+      CHECK(t.chosen < t.variants);
+      CHECK(t.best_us > 0);
+      CHECK_FALSE(t.from_cache);
+      CHECK(check(s) == "");
+      name = t.chosen_name;
+    }
+    {
+      std::ifstream in(path);
+      REQUIRE(in);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      CHECK(text.find("fp8 m=256 n=192 k=512") != std::string::npos);
+    }
+    Setup s;
+    REQUIRE(make(s, json) == "");
+    AutotuneOptions o;
+    o.cache_path = path;  // reload only
+    std::ostringstream out;
+    auto r = autotune(*s.ex, s.dev->caps(), o, out);
+    REQUIRE(r);
+    REQUIRE(r->size() == 1);
+    CHECK(r->front().from_cache);
+    CHECK(r->front().chosen_name == name);
+    CHECK(check(s) == "");
+    std::remove(path.c_str());
+  }
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gexec/ir/f8.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/ir/graph.hpp"
 
@@ -28,6 +29,9 @@ inline float round_dtype(DType t, float v) {
     case DType::f16: return f16_to_float(float_to_f16(v));
     case DType::bf16: return bf16_to_float(float_to_bf16(v));
     case DType::f32: return v;
+    // Scale 1: the model's tensors carry no f8 scale.
+    case DType::f8e4m3: return float(f8::decode(f8::encode(v, f8::kE4M3), f8::kE4M3));
+    case DType::f8e5m2: return float(f8::decode(f8::encode(v, f8::kE5M2), f8::kE5M2));
   }
   return v;
 }

@@ -4,6 +4,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "backend_ops.hpp"
 #include "catch.hpp"
@@ -23,10 +24,69 @@ TEST_CASE("backend ops: every entry of the kernel table has cases", "[backend-op
     for (const auto& c : cases) {
       CHECK(c.graph.ops.size() == 1);
       CHECK(c.graph.ops[0].type == def.op);
+      INFO(c.what);
+      CHECK(verify(c.graph).empty());  // a graph the format accepts
       names.insert(c.what);
     }
     CHECK(names.size() == cases.size());  // each case says what it covers
   }
+}
+
+namespace {
+
+bool any_f8(const Graph& g) {
+  for (const Tensor& t : g.tensors)
+    if (is_f8(t.dtype)) return true;
+  return false;
+}
+
+// The cases of `kernel` that read or write f8, and of those the ones whose name has `what`.
+std::pair<int, int> f8_cases(const std::string& kernel, const std::string& what) {
+  int f8 = 0, named = 0;
+  for (const KernelDef& def : kernel_table())
+    if (def.name == kernel)
+      for (const auto& c : test::cases_for(def))
+        if (any_f8(c.graph)) ++f8, named += c.what.find(what) != std::string::npos;
+  return {f8, named};
+}
+
+}  // namespace
+
+TEST_CASE("backend ops: the f8 declarations have f8 cases, as each kernel accepts them", "[backend-ops][f8]") {
+  for (const char* k : {"cublaslt.fp8_gemm_bias_act", "cublaslt.fp8_matmul"}) {
+    INFO(k);
+    CHECK(f8_cases(k, "").first >= 30);
+    CHECK(f8_cases(k, "fast accumulation").second >= 4);
+    CHECK(f8_cases(k, "with amax").second >= 2);
+    CHECK(f8_cases(k, "per-row A").second >= 2);
+    CHECK(f8_cases(k, "trans_").second == 3);
+    CHECK(f8_cases(k, "stored [N,K]").second >= 3);  // per-N scales on B as cuBLASLt reads it
+    // Refused by cuBLASLt's FP8 declaration: scales along K, a colmajor C. Sizes that are not
+    // multiples of 16 run padded.
+    CHECK(f8_cases(k, "scales along K").second == 0);
+    CHECK(f8_cases(k, "colmajor C").second == 0);
+    CHECK(f8_cases(k, "padded").second == 4);
+    CHECK(f8_cases(k, "batched").second == 3);
+  }
+  CHECK(f8_cases("cuda.f8_cast", "").first >= 10);
+  CHECK(f8_cases("cuda.f8_cast", "quantize").second >= 6);
+  for (const KernelDef& def : kernel_table())
+    if (def.name == "cuda.f8_cast")
+      for (const auto& c : test::cases_for(def)) {
+        INFO(c.what);
+        CHECK(any_f8(c.graph));  // cuda.cast converts the rest
+      }
+#if GEXEC_HAVE_CPU
+  for (const char* k : {"cpu.gemm_bias_act", "cpu.matmul"}) {
+    INFO(k);
+    CHECK(f8_cases(k, "").first >= 30);
+    CHECK(f8_cases(k, "scales along K").second == 1);  // the CPU applies any scale
+    CHECK(f8_cases(k, "colmajor C").second == 1);
+    CHECK(f8_cases(k, "padded").second == 4);
+    CHECK(f8_cases(k, "batched").second == 3);
+  }
+  CHECK(f8_cases("cpu.cast", "with amax").second >= 6);
+#endif
 }
 
 TEST_CASE("backend ops: every CPU kernel, every declared case, against the reference", "[backend-ops][cpu]") {
@@ -84,5 +144,29 @@ TEST_CASE("backend ops: a chain with f16 intermediates, and a check that can fai
   CHECK_FALSE(wrong.checks[0].pass);
   CHECK(wrong.checks[0].beyond > 100);
   CHECK_FALSE(wrong.pass());
+}
+
+TEST_CASE("backend ops: an f8 case whose reference reads A with another scale fails", "[backend-ops][cpu][f8]") {
+  auto dev = open_cpu_device();
+  for (const KernelDef& def : kernel_table()) {
+    if (def.name != "cpu.gemm_bias_act") continue;
+    for (const test::OpCase& c : test::cases_for(def)) {
+      if (c.what != "f8: A f8e4m3, B f8e5m2 -> C f8e4m3 with amax") continue;
+      const test::CaseResult r = test::run_case(*dev, c.graph);
+      INFO(r.describe());
+      CHECK(r.pass());
+      REQUIRE(r.checks.size() == 2);  // C and its amax
+      // The same stored bytes of A read with twice its scale: every real product is doubled.
+      Graph other = c.graph;
+      other.tensors[size_t(other.ops[0].inputs[0])].scale.values = {1.0};
+      const test::CaseResult wrong = test::run_case(*dev, c.graph, &other);
+      REQUIRE(wrong.checks.size() == 2);
+      CHECK_FALSE(wrong.checks[0].pass);
+      CHECK(wrong.checks[0].beyond > 100);
+      CHECK_FALSE(wrong.checks[1].pass);  // the amax doubles too
+      return;
+    }
+  }
+  FAIL("no case \"f8: A f8e4m3, B f8e5m2 -> C f8e4m3 with amax\" for cpu.gemm_bias_act");
 }
 #endif

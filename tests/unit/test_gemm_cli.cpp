@@ -126,6 +126,28 @@ TEST_CASE("gemm: the done-when sweep writes 8 rows that pass", "[cli][gemm][cpu]
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("gemm: FP8 points run and pass on the CPU, f8e4m3 -> bf16 and -> f8e4m3", "[cli][gemm][cpu][f8]") {
+  const std::string dir = temp_dir("fp8");
+  const std::string csv = dir + "/fp8.csv";
+  auto r = run_gexec("gemm --shapes 64x48x80 --dtype f8e4m3,f16 --bias f32 --act relu --trans nt --fast-accum "
+                     "--backend cpu --iters 3 --csv '" + csv + "'");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(has(r.output, "2 points, 2 passed"));
+  const auto rows = lines(read(csv));
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[1].rfind("64,48,80,1,f8e4m3,bf16,f32,relu,nt,", 0) == 0);
+  CHECK(rows[2].rfind("64,48,80,1,f16,f16,f32,relu,nt,", 0) == 0);
+  auto o = run_gexec("gemm --shapes 64x48x80 --dtype f8e4m3 --out-dtype f8e4m3 --backend cpu --iters 3");
+  INFO(o.output);
+  CHECK(o.status == 0);
+  CHECK(has(o.output, "1 point, 1 passed"));
+  auto bad = run_gexec("gemm --shapes 64x48x80 --dtype f8e5m2 --backend cpu --iters 3");
+  CHECK(bad.status == 2);
+  CHECK(has(bad.output, "f8e5m2 x f8e5m2"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("gemm: --append with --tags adds rows under the same header; another header is refused", "[cli][gemm][cpu]") {
   const std::string dir = temp_dir("append");
   const std::string csv = dir + "/a.csv";

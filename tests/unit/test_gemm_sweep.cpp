@@ -129,6 +129,63 @@ TEST_CASE("the sweep refuses unknown types, activations, transposes and huge pro
   refused(t, "--m");
 }
 
+TEST_CASE("the sweep's FP8 points: f8e4m3 A and B, bf16 C by default, fast_accum on f8 points only", "[gemm][sweep][f8]") {
+  GemmSweepText t;
+  t.m = t.n = t.k = "64";
+  t.dtype = "f16,f8e4m3";
+  t.bias = "f32";
+  t.act = "relu";
+  t.trans = "nt";
+  t.fast_accum = true;
+  auto pts = expand_sweep(t);
+  REQUIRE(pts.ok());
+  REQUIRE(pts->size() == 2);
+  CHECK((*pts)[0].dtype == DType::f16);
+  CHECK((*pts)[0].out_dtype == DType::f16);
+  CHECK_FALSE((*pts)[0].fast_accum);
+  CHECK((*pts)[1].dtype == DType::f8e4m3);
+  CHECK((*pts)[1].out_dtype == DType::bf16);
+  CHECK((*pts)[1].fast_accum);
+  const Graph g = gemm_graph((*pts)[1]);
+  CHECK(verify(g).empty());
+  CHECK(g.tensor(g.find_tensor("A")).dtype == DType::f8e4m3);
+  CHECK(g.tensor(g.find_tensor("B")).dtype == DType::f8e4m3);
+  CHECK(g.tensor(g.find_tensor("B")).shape == std::vector<int64_t>{64, 64});
+  CHECK(g.tensor(g.find_tensor("C")).dtype == DType::bf16);
+  CHECK(g.ops[0].attrs.fast_accum);
+  CHECK(verify(gemm_graph((*pts)[0])).empty());  // no fast_accum on the f16 point
+
+  t.dtype = "f8e4m3";
+  t.out_dtype = "f8e4m3";
+  auto f8_out = expand_sweep(t);
+  REQUIRE(f8_out.ok());
+  CHECK(f8_out->front().out_dtype == DType::f8e4m3);
+  CHECK(verify(gemm_graph(f8_out->front())).empty());
+
+  auto refused = [](GemmSweepText bad, const std::string& what) {
+    auto r = expand_sweep(bad);
+    INFO(what);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == Exit::bad_input);
+    CHECK(r.error().message.find(what) != std::string::npos);
+  };
+  GemmSweepText b = t;
+  b.out_dtype.clear();
+  b.dtype = "f8e5m2";
+  refused(b, "f8e5m2 x f8e5m2");
+  b.dtype = "f8e4m3";
+  b.bias = "f8e4m3";
+  refused(b, "--bias");
+  b.bias = "none";
+  b.out_dtype = "f8e5m2";
+  refused(b, "--out-dtype");
+  b.dtype = "f16";
+  b.out_dtype = "f8e4m3";
+  refused(b, "needs f8 inputs");
+  b.out_dtype.clear();
+  refused(b, "--fast-accum");
+}
+
 TEST_CASE("each point's graph is valid and shaped by its transposes and batch", "[gemm][sweep]") {
   GemmPoint p;
   p.m = 64, p.n = 96, p.k = 80;

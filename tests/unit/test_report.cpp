@@ -87,7 +87,11 @@ TEST_CASE("report: every graph under graphs/ gives a report that validates", "[r
       CHECK(c["pass"] == true);
       CHECK(c["beyond"] == 0);
       CHECK(c["checked"] == c["count"]);
-      CHECK(c["rel_fro"].get<double>() < 1e-2);
+      // An FP8 graph that quantizes its activations (fp8_mlp3) meets the reference's unfused
+      // bf16 intermediates at f8 rounding boundaries: a few per cent of them land one f8 code
+      // (2^-3) apart, each within the bound, which the norm adds up.
+      const bool f8_pipeline = entry.path().stem().string().rfind("fp8_", 0) == 0;
+      CHECK(c["rel_fro"].get<double>() < (f8_pipeline ? 5e-2 : 1e-2));
     }
     ++graphs;
   }

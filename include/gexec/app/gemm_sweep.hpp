@@ -22,6 +22,7 @@ struct GemmPoint {
   Act act = Act::none;
   bool trans_a = false, trans_b = false;
   double alpha = 1.0;
+  bool fast_accum = false;       // f8 points only: the product's fast_accum attribute
 };
 
 // The sweep as typed: each field a value, a comma-separated list, and for the sizes also a range
@@ -31,11 +32,12 @@ struct GemmSweepText {
   std::string m, n, k, batch = "1";
   std::string shapes, cube;
   std::string dtype = "f16";
-  std::string out_dtype;  // empty: the input dtype
+  std::string out_dtype;  // empty: the input dtype (bf16 for f8 inputs)
   std::string bias = "none";
   std::string act = "none";
   std::string trans = "nn";
   double alpha = 1.0;
+  bool fast_accum = false;  // --fast-accum: FP8 fast accumulation on the f8 points
 };
 
 // Upper bounds that keep a typo (a range with a step of 1) from becoming a day of work.
@@ -48,7 +50,10 @@ Result<std::vector<int64_t>> parse_sizes(std::string_view text, std::string_view
 
 // The cartesian product in the order (m, n, k), batch, dtype, bias, act, trans (the last varies
 // fastest); bad_input for an unknown dtype, bias, activation or transpose, too many points, or
-// shapes given both by --m/--n/--k and by --shapes or --cube (or by neither).
+// shapes given both by --m/--n/--k and by --shapes or --cube (or by neither). f8e4m3 inputs are
+// an FP8 product (A and B both f8e4m3, scale 1, C bf16 unless --out-dtype says otherwise);
+// f8e5m2 x f8e5m2, an f8 bias, an f8 output from non-f8 inputs and --fast-accum without an f8
+// dtype are refused as the graph format refuses them.
 Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& text);
 
 // The point's graph: A [batch,]M x K (K x M when transposed), B [batch,]K x N (N x K), Bias [N]

@@ -1,4 +1,4 @@
-// Element types and layouts of tensors, with the exact conversions between f16/bf16 bits and float.
+// Element types and layouts of tensors, with the exact conversions between f16/bf16/f8 bits and float.
 #pragma once
 
 #include <cstdint>
@@ -6,15 +6,30 @@
 #include <optional>
 #include <string_view>
 
+#include "gexec/ir/f8.hpp"
+
 namespace gexec {
 
-enum class DType : uint8_t { f16, bf16, f32 };
+enum class DType : uint8_t { f16, bf16, f32, f8e4m3, f8e5m2 };
 enum class Layout : uint8_t { rowmajor, colmajor };
 
-constexpr int dtype_size(DType t) { return t == DType::f32 ? 4 : 2; }
+inline constexpr DType kAllDTypes[] = {DType::f16, DType::bf16, DType::f32, DType::f8e4m3, DType::f8e5m2};
+
+constexpr bool is_f8(DType t) { return t == DType::f8e4m3 || t == DType::f8e5m2; }
+constexpr int dtype_size(DType t) { return t == DType::f32 ? 4 : is_f8(t) ? 1 : 2; }
 constexpr std::string_view dtype_name(DType t) {
-  return t == DType::f16 ? "f16" : t == DType::bf16 ? "bf16" : "f32";
+  switch (t) {
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+    case DType::f32: return "f32";
+    case DType::f8e4m3: return "f8e4m3";
+    case DType::f8e5m2: return "f8e5m2";
+  }
+  return "?";
 }
+// "f16, bf16, f32, f8e4m3, f8e5m2", for messages that list the accepted names.
+constexpr std::string_view kDTypeList = "f16, bf16, f32, f8e4m3, f8e5m2";
+constexpr f8::Format f8_format(DType t) { return t == DType::f8e5m2 ? f8::e5m2() : f8::e4m3(); }
 constexpr std::string_view layout_name(Layout l) { return l == Layout::rowmajor ? "rowmajor" : "colmajor"; }
 std::optional<DType> parse_dtype(std::string_view s);
 std::optional<Layout> parse_layout(std::string_view s);
@@ -29,22 +44,27 @@ float f16_to_float(uint16_t h);
 uint16_t float_to_f16(float f);
 uint16_t float_to_bf16(float f);
 
-// Reads element i of a buffer of the given dtype as float.
+// Reads element i of a buffer of the given dtype as float; an f8 element gives its stored value,
+// before the tensor's scale.
 inline float load_as_float(const void* data, DType t, int64_t i) {
   switch (t) {
     case DType::f16: return f16_to_float(static_cast<const uint16_t*>(data)[i]);
     case DType::bf16: return bf16_to_float(static_cast<const uint16_t*>(data)[i]);
     case DType::f32: return static_cast<const float*>(data)[i];
+    case DType::f8e4m3:
+    case DType::f8e5m2: return float(f8::decode(static_cast<const uint8_t*>(data)[i], f8_format(t)));
   }
   return 0.0f;
 }
 
-// Writes element i, rounding to the dtype.
+// Writes element i, rounding to the dtype (an f8 element stores v as it is: no scale applied).
 inline void store_from_float(void* data, DType t, int64_t i, float v) {
   switch (t) {
     case DType::f16: static_cast<uint16_t*>(data)[i] = float_to_f16(v); break;
     case DType::bf16: static_cast<uint16_t*>(data)[i] = float_to_bf16(v); break;
     case DType::f32: static_cast<float*>(data)[i] = v; break;
+    case DType::f8e4m3:
+    case DType::f8e5m2: static_cast<uint8_t*>(data)[i] = f8::encode(v, f8_format(t)); break;
   }
 }
 

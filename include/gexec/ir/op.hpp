@@ -33,6 +33,7 @@ struct Attrs {
   Act act = Act::none;                           // GEMM_BIAS_ACT
   GeluApprox approximate = GeluApprox::tanh;     // GELU
   std::optional<std::array<int64_t, 3>> mnk;    // GEMM_BIAS_ACT: [M, N, K] as written
+  bool fast_accum = false;                       // MATMUL, GEMM_BIAS_ACT with f8 inputs
   bool operator==(const Attrs&) const = default;
 };
 
@@ -47,9 +48,12 @@ struct Op {
   bool operator==(const Op&) const = default;
 };
 
-// Input and output counts allowed per op type.
+// Input and output counts allowed per op type. max_outputs 0 means exactly `outputs`; products
+// and CAST take a second output, the amax of an f8 result (graph-format.md).
 struct Arity {
   int min_inputs, max_inputs, outputs;
+  int max_outputs = 0;
+  int most_outputs() const { return max_outputs > outputs ? max_outputs : outputs; }
 };
 Arity op_arity(OpType t);
 

@@ -25,6 +25,16 @@ struct Init {
   bool operator==(const Init&) const = default;
 };
 
+// The scale of an f8 tensor: real value = stored value x scale. One value for the whole tensor
+// (axis -1), or one per row (axis 0) or per column (axis 1) of a rank-2 tensor, in logical
+// (row, column) terms whatever the layout. Other dtypes keep the default.
+struct Scale {
+  int axis = -1;
+  std::vector<double> values{1.0};
+  bool is_default() const { return axis == -1 && values.size() == 1 && values[0] == 1.0; }
+  bool operator==(const Scale&) const = default;
+};
+
 struct Tensor {
   std::string name;
   std::vector<int64_t> shape;
@@ -32,6 +42,7 @@ struct Tensor {
   Layout layout = Layout::rowmajor;
   bool constant = false;
   std::optional<Init> init;  // as written; graph inputs without one use Init{} (normal, 0, 1)
+  Scale scale;               // f8 only
 
   int64_t numel() const {
     int64_t n = 1;
@@ -40,6 +51,12 @@ struct Tensor {
   }
   int64_t bytes() const { return numel() * dtype_size(dtype); }
   int rank() const { return static_cast<int>(shape.size()); }
+  // The scale of logical (row-major) element `logical`.
+  double scale_at(int64_t logical) const {
+    if (scale.axis < 0) return scale.values[0];
+    const int64_t cols = shape[1];
+    return scale.values[size_t(scale.axis == 0 ? logical / cols : logical % cols)];
+  }
   bool operator==(const Tensor&) const = default;
 };
 

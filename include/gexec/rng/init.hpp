@@ -16,7 +16,8 @@ Init effective_init(const Tensor& t);
 bool is_drawn(const Init& init);
 rng::DrawParams draw_params(const Init& init, uint64_t seed, const Tensor& t);
 
-// Rounds one double to the dtype and stores it at element i of a buffer of that dtype.
+// Rounds one double to the dtype and stores it at element i of a buffer of that dtype (for f8,
+// the stored value: no scale; store_real in real_value.hpp applies it).
 void store_rounded(void* data, DType t, int64_t i, double v);
 
 // The tensor's values as stored bytes (numel * dtype size), rounded once to its dtype.

@@ -10,6 +10,13 @@
 
 namespace gexec {
 
+// Hopper's FP8 tensor cores with fast accumulation keep the partial sums in fewer bits than f32
+// (about 14 significant bits are reported) and promote them to f32 less often: a unit roundoff
+// of 2^-13 for the accumulation term of the bound. To be sharpened from measurements on the H200
+// (scripts/gpu_fp8.sh prints the error that fast accumulation keeps, K = 1024 to 16384). The
+// cuBLASLt FP8 kernel declares it (Precision::accumulate_u) where the op asks for fast_accum.
+inline constexpr double kFp8FastAccumU = 0x1p-13;
+
 // The arithmetic a kernel declares for its products; the reference's bound follows it.
 struct Precision {
   // Unit roundoff of the accumulator: f32, 2^-24, for every product gexec runs today (f16, bf16
@@ -41,11 +48,27 @@ struct Precision {
 
 // Unit roundoff (half an ulp, relative) of a dtype: 2^-p for a p-bit significand.
 inline double unit_roundoff(DType t) {
-  return t == DType::f16 ? 0x1p-11 : t == DType::bf16 ? 0x1p-8 : 0x1p-24;
+  switch (t) {
+    case DType::f16: return 0x1p-11;
+    case DType::bf16: return 0x1p-8;
+    case DType::f8e4m3: return 0x1p-4;
+    case DType::f8e5m2: return 0x1p-3;
+    case DType::f32: break;
+  }
+  return 0x1p-24;
 }
 
 // The spacing of the dtype's values at |x| (at 0 and below the normal range: the subnormal spacing).
+// For f8, x is a real value (stored x scale): the spacing of the grid scaled by a power of two is
+// the same relative spacing, and doubling it covers a scale that is not one; the subnormal range
+// moves with the scale, so it is left to atol (one subnormal step times the scale).
 inline double ulp_of(DType t, double x) {
+  if (is_f8(t)) {
+    if (x == 0 || !std::isfinite(x)) return 0.0;
+    int e = 0;
+    std::frexp(x, &e);
+    return 2 * std::ldexp(1.0, e - 1 - f8_format(t).mant_bits);
+  }
   const int digits = t == DType::f16 ? 11 : t == DType::bf16 ? 8 : 24;
   const int emin = t == DType::f16 ? -14 : -126;
   int e = emin;

@@ -18,6 +18,17 @@ struct Tolerance {
 };
 Tolerance default_tolerance(DType output);
 
+// The default tolerance of output t of g: default_tolerance of its dtype, with an f8 output's
+// atol in real units (times its largest scale); f8_tolerance.cpp.
+Tolerance output_tolerance(const Tensor& t);
+
+// The accumulator's unit roundoff of an FP8 product with fast accumulation (the tensor cores keep
+// fewer bits of the partial sums and promote them to f32 less often): what Precision's
+// accumulate_u becomes for the graphs that have one (f8_tolerance.cpp): the check of outputs
+// from elsewhere (gexec check) has no kernel to declare it.
+double fast_accum_unit_roundoff();
+bool has_fast_accum(const Graph& g);
+
 // The per-element bound of element i (storage order) of a reference, and its normwise variance.
 double element_bound(DType dt, const RefTensor& ref, size_t i, const Tolerance& tol);
 double element_norm_var(DType dt, const RefTensor& ref, size_t i);

@@ -1,6 +1,8 @@
 // The declarations of the CPU kernels (cpu_gemm.cpp, cpu_elementwise.cpp). Compiled into the
 // core without BLAS headers, so that the table and dry-runs need no OpenBLAS.
+#include <algorithm>
 #include <climits>
+#include <iterator>
 #include <string>
 
 #include "gexec/ir/gemm_shape.hpp"
@@ -23,11 +25,17 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&, const Kernel
     if (t.dtype == DType::f32) continue;
     const bool once = fixed_before_runs(g, op.inputs[static_cast<size_t>(i)]);
     v.notes.push_back(std::string(i == 0 ? "A " : "B ") + std::string(dtype_name(t.dtype)) +
-                      ": converting to f32 for cblas_sgemm " + (once ? "once, before the runs" : "in every run"));
+                      (is_f8(t.dtype) ? ": dequantizing (stored x scale) to f32 for cblas_sgemm "
+                                      : ": converting to f32 for cblas_sgemm ") +
+                      (once ? "once, before the runs" : "in every run"));
   }
   const Tensor& c = g.tensor(op.outputs[0]);
   const bool epilogue = s->has_bias || (op.type == OpType::GEMM_BIAS_ACT && op.attrs.act != Act::none);
-  if (c.dtype != DType::f32)
+  if (is_f8(c.dtype))
+    v.notes.push_back(std::string("computing into an f32 scratch buffer, then ") + (epilogue ? "bias, activation, " : "") +
+                      "quantizing to " + std::string(dtype_name(c.dtype)) + " with C's scale" +
+                      (op.outputs.size() > 1 ? " and writing the amax" : ""));
+  else if (c.dtype != DType::f32)
     v.notes.push_back(std::string("computing into an f32 scratch buffer, then ") + (epilogue ? "bias, activation and " : "") +
                       "rounding to " + std::string(dtype_name(c.dtype)) + " in one pass");
   else if (epilogue)
@@ -38,10 +46,17 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&, const Kernel
 }  // namespace
 
 std::vector<KernelDef> cpu_kernel_defs() {
-  auto def = [](std::string name, OpType op, size_t inputs, std::string summary) {
+  const std::vector<DType> all(std::begin(kAllDTypes), std::end(kAllDTypes));
+  auto def = [&all](std::string name, OpType op, size_t inputs, std::string summary) {
     const bool gemm = op == OpType::MATMUL || op == OpType::GEMM_BIAS_ACT;
     KernelDef d = declare_kernel(std::move(name), op, Backend::cpu, gemm ? KernelImpl::cpu_gemm : KernelImpl::cpu_elementwise,
                                  10, inputs, std::move(summary));
+    // Products and CAST read and write f8 too (dequantized to f32, quantized with the scales); a
+    // bias and the other elementwise ops stay f16/bf16/f32, as the graph format allows.
+    if (gemm || op == OpType::CAST) {
+      for (size_t i = 0; i < std::min<size_t>(inputs, 2); ++i) d.inputs[i] = all;
+      d.outputs = all;
+    }
     d.colmajor = true;  // operands are read by logical element, or mapped onto BLAS transposes
     return d;
   };
@@ -61,7 +76,8 @@ std::vector<KernelDef> cpu_kernel_defs() {
       def("cpu.add", OpType::ADD, 2, "Z = X + Y, in f32, rounded once to Z's dtype; threaded"),
       def("cpu.relu", OpType::RELU, 1, "Y = max(X, 0); threaded"),
       def("cpu.gelu", OpType::GELU, 1, "Y = GELU(X), tanh or erf form, in f32; threaded"),
-      def("cpu.cast", OpType::CAST, 1, "Y = X converted to Y's dtype, round to nearest even; threaded"),
+      def("cpu.cast", OpType::CAST, 1, "Y = X converted to Y's dtype, round to nearest even; to and from f8 with the scales "
+          "(quantize, dequantize) and the amax; threaded"),
   };
 }
 

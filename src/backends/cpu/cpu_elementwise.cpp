@@ -75,6 +75,9 @@ class ElementwiseKernel final : public Kernel {
 }  // namespace
 
 Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const Graph& g, const Op& op, const Binding& binding) {
+  if (op.type == OpType::CAST && !op.inputs.empty() && !op.outputs.empty() &&
+      (is_f8(g.tensor(op.inputs[0]).dtype) || is_f8(g.tensor(op.outputs[0]).dtype)))
+    return make_f8_cast_kernel(g, op, binding);
   const bool binary = op.type == OpType::BIAS_ADD || op.type == OpType::ADD;
   const size_t inputs = binary ? 2 : 1;
   if (op.inputs.size() != inputs || op.outputs.size() != 1 || binding.inputs.size() != inputs ||

@@ -1,5 +1,6 @@
-// The CPU product: f32 operands (converted from f16/bf16 where needed) through OpenBLAS's
-// cblas_sgemm, then bias, activation and rounding to C's dtype in one threaded pass.
+// The CPU product: f32 operands (converted from f16/bf16, or dequantized from f8 with their
+// scales, where needed) through OpenBLAS's cblas_sgemm, then bias, activation and rounding to C's
+// dtype in one threaded pass; an f8 C is quantized with its scale, and its amax written.
 #include <cblas.h>
 
 #include <cmath>
@@ -7,12 +8,14 @@
 
 #include "cpu_kernels.hpp"
 #include "gexec/ir/gemm_shape.hpp"
+#include "gexec/ir/real_value.hpp"
 
 namespace gexec::cpu {
 namespace {
 
 // An operand of the product in its arena bytes, and an f32 copy when it is not f32.
 struct Source {
+  const Tensor* tensor = nullptr;  // for an f8 operand's scale and layout
   const void* data = nullptr;
   DType dtype = DType::f32;
   int64_t count = 0;
@@ -24,7 +27,10 @@ struct Source {
     if (dtype == DType::f32) return static_cast<const float*>(data);
     if (!(constant && converted)) {
       parallel_for(count, int64_t(1) << 16, [this](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) f32[static_cast<size_t>(i)] = load_as_float(data, dtype, i);
+        if (is_f8(dtype))  // the real value: stored x scale
+          for (int64_t i = b; i < e; ++i) f32[static_cast<size_t>(i)] = float(load_real(data, *tensor, i));
+        else
+          for (int64_t i = b; i < e; ++i) f32[static_cast<size_t>(i)] = load_as_float(data, dtype, i);
       });
       converted = true;
     }
@@ -32,9 +38,9 @@ struct Source {
   }
 };
 
-Source source(const void* data, DType dtype, int64_t count, bool constant) {
+Source source(const Tensor& t, const void* data, int64_t count, bool constant) {
   Source s;
-  s.data = data, s.dtype = dtype, s.count = count, s.constant = constant;
+  s.tensor = &t, s.data = data, s.dtype = t.dtype, s.count = count, s.constant = constant;
   return s;
 }
 
@@ -98,13 +104,15 @@ class GemmKernel final : public Kernel {
     const Tensor& a = g.tensor(op.inputs[0]);
     const Tensor& b = g.tensor(op.inputs[1]);
     const Tensor& c = g.tensor(op.outputs[0]);
-    a_ = source(binding.inputs[0], a.dtype, a.numel(), fixed_before_runs(g, op.inputs[0]));
-    b_ = source(binding.inputs[1], b.dtype, b.numel(), fixed_before_runs(g, op.inputs[1]));
+    a_ = source(a, binding.inputs[0], a.numel(), fixed_before_runs(g, op.inputs[0]));
+    b_ = source(b, binding.inputs[1], b.numel(), fixed_before_runs(g, op.inputs[1]));
     va_ = blas_view(a, s.trans_a, s.batch > 1 || a.rank() == 3);
     vb_ = blas_view(b, s.trans_b, s.b_batched);
     if (s.has_bias)
-      bias_ = source(binding.inputs[2], g.tensor(op.inputs[2]).dtype, s.n, fixed_before_runs(g, op.inputs[2]));
+      bias_ = source(g.tensor(op.inputs[2]), binding.inputs[2], s.n, fixed_before_runs(g, op.inputs[2]));
     c_ = binding.outputs[0];
+    c_tensor_ = &c;
+    if (binding.outputs.size() > 1) amax_ = static_cast<float*>(binding.outputs[1]);
     c_dtype_ = c.dtype;
     c_colmajor_ = c.rank() == 2 && c.layout == Layout::colmajor;
     act_ = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
@@ -121,7 +129,7 @@ class GemmKernel final : public Kernel {
 
   // The constant operands were converted once from their buffers: those may not move.
   bool move_operands(const Binding& b) override {
-    if (b.inputs.size() < (s_.has_bias ? 3u : 2u) || b.outputs.size() != 1) return false;
+    if (b.inputs.size() < (s_.has_bias ? 3u : 2u) || b.outputs.size() != (amax_ ? 2u : 1u)) return false;
     auto movable = [](const Source& src, const void* p) { return !src.constant || src.data == p; };
     if (!movable(a_, b.inputs[0]) || !movable(b_, b.inputs[1]) || (s_.has_bias && !movable(bias_, b.inputs[2])))
       return false;
@@ -129,6 +137,7 @@ class GemmKernel final : public Kernel {
     b_.data = b.inputs[1];
     if (s_.has_bias) bias_.data = b.inputs[2];
     c_ = b.outputs[0];
+    if (amax_) amax_ = static_cast<float*>(b.outputs[1]);
     return true;
   }
 
@@ -153,16 +162,19 @@ class GemmKernel final : public Kernel {
     }
     const float* bias = s_.has_bias ? bias_.ready() : nullptr;
     if (c_dtype_ == DType::f32 && !bias && act_ == Act::none) return {};
-    const auto finish = act_ == Act::relu ? finisher<Act::relu>(c_dtype_)
-                        : act_ == Act::gelu ? finisher<Act::gelu>(c_dtype_)
-                                            : finisher<Act::none>(c_dtype_);
+    // An f8 C: bias and activation in place in the f32 scratch, then quantized with its scale.
+    const DType finish_dtype = is_f8(c_dtype_) ? DType::f32 : c_dtype_;
+    const auto finish = act_ == Act::relu ? finisher<Act::relu>(finish_dtype)
+                        : act_ == Act::gelu ? finisher<Act::gelu>(finish_dtype)
+                                            : finisher<Act::none>(finish_dtype);
     // Row-major C: one line per row, the bias along it; colmajor C: one line per column.
     const int64_t lines = c_colmajor_ ? s_.n : s_.batch * s_.m, len = c_colmajor_ ? s_.m : s_.n;
-    void* dst = c_;
+    void* dst = is_f8(c_dtype_) ? static_cast<void*>(c) : c_;
     const bool along = !c_colmajor_;
     parallel_for(lines, std::max<int64_t>(1, (int64_t(1) << 15) / len), [&](int64_t l0, int64_t l1) {
       finish(c, dst, bias, along, len, l0, l1);
     });
+    if (is_f8(c_dtype_)) quantize_output(c, s_.batch * s_.m * s_.n, *c_tensor_, c_, amax_);
     return {};
   }
 
@@ -173,6 +185,8 @@ class GemmKernel final : public Kernel {
   void* c_ = nullptr;
   DType c_dtype_ = DType::f32;
   bool c_colmajor_ = false;
+  const Tensor* c_tensor_ = nullptr;
+  float* amax_ = nullptr;  // the second output of an f8 C, if any
   Act act_ = Act::none;
   std::vector<float> c32_;
   bool prepared_ = false;
@@ -184,7 +198,7 @@ Result<std::unique_ptr<Kernel>> make_gemm_kernel(const Graph& g, const Op& op, c
   std::string why;
   const auto s = gemm_shape(g, op, &why);
   if (!s) return bad_input("op " + op.name + ": " + why);
-  if (binding.inputs.size() != op.inputs.size() || binding.outputs.size() != 1)
+  if (binding.inputs.size() != op.inputs.size() || binding.outputs.size() != op.outputs.size())
     return bad_input("op " + op.name + ": the binding does not match the op's operands");
   if (s->m > INT32_MAX || s->n > INT32_MAX || s->k > INT32_MAX)
     return bad_input("op " + op.name + ": M, N or K beyond cblas_sgemm's 32-bit sizes");

@@ -17,6 +17,13 @@ Result<std::unique_ptr<Kernel>> make_gemm_kernel(const Graph& g, const Op& op, c
 // BIAS_ADD, ADD, RELU, GELU, CAST.
 Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const Graph& g, const Op& op, const Binding& binding);
 
+// CAST to or from f8 (cpu_f8.cpp): quantize, dequantize, requantize, with the amax output.
+Result<std::unique_ptr<Kernel>> make_f8_cast_kernel(const Graph& g, const Op& op, const Binding& binding);
+
+// Stores n f32 values (storage order) into the f8 tensor t at dst with its scale, and where
+// `amax` is given writes max |value| there (NaNs left out).
+void quantize_output(const float* src, int64_t n, const Tensor& t, void* dst, float* amax);
+
 // GELU, tanh form, in f32: the one formula of the CPU backend (the epilogue and the GELU op).
 inline float gelu_tanh(float x) { return 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x))); }
 

@@ -20,6 +20,8 @@ cudaDataType_t cuda_type(DType t) {
     case DType::f16: return CUDA_R_16F;
     case DType::bf16: return CUDA_R_16BF;
     case DType::f32: return CUDA_R_32F;
+    case DType::f8e4m3: return CUDA_R_8F_E4M3;
+    case DType::f8e5m2: return CUDA_R_8F_E5M2;
   }
   return CUDA_R_32F;
 }

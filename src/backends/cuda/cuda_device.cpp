@@ -9,6 +9,8 @@
 #include "cuda_timer.hpp"
 #include "peak.hpp"
 #include "elementwise.hpp"
+#include "f8_convert.hpp"
+#include "fp8_gemm.hpp"
 #include "gexec/rng/init.hpp"
 
 namespace gexec {
@@ -173,7 +175,8 @@ Result<void*> CudaDevice::gemm_workspace() {
 
 Status CudaDevice::fill_input(const Tensor& t, void* dst, uint64_t seed) {
   const Init init = effective_init(t);
-  if (is_drawn(init)) {
+  // f8 inputs are drawn in real units and divided by their scales: on the host, by generate_input.
+  if (is_drawn(init) && !is_f8(t.dtype)) {
     Status s = launch_fill_random(dst, t.dtype, t.numel(), draw_params(init, seed, t), stream());
     if (!s) return s.error().with("drawing the values of " + t.name);
     // Waited for here, so that a failure is reported against the tensor that caused it.
@@ -214,6 +217,8 @@ Result<std::unique_ptr<Kernel>> CudaDevice::make_kernel(const KernelDef& def, co
   switch (def.impl) {
     case KernelImpl::cublaslt_gemm: return make_cublaslt_gemm(*this, def, g, op, binding, options);
     case KernelImpl::cuda_elementwise: return make_elementwise_kernel(def, g, op, binding, stream());
+    case KernelImpl::cublaslt_fp8_gemm: return make_fp8_gemm(*this, g, op, binding, options);
+    case KernelImpl::cuda_f8_cast: return make_f8_cast_kernel(g, op, binding, stream());
     default: break;
   }
   return runtime_error("kernel " + def.name + " has no CUDA implementation");

@@ -1,0 +1,65 @@
+// The two OCP FP8 formats: exact decoding of every code and rounding of a double to a code
+// (round to nearest even, saturating to the largest finite value, NaN stays NaN), in arithmetic
+// that gives the same bits on the host and the device.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "gexec/rng/hd.hpp"
+#include "gexec/rng/round.hpp"
+
+namespace gexec::f8 {
+
+// E4M3 "fn": bias 7, 3 mantissa bits, no infinities, S.1111.111 is NaN; largest finite 448.
+// E5M2: bias 15, 2 mantissa bits, IEEE-like (S.11111.00 is infinity, S.11111.xx NaN); 57344.
+struct Format {
+  int mant_bits, bias;
+  double max_finite;
+  bool has_inf;
+};
+// Functions rather than variables where device code needs them (a constexpr variable has no
+// device address).
+GEXEC_HD constexpr Format e4m3() { return {3, 7, 448.0, false}; }
+GEXEC_HD constexpr Format e5m2() { return {2, 15, 57344.0, true}; }
+inline constexpr Format kE4M3 = e4m3();
+inline constexpr Format kE5M2 = e5m2();
+
+// The code's value; exact in float (and so in double).
+GEXEC_HD inline double decode(uint8_t code, Format f) {
+  const bool neg = (code & 0x80u) != 0;
+  const int exp_bits = 7 - f.mant_bits;
+  const int e = (code >> f.mant_bits) & ((1 << exp_bits) - 1);
+  const int m = code & ((1 << f.mant_bits) - 1);
+  const int e_all = (1 << exp_bits) - 1;
+  double v;
+  if (f.has_inf && e == e_all) {
+    v = m == 0 ? HUGE_VAL : NAN;
+  } else if (!f.has_inf && e == e_all && m == (1 << f.mant_bits) - 1) {
+    v = NAN;
+  } else if (e == 0) {
+    v = ldexp(double(m), 1 - f.bias - f.mant_bits);  // subnormal
+  } else {
+    v = ldexp(double((1 << f.mant_bits) | m), e - f.bias - f.mant_bits);
+  }
+  return neg ? -v : v;
+}
+
+// The code nearest v, ties to even; beyond the largest finite value (infinities included) the
+// largest finite value of v's sign; NaN gives the format's NaN with v's sign.
+GEXEC_HD inline uint8_t encode(double v, Format f) {
+  const uint8_t sign = copysign(1.0, v) < 0 ? 0x80u : 0x00u;  // -0 and -NaN keep their sign
+  if (v != v) return uint8_t(sign | 0x7Fu);  // a NaN code in both formats
+  const int emin = 1 - f.bias;  // exponent of the smallest normal
+  double r = fabs(v) > f.max_finite ? f.max_finite : rng::round_to_grid(fabs(v), f.mant_bits + 1, emin);
+  if (r > f.max_finite) r = f.max_finite;  // a round up past the largest finite value saturates too
+  if (r == 0.0) return sign;
+  int e = 0;
+  frexp(r, &e);
+  e -= 1;  // 2^e <= r < 2^(e+1)
+  if (e < emin) return uint8_t(sign | uint8_t(ldexp(r, f.mant_bits - emin)));  // subnormal: r / 2^(emin-mant)
+  const int m = int(ldexp(r, f.mant_bits - e)) - (1 << f.mant_bits);
+  return uint8_t(sign | uint8_t(((e + f.bias) << f.mant_bits) | m));
+}
+
+}  // namespace gexec::f8

@@ -1,0 +1,27 @@
+// The FP8 rules of the graph format: scales, which ops read and write f8 tensors, amax outputs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gexec/ir/graph.hpp"
+
+namespace gexec {
+
+// A tensor's scale: only on f8 tensors; positive and finite; per-axis only on rank 2, with one
+// value per row (axis 0) or column (axis 1). Each problem as a message without a path.
+std::vector<std::string> check_scale(const Tensor& t);
+
+// An op's FP8 rules (called by check_op once shapes and counts are right): f8 tensors only on
+// products and CAST; both product operands f8 or neither, never f8e5m2 x f8e5m2; f8e5m2 output
+// only with an f8e5m2 operand; fast_accum only on f8 products; a second output only after an f8
+// first output, as an f32 [1] amax.
+std::vector<std::string> check_f8_op(const Graph& g, const Op& op);
+
+// Whether the op is a product with f8 operands.
+bool is_f8_product(const Graph& g, const Op& op);
+
+// The amax output of an op, or kNone.
+inline TensorId amax_output(const Op& op) { return op.outputs.size() > 1 ? op.outputs[1] : kNone; }
+
+}  // namespace gexec

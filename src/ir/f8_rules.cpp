@@ -1,0 +1,102 @@
+// The FP8 rules of the graph format (graph-format.md, "FP8"): scales, f8 operands, amax outputs.
+#include "gexec/ir/f8_rules.hpp"
+
+#include <charconv>
+#include <cmath>
+
+namespace gexec {
+namespace {
+
+std::string named(const Tensor& t) { return "\"" + t.name + "\" (" + std::string(dtype_name(t.dtype)) + ")"; }
+
+// The shortest text that reads back to v.
+std::string num(double v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+}  // namespace
+
+std::vector<std::string> check_scale(const Tensor& t) {
+  std::vector<std::string> p;
+  if (t.scale.is_default()) return p;
+  if (!is_f8(t.dtype)) {
+    p.push_back("a scale is allowed only on f8 tensors (f8e4m3, f8e5m2); this one is " +
+                std::string(dtype_name(t.dtype)));
+    return p;
+  }
+  if (t.scale.axis >= 0 && t.rank() != 2) {
+    p.push_back("a per-axis scale needs a rank-2 tensor; the shape is " + shape_str(t.shape));
+    return p;
+  }
+  if (t.scale.axis > 1 || t.scale.axis < -1) {
+    p.push_back("scale axis " + std::to_string(t.scale.axis) + " is not 0 (per row) or 1 (per column)");
+    return p;
+  }
+  const size_t want = t.scale.axis < 0 ? 1 : size_t(t.shape[size_t(t.scale.axis)]);
+  if (t.scale.values.size() != want)
+    p.push_back(std::to_string(t.scale.values.size()) + " scale values for axis " + std::to_string(t.scale.axis) +
+                " of " + shape_str(t.shape) + ", which needs " + std::to_string(want));
+  for (size_t i = 0; i < t.scale.values.size(); ++i) {
+    const double v = t.scale.values[i];
+    if (!(v > 0) || !std::isfinite(v)) {
+      p.push_back("scale value " + std::to_string(i) + " is " + num(v) +
+                  "; a scale must be positive and finite");
+      break;
+    }
+  }
+  return p;
+}
+
+bool is_f8_product(const Graph& g, const Op& op) {
+  if (op.type != OpType::MATMUL && op.type != OpType::GEMM_BIAS_ACT) return false;
+  if (op.inputs.size() < 2) return false;
+  return is_f8(g.tensor(op.inputs[0]).dtype) && is_f8(g.tensor(op.inputs[1]).dtype);
+}
+
+std::vector<std::string> check_f8_op(const Graph& g, const Op& op) {
+  std::vector<std::string> p;
+  const std::string type(op_type_name(op.type));
+  const bool product = op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT;
+  if (!product && op.type != OpType::CAST) {
+    for (TensorId t : op.inputs)
+      if (is_f8(g.tensor(t).dtype))
+        p.push_back(type + " reads " + named(g.tensor(t)) + "; only MATMUL, GEMM_BIAS_ACT and CAST read f8 tensors");
+    for (TensorId t : op.outputs)
+      if (is_f8(g.tensor(t).dtype))
+        p.push_back(type + " writes " + named(g.tensor(t)) + "; only MATMUL, GEMM_BIAS_ACT and CAST write f8 tensors");
+    return p;
+  }
+  const Tensor& out = g.tensor(op.outputs[0]);
+  if (op.outputs.size() > 1) {
+    const Tensor& amax = g.tensor(op.outputs[1]);
+    if (!is_f8(out.dtype))
+      p.push_back(type + " has a second output (amax) " + named(amax) + ", which only an f8 first output takes; " +
+                  named(out) + " is not f8");
+    else if (amax.dtype != DType::f32 || amax.shape != std::vector<int64_t>{1})
+      p.push_back(type + " amax output \"" + amax.name + "\" must be f32 of shape [1]; it is " +
+                  std::string(dtype_name(amax.dtype)) + " " + shape_str(amax.shape));
+  }
+  if (!product) return p;
+  const Tensor& a = g.tensor(op.inputs[0]);
+  const Tensor& b = g.tensor(op.inputs[1]);
+  const bool fa = is_f8(a.dtype), fb = is_f8(b.dtype);
+  if (fa != fb)
+    p.push_back(type + " mixes " + named(a) + " and " + named(b) + "; an f8 product needs both A and B in f8");
+  if (a.dtype == DType::f8e5m2 && b.dtype == DType::f8e5m2)
+    p.push_back(type + " multiplies f8e5m2 by f8e5m2, which is not supported; make one operand f8e4m3");
+  if (op.inputs.size() > 2 && is_f8(g.tensor(op.inputs[2]).dtype))
+    p.push_back(type + " bias " + named(g.tensor(op.inputs[2])) + " must be f16, bf16 or f32");
+  if (is_f8(out.dtype) && !(fa && fb))
+    p.push_back(type + " writes " + named(out) + " from inputs that are not f8; an f8 output needs f8 inputs");
+  if (out.dtype == DType::f8e5m2 && fa && fb && a.dtype != DType::f8e5m2 && b.dtype != DType::f8e5m2)
+    p.push_back(type + " writes f8e5m2 output " + named(out) +
+                " from f8e4m3 operands; an f8e5m2 output needs an f8e5m2 operand");
+  if (op.attrs.fast_accum && !(fa && fb))
+    p.push_back(type + " has fast_accum, which applies only to products of f8 tensors; A is " +
+                std::string(dtype_name(a.dtype)) + ", B is " + std::string(dtype_name(b.dtype)));
+  return p;
+}
+
+}  // namespace gexec

@@ -1,0 +1,24 @@
+// The check's settings for FP8: f8 outputs' atol in real units, and the accumulator of products
+// with fast accumulation.
+#include <algorithm>
+#include <cmath>
+
+#include "gexec/ir/f8_rules.hpp"
+#include "gexec/verify/compare.hpp"
+
+namespace gexec {
+
+double fast_accum_unit_roundoff() { return kFp8FastAccumU; }
+
+bool has_fast_accum(const Graph& g) {
+  return std::any_of(g.ops.begin(), g.ops.end(),
+                     [&g](const Op& op) { return op.attrs.fast_accum && is_f8_product(g, op); });
+}
+
+Tolerance output_tolerance(const Tensor& t) {
+  Tolerance tol = default_tolerance(t.dtype);
+  if (is_f8(t.dtype)) tol.atol *= *std::max_element(t.scale.values.begin(), t.scale.values.end());
+  return tol;
+}
+
+}  // namespace gexec

@@ -1,0 +1,259 @@
+// FP8: the codec against all 256 codes of each format and their midpoints, real values with
+// scales, the reference's f8 rounding and amax, the loader's scale forms, and --dump/--load-inputs.
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "gexec/io/load.hpp"
+#include "gexec/ir/f8_rules.hpp"
+#include "gexec/ir/real_value.hpp"
+#include "gexec/rng/init.hpp"
+#include "gexec/verify/reference.hpp"
+#include "process.hpp"
+
+using namespace gexec;
+
+namespace {
+
+struct Case {
+  const char* name;
+  f8::Format f;
+  uint8_t max_code;  // the largest finite positive code
+  double max, min_sub;
+};
+const Case kCases[] = {{"e4m3", f8::kE4M3, 0x7E, 448.0, std::ldexp(1.0, -9)},
+                       {"e5m2", f8::kE5M2, 0x7B, 57344.0, std::ldexp(1.0, -16)}};
+
+bool is_nan_code(uint8_t c, const Case& k) {
+  return k.f.has_inf ? (c & 0x7F) > 0x7C : (c & 0x7F) == 0x7F;
+}
+
+}  // namespace
+
+TEST_CASE("f8 decoding: every code, by the formats' definitions", "[f8]") {
+  for (const Case& k : kCases) {
+    INFO(k.name);
+    CHECK(f8::decode(k.max_code, k.f) == k.max);
+    CHECK(f8::decode(0x01, k.f) == k.min_sub);
+    CHECK(f8::decode(0x00, k.f) == 0.0);
+    CHECK(std::signbit(f8::decode(0x80, k.f)));
+    if (k.f.has_inf) {
+      CHECK(f8::decode(0x7C, k.f) == std::numeric_limits<double>::infinity());
+      CHECK(f8::decode(0xFC, k.f) == -std::numeric_limits<double>::infinity());
+    }
+    // Positive finite codes increase strictly, one grid step at a time (the steps double at
+    // each binade), and the negative codes mirror them.
+    for (int c = 0; c < 256; ++c) {
+      const double v = f8::decode(uint8_t(c), k.f);
+      CHECK(std::isnan(v) == is_nan_code(uint8_t(c), k));
+      if (std::isnan(v)) continue;
+      if (c < 128) CHECK(f8::decode(uint8_t(c | 0x80), k.f) == -v);
+      if (c >= 1 && c <= k.max_code) {
+        const double prev = f8::decode(uint8_t(c - 1), k.f);
+        CHECK(v > prev);
+        const int e = c >> k.f.mant_bits;  // exponent field
+        const double step = std::ldexp(1.0, std::max(e, 1) - k.f.bias - k.f.mant_bits);
+        // The step below the first code of a binade is the previous binade's.
+        const int ep = (c - 1) >> k.f.mant_bits;
+        const double step_below = std::ldexp(1.0, std::max(ep, 1) - k.f.bias - k.f.mant_bits);
+        CHECK(v - prev == std::min(step, step_below));
+      }
+      // Every finite code is exact in float (the device computes with floats).
+      CHECK(double(float(v)) == v);
+    }
+  }
+}
+
+TEST_CASE("f8 rounding: every code round-trips, midpoints go to even, saturation, NaN", "[f8]") {
+  for (const Case& k : kCases) {
+    INFO(k.name);
+    for (int c = 0; c < 256; ++c) {
+      const double v = f8::decode(uint8_t(c), k.f);
+      if (std::isnan(v) || std::isinf(v)) continue;
+      INFO("code " << c);
+      CHECK(f8::encode(v, k.f) == uint8_t(c));
+    }
+    for (int sign = 0; sign < 2; ++sign) {
+      const uint8_t s = sign ? 0x80 : 0x00;
+      for (int c = 0; c < k.max_code; ++c) {
+        const double lo = f8::decode(uint8_t(c | s), k.f), hi = f8::decode(uint8_t((c + 1) | s), k.f);
+        const double mid = (lo + hi) / 2;  // exact in double
+        INFO("codes " << c << ", " << c + 1 << " sign " << sign);
+        // Ties go to the code with an even mantissa, which is the even code.
+        CHECK(f8::encode(mid, k.f) == uint8_t((c % 2 == 0 ? c : c + 1) | s));
+        CHECK(f8::encode(std::nextafter(mid, lo), k.f) == uint8_t(c | s));
+        CHECK(f8::encode(std::nextafter(mid, hi), k.f) == uint8_t((c + 1) | s));
+      }
+      const double sg = sign ? -1.0 : 1.0;
+      const uint8_t max_code = uint8_t(k.max_code | s);
+      CHECK(f8::encode(sg * std::nextafter(k.max, 1e300), k.f) == max_code);
+      CHECK(f8::encode(sg * k.max * 1.0625, k.f) == max_code);  // past the midpoint to the next binade
+      CHECK(f8::encode(sg * 1e300, k.f) == max_code);
+      CHECK(f8::encode(sg * std::numeric_limits<double>::infinity(), k.f) == max_code);
+      CHECK(f8::encode(sg * k.min_sub / 2, k.f) == s);  // a tie with zero goes to zero
+      CHECK(f8::encode(sg * std::nextafter(k.min_sub / 2, 1.0), k.f) == uint8_t(1 | s));
+      CHECK(std::isnan(f8::decode(f8::encode(sg * std::nan(""), k.f), k.f)));
+    }
+  }
+}
+
+TEST_CASE("f8 real values: stored x scale, per tensor, row and column, in every layout", "[f8]") {
+  for (DType dt : {DType::f8e4m3, DType::f8e5m2}) {
+    for (Layout layout : {Layout::rowmajor, Layout::colmajor}) {
+      for (int axis : {-1, 0, 1}) {
+        Tensor t;
+        t.name = "T";
+        t.dtype = dt;
+        t.layout = layout;
+        t.shape = {16, 16};
+        if (axis < 0) {
+          t.scale.values = {0.1};
+        } else {
+          t.scale.axis = axis;
+          t.scale.values.clear();
+          for (int i = 0; i < 16; ++i) t.scale.values.push_back(std::ldexp(1.0, i - 8) * (1 + i / 16.0));
+        }
+        REQUIRE(check_scale(t).empty());
+        // Every code once: real = stored x scale of its (row, column); float32 of that (what a
+        // dump writes) stores back to the same code.
+        std::vector<uint8_t> bytes(256), back(256);
+        for (int i = 0; i < 256; ++i) bytes[size_t(i)] = uint8_t(i);
+        for (int64_t st = 0; st < 256; ++st) {
+          const int64_t l = logical_of(t, st);
+          const double scale = axis < 0 ? 0.1 : t.scale.values[size_t(axis == 0 ? l / 16 : l % 16)];
+          const double stored = f8::decode(uint8_t(st), f8_format(dt));
+          const double real = load_real(bytes.data(), t, st);
+          if (std::isnan(stored)) {
+            CHECK(std::isnan(real));
+            continue;
+          }
+          CHECK(real == stored * scale);
+          store_real(back.data(), t, st, double(float(real)));
+          if (std::isinf(stored)) CHECK(back[size_t(st)] == uint8_t(st & 0x80 ? 0xFB : 0x7B));  // saturates
+          else CHECK(back[size_t(st)] == uint8_t(st));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("f8 inputs are drawn in real units and stored divided by the scale", "[f8]") {
+  Tensor t;
+  t.name = "W";
+  t.dtype = DType::f8e4m3;
+  t.shape = {4, 8};
+  t.scale.axis = 0;
+  t.scale.values = {1.0, 0.5, 0.25, 2.0};
+  Init init;
+  init.kind = InitKind::values;
+  for (int i = 0; i < 32; ++i) init.values.push_back(0.3 * (i - 16));
+  t.init = init;
+  const auto bytes = generate_input(t, 0);
+  REQUIRE(bytes.size() == 32);
+  for (int64_t i = 0; i < 32; ++i) {
+    const double s = t.scale.values[size_t(i / 8)];
+    CHECK(bytes[size_t(i)] == f8::encode(init.values[size_t(i)] / s, f8::kE4M3));
+  }
+}
+
+namespace {
+
+Graph load_ok(const std::string& text) {
+  auto g = load_graph_text(text, "t.json", "");
+  INFO((g.ok() ? std::string() : g.error().message));
+  REQUIRE(g.ok());
+  return std::move(*g);
+}
+
+std::vector<uint8_t> codes(const Tensor& t, const std::vector<double>& real) {
+  std::vector<uint8_t> b(real.size());
+  for (size_t i = 0; i < real.size(); ++i) store_real(b.data(), t, int64_t(i), real[i]);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("f8 reference: real-valued product, f8 output with its scale, amax after the activation", "[f8]") {
+  const Graph g = load_ok(R"({"format": "gexec.graph", "version": 1, "tensors": [
+      {"name": "A", "shape": [2, 2], "dtype": "f8e4m3", "scale": {"axis": 0, "values": [0.5, 4]}},
+      {"name": "B", "shape": [2, 2], "dtype": "f8e5m2", "scale": 0.25},
+      {"name": "Bias", "shape": [2], "dtype": "f32"},
+      {"name": "C", "shape": [2, 2], "dtype": "f8e4m3", "scale": 0.125},
+      {"name": "M", "shape": [1], "dtype": "f32"}],
+    "ops": [{"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "Bias"], "outputs": ["C", "M"],
+             "attrs": {"act": "relu", "fast_accum": true}}]})");
+  // Real values, all exact in their formats: A = [[1, 2], [8, -4]], B = [[0.5, 1], [0.25, -2]].
+  std::map<std::string, std::vector<uint8_t>> in;
+  in["A"] = codes(g.tensor(0), {1, 2, 8, -4});
+  in["B"] = codes(g.tensor(1), {0.5, 1, 0.25, -2});
+  const float bias[2] = {0.0f, -10.0f};
+  in["Bias"].assign(reinterpret_cast<const uint8_t*>(bias), reinterpret_cast<const uint8_t*>(bias) + 8);
+  auto r = run_reference(g, in);
+  REQUIRE(r.ok());
+  // AB = [[1, -3], [3, 16]]; + bias = [[1, -13], [3, 6]]; relu = [[1, 0], [3, 6]].
+  const std::vector<double> want = {1, 0, 3, 6};
+  CHECK(r->at("C").value == want);  // each exact on e4m3's grid at scale 1/8
+  CHECK(r->at("M").value == std::vector<double>{6.0});
+
+  // A value off the grid rounds to nearest even at C's scale and saturates at 448 x scale.
+  const Graph g2 = load_ok(R"({"format": "gexec.graph", "version": 1, "tensors": [
+      {"name": "X", "shape": [4], "dtype": "f32", "init": {"values": [1.0625, 1.1875, 100, -1e9]}},
+      {"name": "Y", "shape": [4], "dtype": "f8e4m3", "scale": 0.5},
+      {"name": "M", "shape": [1], "dtype": "f32"}],
+    "ops": [{"op_type": "CAST", "inputs": ["X"], "outputs": ["Y", "M"]}]})");
+  std::map<std::string, std::vector<uint8_t>> in2;
+  in2["X"] = generate_input(g2.tensor(0), 0);
+  auto r2 = run_reference(g2, in2);
+  REQUIRE(r2.ok());
+  // At scale 1/2 the stored values are 2.125 (the tie between 2 and 2.25 goes to 2, the even
+  // mantissa), 2.375 (between 2.25 and 2.5: to 2.5), 200 (between 192 and 208: to 192) and
+  // -2e9 (saturates to -448).
+  CHECK(r2->at("Y").value == std::vector<double>{1.0, 1.25, 96.0, -224.0});
+  CHECK(r2->at("M").value == std::vector<double>{1e9});
+}
+
+TEST_CASE("f8 scales and fast_accum survive saving and loading", "[f8]") {
+  const Graph g = load_graph_file(test::source_path("graphs/fp8_rowwise.json")).value();
+  const Graph back = load_ok(save_graph(g));
+  CHECK(back.tensors == g.tensors);
+  CHECK(back.ops == g.ops);
+  const Graph amax = load_graph_file(test::source_path("graphs/fp8_output_amax.json")).value();
+  CHECK(load_ok(save_graph(amax)) == amax);
+}
+
+#if GEXEC_HAVE_CPU
+TEST_CASE("f8 --dump writes real values that --load-inputs stores back to the same codes", "[f8][cli]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("gexec_f8_dump_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const std::string graph = test::source_path("graphs/fp8_output_amax.json");
+  auto first = test::run_gexec("run --backend cpu '" + graph + "' --seed 7 --dump '" + (dir / "a").string() + "'");
+  INFO(first.output);
+  REQUIRE(first.status == 0);
+  CHECK(test::has(first.output, "dumped 6 tensors"));
+  auto second = test::run_gexec("run --backend cpu '" + graph + "' --seed 99 --load-inputs '" + (dir / "a").string() +
+                                "' --dump '" + (dir / "b").string() + "'");
+  INFO(second.output);
+  REQUIRE(second.status == 0);
+  auto slurp = [](const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  // W (f8e5m2, constant) and X: the second run read them from the first's dump instead of
+  // drawing them from seed 99, so every tensor, outputs included, is the same.
+  for (const char* name : {"W.npy", "X.npy", "C.npy", "C_amax.npy", "X_amax.npy"}) {
+    INFO(name);
+    const std::string a = slurp(dir / "a" / name), b = slurp(dir / "b" / name);
+    CHECK(!a.empty());
+    CHECK(a == b);
+  }
+  fs::remove_all(dir);
+}
+#endif
