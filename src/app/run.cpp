@@ -62,6 +62,8 @@ Exit run_graph(const RunOptions& opts, std::ostream& out, std::ostream& err, nlo
     spdlog::debug("pass {}: {:.3f} ms{}", r.name, r.millis, r.changed ? ", changed the graph" : "");
   }
   out << "; " << original.ops.size() << " ops -> " << graph.ops.size() << "\n";
+  for (const PassRecord& r : *records)
+    for (const std::string& note : r.notes) out << "  " << r.name << ": " << note << "\n";
   rep["passes"] = report_passes(*records);
   rep["ops_after_passes"] = graph.ops.size();
   if (opts.dry_run) out << "\n// after the passes\n" << print_graph(graph) << "\n";

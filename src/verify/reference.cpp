@@ -17,7 +17,9 @@ namespace {
 // |alpha| * sum_k scale(a_ik) scale(b_kj) + scale(bias_j), the operands' scales standing in for
 // their magnitudes so that an error an operand may carry is bounded too (for inputs they are
 // |a_ik| |b_kj|); BIAS_ADD and ADD add their operands' scales; RELU keeps its input's (it is
-// 1-Lipschitz); GELU multiplies it by kGeluSlope; CAST keeps max(scale, |rounded value|).
+// 1-Lipschitz); GELU multiplies it by kGeluSlope, SILU by kSiluSlope; MUL multiplies its
+// operands' scales; a residual adds |beta| * scale(R); CAST keeps max(scale, |rounded value|);
+// a FUSED_ELEMENTWISE group's steps follow the same rules, step by step.
 
 // A tensor's values and error scales in logical (row-major) order. Layouts are applied only
 // where bytes come in and results go out, so every op indexes its operands the same way.
@@ -91,10 +93,12 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
   Vals out;
   ref::product_all(p, out.value, out.scale, progress);
 
-  const bool has_bias = op.type == OpType::GEMM_BIAS_ACT && in.size() > 2;
+  const bool has_bias = s.has_bias;
   if (has_bias && static_cast<int64_t>(in[2]->value.size()) != s.n)
     return bad_input("bias length " + std::to_string(in[2]->value.size()) + " differs from N=" +
                      std::to_string(s.n));
+  const Vals* res = s.has_residual ? in.back() : nullptr;
+  if (res && res->value.size() != out.value.size()) return bad_input("residual R does not match C's elements");
   const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
   const DType dt = g.tensor(op.outputs[0]).dtype;
   for (size_t x = 0; x < out.value.size(); ++x) {
@@ -103,6 +107,10 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
       const size_t j = x % static_cast<size_t>(s.n);
       v += in[2]->value[j];
       sc += in[2]->scale[j];
+    }
+    if (res) {  // inside the activation, as cuBLASLt adds beta * C (graph-format.md)
+      v += s.beta * res->value[x];
+      sc += std::fabs(s.beta) * res->scale[x];
     }
     if (act == Act::relu) v = relu(v);
     if (act == Act::gelu) v = gelu_tanh(v), sc *= kGeluSlope;
@@ -122,30 +130,46 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
     bias_len = x.shape.empty() ? 0 : static_cast<size_t>(x.shape.back());
     if (bias_len == 0 || in[1]->value.size() != bias_len) return bad_input("bias length differs from X's last dimension");
   }
-  if (op.type == OpType::ADD && in[1]->value.size() != n) return bad_input("ADD operands differ in element count");
+  if ((op.type == OpType::ADD || op.type == OpType::MUL) && in[1]->value.size() != n)
+    return bad_input(std::string(op_type_name(op.type)) + " operands differ in element count");
+  switch (op.type) {
+    case OpType::BIAS_ADD: case OpType::ADD: case OpType::MUL: case OpType::RELU: case OpType::GELU:
+    case OpType::SILU: case OpType::CAST: break;
+    default: return bad_input("not an elementwise op");
+  }
 
   Vals out{std::vector<double>(n), std::vector<double>(n)};
   for (size_t l = 0; l < n; ++l) {
-    const double v = in[0]->value[l], sc = in[0]->scale[l];
-    double r = 0, rs = sc;
-    switch (op.type) {
-      case OpType::BIAS_ADD:
-        r = v + in[1]->value[l % bias_len], rs = sc + in[1]->scale[l % bias_len];
-        break;
-      case OpType::ADD: r = v + in[1]->value[l], rs = sc + in[1]->scale[l]; break;
-      case OpType::RELU: r = relu(v); break;
-      case OpType::GELU:
-        r = op.attrs.approximate == GeluApprox::tanh ? gelu_tanh(v) : gelu_erf(v);
-        rs = sc * kGeluSlope;
-        break;
-      case OpType::CAST: r = v; break;
-      default: return bad_input("not an elementwise op");
-    }
-    out.value[l] = round_to(y.dtype, r);
-    // A cast may round a value up past its scale; the scale must still bound it.
-    out.scale[l] = op.type == OpType::CAST ? std::max(rs, std::fabs(out.value[l])) : rs;
+    const size_t j = op.type == OpType::BIAS_ADD ? l % bias_len : l;
+    const ref::Elem second = in.size() > 1 ? ref::Elem{in[1]->value[j], in[1]->scale[j]} : ref::Elem{};
+    const ref::Elem r = ref::elementwise(op.type, op.attrs.approximate, y.dtype, {in[0]->value[l], in[0]->scale[l]}, second);
+    out.value[l] = r.value;
+    out.scale[l] = r.scale;
   }
   return out;
+}
+
+// FUSED_ELEMENTWISE: the steps per element, each rounded to its dtype as the graph says; one
+// Vals per output.
+Result<std::vector<Vals>> run_group(const Graph& g, const Op& op, const std::vector<const Vals*>& in) {
+  if (!check_op(g, op).empty()) return bad_input("FUSED_ELEMENTWISE does not check: " + check_op(g, op)[0]);
+  const Tensor& first = g.tensor(op.outputs[0]);
+  const size_t n = static_cast<size_t>(first.numel()), cols = static_cast<size_t>(first.shape.back());
+  std::vector<Vals> outs(op.outputs.size(), Vals{std::vector<double>(n), std::vector<double>(n)});
+  std::vector<ref::Elem> vals;
+  for (size_t l = 0; l < n; ++l) {
+    vals.clear();
+    for (const Vals* v : in) {
+      const size_t at = v->value.size() == n ? l : l % cols;  // a bias input is read at the column
+      vals.push_back({v->value[at], v->scale[at]});
+    }
+    ref::group_values(op.attrs, vals);
+    for (size_t o = 0; o < outs.size(); ++o) {
+      outs[o].value[l] = vals[size_t(op.attrs.results[o])].value;
+      outs[o].scale[l] = vals[size_t(op.attrs.results[o])].scale;
+    }
+  }
+  return outs;
 }
 
 }  // namespace
@@ -192,10 +216,21 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
       if (!s) return s.error().with("reference, op " + op.name);
       in.push_back(&vals[t]);
     }
-    if (op.outputs.size() != 1 || op.outputs[0] < 0 || static_cast<size_t>(op.outputs[0]) >= count || in.empty())
-      return bad_input("reference, op " + op.name + ": expected inputs and one output");
+    const bool group = op.type == OpType::FUSED_ELEMENTWISE;
+    bool outs_ok = !op.outputs.empty() && (group || op.outputs.size() == 1);
+    for (TensorId t : op.outputs) outs_ok = outs_ok && t >= 0 && static_cast<size_t>(t) < count;
+    if (!outs_ok || in.empty()) return bad_input("reference, op " + op.name + ": expected inputs and one output");
+    if (group) {
+      auto r = run_group(g, op, in);
+      if (!r) return r.error().with("reference, op " + op.name);
+      for (size_t o = 0; o < op.outputs.size(); ++o) {
+        vals[op.outputs[o]] = std::move((*r)[o]);
+        ready[op.outputs[o]] = true;
+      }
+      continue;
+    }
     const bool product = op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT;
-    if ((product || op.type == OpType::BIAS_ADD || op.type == OpType::ADD) && in.size() < 2)
+    if ((product || op.type == OpType::BIAS_ADD || op.type == OpType::ADD || op.type == OpType::MUL) && in.size() < 2)
       return bad_input("reference, op " + op.name + ": expected two inputs");
     std::function<void(double)> op_progress;
     if (progress && product && total_work > 0)

@@ -48,6 +48,7 @@ class ElementEval {
     }
     const OpId p = idx_.producer[size_t(t)];
     const Op& op = g_.ops[size_t(p)];
+    if (op.type == OpType::FUSED_ELEMENTWISE) return group_at(op, t, l);
     return is_product(op) ? product_at(op, *shape_[size_t(p)], l) : elementwise_at(op, l);
   }
 
@@ -82,10 +83,15 @@ class ElementEval {
     }
     v *= s.alpha;
     sc *= std::fabs(s.alpha);
-    if (op.type == OpType::GEMM_BIAS_ACT && op.inputs.size() > 2) {
+    if (s.has_bias) {
       const VS bias = at(op.inputs[2], j);
       v += bias.value;
       sc += bias.scale;
+    }
+    if (s.has_residual) {
+      const VS r = at(op.inputs.back(), l);
+      v += s.beta * r.value;
+      sc += std::fabs(s.beta) * r.scale;
     }
     const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
     if (act == Act::relu) v = ref::relu(v);
@@ -95,27 +101,26 @@ class ElementEval {
 
   VS elementwise_at(const Op& op, int64_t l) const {
     const VS x = at(op.inputs[0], l);
-    double r = 0, rs = x.scale;
-    switch (op.type) {
-      case OpType::BIAS_ADD: {
-        const VS bias = at(op.inputs[1], l % g_.tensor(op.inputs[0]).shape.back());
-        r = x.value + bias.value, rs = x.scale + bias.scale;
-        break;
-      }
-      case OpType::ADD: {
-        const VS y = at(op.inputs[1], l);
-        r = x.value + y.value, rs = x.scale + y.scale;
-        break;
-      }
-      case OpType::RELU: r = ref::relu(x.value); break;
-      case OpType::GELU:
-        r = op.attrs.approximate == GeluApprox::tanh ? ref::gelu_tanh(x.value) : ref::gelu_erf(x.value);
-        rs = x.scale * ref::kGeluSlope;
-        break;
-      default: r = x.value; break;  // CAST; prepare() refused anything else
+    VS y;
+    if (op.type == OpType::BIAS_ADD) y = at(op.inputs[1], l % g_.tensor(op.inputs[0]).shape.back());
+    else if (op.inputs.size() > 1) y = at(op.inputs[1], l);
+    const ref::Elem r = ref::elementwise(op.type, op.attrs.approximate, g_.tensor(op.outputs[0]).dtype,
+                                         {x.value, x.scale}, {y.value, y.scale});
+    return {r.value, r.scale};
+  }
+
+  // Output t of a FUSED_ELEMENTWISE group at element l.
+  VS group_at(const Op& op, TensorId t, int64_t l) const {
+    const int64_t n = g_.tensor(op.outputs[0]).numel(), cols = g_.tensor(op.outputs[0]).shape.back();
+    std::vector<ref::Elem> vals;
+    for (TensorId in : op.inputs) {
+      const VS v = at(in, g_.tensor(in).numel() == n ? l : l % cols);
+      vals.push_back({v.value, v.scale});
     }
-    const double out = ref::round_to(g_.tensor(op.outputs[0]).dtype, r);
-    return {out, op.type == OpType::CAST ? std::max(rs, std::fabs(out)) : rs};
+    ref::group_values(op.attrs, vals);
+    for (size_t o = 0; o < op.outputs.size(); ++o)
+      if (op.outputs[o] == t) return {vals[size_t(op.attrs.results[o])].value, vals[size_t(op.attrs.results[o])].scale};
+    return {};
   }
 
   const Graph& g_;
@@ -127,9 +132,14 @@ class ElementEval {
 
 // The same checks reference.cpp makes before it computes an op, so that both refuse the same graphs.
 Status check_op_for_reference(const Graph& g, const Op& op, GemmShape* shape) {
+  if (op.type == OpType::FUSED_ELEMENTWISE) {
+    const auto problems = check_op(g, op);
+    return problems.empty() ? Status{} : bad_input("FUSED_ELEMENTWISE does not check: " + problems[0]);
+  }
   if (op.outputs.size() != 1 || op.inputs.empty()) return bad_input("expected inputs and one output");
   const bool product = is_product(op);
-  if ((product || op.type == OpType::BIAS_ADD || op.type == OpType::ADD) && op.inputs.size() < 2)
+  if ((product || op.type == OpType::BIAS_ADD || op.type == OpType::ADD || op.type == OpType::MUL) &&
+      op.inputs.size() < 2)
     return bad_input("expected two inputs");
   const Tensor& x = g.tensor(op.inputs[0]);
   const Tensor& y = g.tensor(op.outputs[0]);
@@ -140,7 +150,9 @@ Status check_op_for_reference(const Graph& g, const Op& op, GemmShape* shape) {
     const int64_t b_count = s->b_batched ? s->batch : 1;
     if (x.numel() != s->batch * s->m * s->k || g.tensor(op.inputs[1]).numel() != b_count * s->k * s->n)
       return bad_input("product operands do not match their geometry");
-    if (op.type == OpType::GEMM_BIAS_ACT && op.inputs.size() > 2 && g.tensor(op.inputs[2]).numel() != s->n)
+    if (s->has_residual && g.tensor(op.inputs.back()).numel() != s->batch * s->m * s->n)
+      return bad_input("residual R does not match C's elements");
+    if (s->has_bias && g.tensor(op.inputs[2]).numel() != s->n)
       return bad_input("bias length " + std::to_string(g.tensor(op.inputs[2]).numel()) + " differs from N=" +
                        std::to_string(s->n));
     if (y.numel() != s->batch * s->m * s->n) return bad_input("product output does not match its geometry");
@@ -154,10 +166,13 @@ Status check_op_for_reference(const Graph& g, const Op& op, GemmShape* shape) {
         return bad_input("bias length differs from X's last dimension");
       return {};
     case OpType::ADD:
-      if (g.tensor(op.inputs[1]).numel() != x.numel()) return bad_input("ADD operands differ in element count");
+    case OpType::MUL:
+      if (g.tensor(op.inputs[1]).numel() != x.numel())
+        return bad_input(std::string(op_type_name(op.type)) + " operands differ in element count");
       return {};
     case OpType::RELU:
     case OpType::GELU:
+    case OpType::SILU:
     case OpType::CAST: return {};
     default: return bad_input("not an elementwise op");
   }

@@ -30,6 +30,7 @@ struct PassRecord {
   std::string name;
   double millis = 0;
   bool changed = false;
+  std::vector<std::string> notes;  // the pass's explained decisions (passes.hpp, pass_note)
 };
 
 // Runs the passes in order on g. A pass whose result fails verify() is a bug: runtime error
