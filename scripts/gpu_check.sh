@@ -2,7 +2,7 @@
 # Everything to run on a GPU machine in one go: build, every test, every graph (checked, timed,
 # under compute-sanitizer), and the benchmark against PyTorch. A summary goes to stdout; the
 # build log, the sanitizer's full output and the benchmark's files go to $OUT (default out/).
-#   scripts/gpu_check.sh [all|build|tests|graphs|perf|sanitizer|bench]...
+#   scripts/gpu_check.sh [all|build|tests|graphs|perf|sanitizer|bench|blocks]...
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out}
@@ -29,7 +29,7 @@ JSON
 note "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.max.sm --format=csv 2>&1
 
-if want build || want tests || want graphs || want perf || want sanitizer || want bench; then
+if want build || want tests || want graphs || want perf || want sanitizer || want bench || want blocks; then
   note "build"
   bash scripts/setup.sh
   start=$(date +%s)
@@ -146,5 +146,14 @@ if want bench; then
   note "benchmark"
   PYTHONUNBUFFERED=1 python3 scripts/bench_vs_torch.py --gexec "$gexec" --out docs 2>&1 | tail -40
   cp -f docs/performance.md docs/performance.png "$OUT/" 2>/dev/null || true
+fi
+if [[ " $stages " == *" blocks "* ]]; then  # not part of all: about 8 minutes on its own
+  note "transformer MLP blocks against PyTorch (scripts/bench_blocks.py)"
+  PYTHONUNBUFFERED=1 timeout 560 python3 scripts/bench_blocks.py --gexec "$gexec" --out "$OUT/blocks" \
+    ${BLOCKS_QUICK:+--quick} 2>&1 | tail -60 || status=1
+  note "the blocks with the measured residual costs (GEXEC_RESIDUAL_COSTS): the passes' decisions"
+  for g in graphs/gpt_mlp_block.json graphs/llama_mlp_block.json; do
+    GEXEC_RESIDUAL_COSTS="$OUT/blocks/residual_costs.tsv" "$gexec" run "$g" 2>&1 | grep -E "fuse_residual|result" || status=1
+  done
 fi
 exit $status

@@ -69,7 +69,8 @@ bool load_group(Problems& p, const json& v, const std::string& ptr, int inputs, 
       const std::string ap = ptr_key(ip, "args");
       const size_t want = step.type == OpType::ADD || step.type == OpType::MUL || step.type == OpType::BIAS_ADD ? 2 : 1;
       if (!args->is_array() || (good && args->size() != want)) {
-        p.add(ap, "expected an array of " + std::to_string(want) + " value numbers, found " +
+        p.add(ap, std::string("expected an array of ") + (want == 1 ? "one value number" : "two value numbers") +
+                      " (" + std::string(op_type_name(step.type)) + "), found " +
                       (args->is_array() ? "an array of " + std::to_string(args->size()) : describe(*args)));
         good = false;
       } else {

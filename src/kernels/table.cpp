@@ -13,7 +13,7 @@ std::string_view backend_name(Backend b) { return b == Backend::cuda ? "cuda" : 
 const std::vector<KernelDef>& kernel_table() {
   static const std::vector<KernelDef> table = [] {
     std::vector<KernelDef> all;
-    for (auto&& defs : {cublaslt_kernel_defs(), cuda_elementwise_kernel_defs()})
+    for (auto&& defs : {cublaslt_kernel_defs(), cuda_elementwise_kernel_defs(), cuda_fused_kernel_defs()})
       all.insert(all.end(), defs.begin(), defs.end());
 #if GEXEC_HAVE_CPU
     auto cpu = cpu_kernel_defs();

@@ -93,8 +93,18 @@ Status fuse_residual(Graph& g) {
     if (!shape) continue;
     auto m = match(g, idx, i);
     if (!m) continue;
-    const Tensor& r = g.tensor(m->residual);
-    const Tensor& d = g.tensor(m->result);
+    // Copies: adding the converted R below may move the tensors.
+    const Tensor& rt = g.tensor(m->residual);
+    struct {
+      std::string name;
+      DType dtype;
+      Layout layout;
+      std::vector<int64_t> shape;
+    } r{rt.name, rt.dtype, rt.layout, rt.shape};
+    const struct {
+      DType dtype;
+      Layout layout;
+    } d{g.tensor(m->result).dtype, g.tensor(m->result).layout};
     const std::string where = "op " + g.ops[m->add].name + " (residual \"" + r.name + "\")";
     if (r.layout != d.layout) {
       pass_note(where + ": not fused: R is " + std::string(layout_name(r.layout)) + " and the result " +
@@ -136,11 +146,11 @@ Status fuse_residual(Graph& g) {
     std::vector<Op>& at = replace_at[m->last];
     TensorId res = m->residual;
     if (widen) {
-      Tensor c = r;
+      Tensor c;
       c.name = fresh_name(tensor_names, r.name + ".f32");
+      c.shape = r.shape;
+      c.layout = r.layout;
       c.dtype = DType::f32;
-      c.init.reset();
-      c.constant = false;
       tensor_names.insert(c.name);
       const TensorId cid = g.add_tensor(std::move(c));
       Op cast;

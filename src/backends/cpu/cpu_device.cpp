@@ -87,8 +87,9 @@ class CpuDevice final : public Device {
       if (!p) return bad_input("op " + op.name + ": the output is not bound");
     if (def.name == "cpu.gemm_bias_act" || def.name == "cpu.matmul") return cpu::make_gemm_kernel(g, op, binding);
     if (def.name == "cpu.bias_add" || def.name == "cpu.add" || def.name == "cpu.relu" || def.name == "cpu.gelu" ||
-        def.name == "cpu.cast")
+        def.name == "cpu.cast" || def.name == "cpu.mul" || def.name == "cpu.silu")
       return cpu::make_elementwise_kernel(g, op, binding);
+    if (def.name == "cpu.fused_elementwise") return cpu::make_fused_kernel(g, op, binding);
     return bad_input("no CPU kernel named " + def.name);
   }
 

@@ -67,21 +67,24 @@ float activate(float v) {
   return v;
 }
 
-// Lines [l0, l1) of the product, each `len` elements in storage order: adds the bias (along the
-// line for row-major C, one value per line, a column, for colmajor C), activates, rounds.
+// Lines [l0, l1) of the product, each `len` elements in storage order: adds beta * R (given in
+// C's storage order, or null), then the bias (along the line for row-major C, one value per line,
+// a column, for colmajor C), activates, rounds: act(AB + beta R + bias), graph-format.md's order.
 template <Act A, DType D>
-void finish_lines(const float* src, void* dst, const float* bias, bool bias_along, int64_t len, int64_t l0,
-                  int64_t l1) {
+void finish_lines(const float* src, void* dst, const float* bias, bool bias_along, const float* res, float beta,
+                  int64_t len, int64_t l0, int64_t l1) {
   for (int64_t line = l0; line < l1; ++line) {
     const float* in = src + line * len;
+    const float* r = res ? res + line * len : nullptr;
     const int64_t base = line * len;
+    auto pre = [&](int64_t p) { return r ? in[p] + beta * r[p] : in[p]; };
     if (!bias) {
-      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(in[p]));
+      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(pre(p)));
     } else if (bias_along) {
-      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(in[p] + bias[p]));
+      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(pre(p) + bias[p]));
     } else {
       const float b = bias[line];
-      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(in[p] + b));
+      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(pre(p) + b));
     }
   }
 }
@@ -104,6 +107,12 @@ class GemmKernel final : public Kernel {
     vb_ = blas_view(b, s.trans_b, s.b_batched);
     if (s.has_bias)
       bias_ = source(binding.inputs[2], g.tensor(op.inputs[2]).dtype, s.n, fixed_before_runs(g, op.inputs[2]));
+    if (s.has_residual) {
+      const Tensor& r = g.tensor(op.inputs.back());
+      res_ = binding.inputs.back();
+      res_dtype_ = r.dtype;
+      res_colmajor_ = r.rank() == 2 && r.layout == Layout::colmajor;
+    }
     c_ = binding.outputs[0];
     c_dtype_ = c.dtype;
     c_colmajor_ = c.rank() == 2 && c.layout == Layout::colmajor;
@@ -115,6 +124,7 @@ class GemmKernel final : public Kernel {
     if (b_.dtype != DType::f32) b_.f32.resize(static_cast<size_t>(b_.count));
     if (s_.has_bias && bias_.dtype != DType::f32) bias_.f32.resize(static_cast<size_t>(s_.n));
     if (c_dtype_ != DType::f32) c32_.resize(static_cast<size_t>(s_.batch * s_.m * s_.n));
+    if (res_) r32_.resize(static_cast<size_t>(s_.batch * s_.m * s_.n));
     prepared_ = true;
     return {};
   }
@@ -139,7 +149,8 @@ class GemmKernel final : public Kernel {
       }
     }
     const float* bias = s_.has_bias ? bias_.ready() : nullptr;
-    if (c_dtype_ == DType::f32 && !bias && act_ == Act::none) return {};
+    const float* res = res_ ? residual_in_c_order() : nullptr;
+    if (c_dtype_ == DType::f32 && !bias && !res && act_ == Act::none) return {};
     const auto finish = act_ == Act::relu ? finisher<Act::relu>(c_dtype_)
                         : act_ == Act::gelu ? finisher<Act::gelu>(c_dtype_)
                                             : finisher<Act::none>(c_dtype_);
@@ -148,12 +159,27 @@ class GemmKernel final : public Kernel {
     void* dst = c_;
     const bool along = !c_colmajor_;
     parallel_for(lines, std::max<int64_t>(1, (int64_t(1) << 15) / len), [&](int64_t l0, int64_t l1) {
-      finish(c, dst, bias, along, len, l0, l1);
+      finish(c, dst, bias, along, res, float(s_.beta), len, l0, l1);
     });
     return {};
   }
 
  private:
+  // R as f32 in C's storage order (it may be stored otherwise, and in another dtype).
+  const float* residual_in_c_order() {
+    const int64_t total = s_.batch * s_.m * s_.n, rows = s_.m, cols = s_.n;
+    parallel_for(total, int64_t(1) << 16, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        // Storage index i of C is logical (row, col); R's storage of the same logical element.
+        const int64_t row = c_colmajor_ ? i % rows : (i / cols) % rows + (i / (rows * cols)) * rows;
+        const int64_t col = c_colmajor_ ? i / rows : i % cols;
+        const int64_t at = res_colmajor_ ? col * rows + row : row * cols + col;
+        r32_[size_t(i)] = load_as_float(res_, res_dtype_, at);
+      }
+    });
+    return r32_.data();
+  }
+
   GemmShape s_;
   Source a_, b_, bias_;
   BlasView va_, vb_;
@@ -161,7 +187,10 @@ class GemmKernel final : public Kernel {
   DType c_dtype_ = DType::f32;
   bool c_colmajor_ = false;
   Act act_ = Act::none;
-  std::vector<float> c32_;
+  const void* res_ = nullptr;
+  DType res_dtype_ = DType::f32;
+  bool res_colmajor_ = false;
+  std::vector<float> c32_, r32_;
   bool prepared_ = false;
 };
 

@@ -13,8 +13,10 @@ namespace gexec::cpu {
 
 // MATMUL and GEMM_BIAS_ACT through cblas_sgemm.
 Result<std::unique_ptr<Kernel>> make_gemm_kernel(const Graph& g, const Op& op, const Binding& binding);
-// BIAS_ADD, ADD, RELU, GELU, CAST.
+// BIAS_ADD, ADD, MUL, RELU, GELU, SILU, CAST.
 Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const Graph& g, const Op& op, const Binding& binding);
+// FUSED_ELEMENTWISE (cpu_fused.cpp).
+Result<std::unique_ptr<Kernel>> make_fused_kernel(const Graph& g, const Op& op, const Binding& binding);
 
 // Calls f(begin, end) over [0, n) split in one contiguous range per hardware thread, or once
 // on this thread when n is too small for the threads to pay for themselves.

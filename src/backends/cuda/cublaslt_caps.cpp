@@ -54,6 +54,20 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
                       (fixed_before_runs(g, op.inputs[2]) ? "the constant bias " + when(true)
                                                                 : "the bias " + when(false)));
   }
+  if (shape->has_residual) {
+    const Tensor& r = g.tensor(op.inputs.back());
+    if (r.layout != g.tensor(op.outputs[0]).layout) {
+      v.rejected = "the residual \"" + r.name + "\" is stored " + std::string(layout_name(r.layout)) +
+                   " and C " + std::string(layout_name(g.tensor(op.outputs[0]).layout)) +
+                   "; cuBLASLt reads R as its C, which must be stored like D";
+      return v;
+    }
+    v.notes.push_back("residual " + r.name + " read as cuBLASLt's C with beta " + std::to_string(shape->beta) +
+                      " (added before the bias and activation)" +
+                      (r.dtype != types.d ? "; converted from " + name(r.dtype) + " to " + name(types.d) +
+                                                " into D in every run, then read in place"
+                                          : ""));
+  }
   if (epi.needs_tail)
     v.notes.push_back("colmajor C: the bias runs along C's columns, which cuBLASLt's bias epilogue cannot add "
                       "there; a separate kernel adds the bias" +
@@ -71,7 +85,7 @@ KernelDef gemm_def(std::string kernel_name, OpType op, std::string summary) {
   d.op = op;
   d.backend = Backend::cuda;
   d.priority = 100;
-  d.inputs = op == OpType::GEMM_BIAS_ACT ? std::vector<std::vector<DType>>{all, all, all}
+  d.inputs = op == OpType::GEMM_BIAS_ACT ? std::vector<std::vector<DType>>{all, all, all, all}
                                          : std::vector<std::vector<DType>>{all, all};
   d.outputs = all;
   d.colmajor = true;
@@ -92,7 +106,8 @@ KernelDef gemm_def(std::string kernel_name, OpType op, std::string summary) {
 std::vector<KernelDef> cublaslt_kernel_defs() {
   return {
       gemm_def("cublaslt.gemm_bias_act", OpType::GEMM_BIAS_ACT,
-               "cuBLASLt GEMM with the bias and activation in its epilogue (RELU_BIAS, GELU_BIAS, ...)"),
+               "cuBLASLt GEMM with the bias and activation in its epilogue (RELU_BIAS, GELU_BIAS, ...), a "
+               "residual as its C times beta"),
       gemm_def("cublaslt.matmul", OpType::MATMUL, "cuBLASLt GEMM, alpha * op(A) * op(B)"),
   };
 }

@@ -8,6 +8,7 @@
 #include "cuda_timer.hpp"
 #include "peak.hpp"
 #include "elementwise.hpp"
+#include "fused_elementwise.hpp"
 #include "gexec/rng/init.hpp"
 
 namespace gexec {
@@ -158,6 +159,7 @@ Result<std::unique_ptr<Kernel>> CudaDevice::make_kernel(const KernelDef& def, co
   if (def.backend != Backend::cuda)
     return runtime_error("kernel " + def.name + " is not a CUDA kernel");
   if (is_cublaslt(def)) return make_cublaslt_gemm(*this, def, g, op, binding);
+  if (is_fused_elementwise_kernel(def)) return make_fused_elementwise_kernel(def, g, op, binding, stream());
   return make_elementwise_kernel(def, g, op, binding, stream());
 }
 

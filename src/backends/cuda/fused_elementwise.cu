@@ -1,0 +1,270 @@
+// The FUSED_ELEMENTWISE kernels: one launch runs a group's steps over every element, reading each
+// input once and writing each output once, 8 elements per thread through 16-byte accesses.
+//
+// The group is a small program in the kernel's parameters (fused_elementwise's Program), decoded
+// by every thread: the branches on a step's op and dtype are uniform across a warp, so they cost
+// instructions, not divergence, and the kernel stays bound by memory. Each step computes in f32
+// and rounds to its dtype (round to nearest even), as the graph says; the inputs and outputs are
+// read and written in their own dtypes, row-major (the pass and the selector see to that).
+#include "fused_elementwise.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "check.hpp"
+#include "fault.hpp"
+
+namespace gexec::cuda {
+namespace {
+
+constexpr int kVec = 8;  // elements per thread and chunk: 16 bytes of a 16-bit dtype
+
+struct Program {
+  int n_in = 0, n_steps = 0, n_out = 0;
+  int64_t n = 0, cols = 1;  // elements of the group's shape, and its last dimension
+  const void* in[kGroupMaxInputs] = {};
+  uint8_t in_t[kGroupMaxInputs] = {};     // DType
+  uint8_t in_bias[kGroupMaxInputs] = {};  // a [cols] vector, read at the element's column
+  void* out[kGroupMaxOutputs] = {};
+  uint8_t out_t[kGroupMaxOutputs] = {};
+  uint8_t out_v[kGroupMaxOutputs] = {};   // the value each output holds
+  uint8_t op[kGroupMaxSteps] = {};        // OpType
+  uint8_t st_t[kGroupMaxSteps] = {};      // DType each step rounds to
+  uint8_t erf[kGroupMaxSteps] = {};       // GELU: the erf form
+  uint8_t a0[kGroupMaxSteps] = {}, a1[kGroupMaxSteps] = {};
+};
+
+__device__ inline float load1(const void* p, uint8_t t, int64_t i) {
+  switch (DType(t)) {
+    case DType::f16: return __half2float(__ushort_as_half(static_cast<const uint16_t*>(p)[i]));
+    case DType::bf16: return __uint_as_float(uint32_t(static_cast<const uint16_t*>(p)[i]) << 16);
+    default: return static_cast<const float*>(p)[i];
+  }
+}
+
+__device__ inline uint16_t to_bits(uint8_t t, float v) {
+  return DType(t) == DType::f16 ? __half_as_ushort(__float2half_rn(v)) : __bfloat16_as_ushort(__float2bfloat16_rn(v));
+}
+
+__device__ inline void store1(void* p, uint8_t t, int64_t i, float v) {
+  if (DType(t) == DType::f32) static_cast<float*>(p)[i] = v;
+  else static_cast<uint16_t*>(p)[i] = to_bits(t, v);
+}
+
+// Elements [8c, 8c + 8) through 16-byte accesses (the buffer is 16-byte aligned).
+__device__ inline void load8(const void* p, uint8_t t, int64_t c, float v[kVec]) {
+  if (DType(t) == DType::f32) {
+    const float4* q = static_cast<const float4*>(p) + 2 * c;
+    const float4 lo = q[0], hi = q[1];
+    v[0] = lo.x, v[1] = lo.y, v[2] = lo.z, v[3] = lo.w, v[4] = hi.x, v[5] = hi.y, v[6] = hi.z, v[7] = hi.w;
+    return;
+  }
+  const uint4 w = static_cast<const uint4*>(p)[c];
+  const uint32_t words[4] = {w.x, w.y, w.z, w.w};
+  const bool half = DType(t) == DType::f16;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {  // little-endian: the lower half holds the earlier element
+    const uint16_t lo = uint16_t(words[j] & 0xFFFFu), hi = uint16_t(words[j] >> 16);
+    v[2 * j] = half ? __half2float(__ushort_as_half(lo)) : __uint_as_float(uint32_t(lo) << 16);
+    v[2 * j + 1] = half ? __half2float(__ushort_as_half(hi)) : __uint_as_float(uint32_t(hi) << 16);
+  }
+}
+
+__device__ inline void store8(void* p, uint8_t t, int64_t c, const float v[kVec]) {
+  if (DType(t) == DType::f32) {
+    float4* q = static_cast<float4*>(p) + 2 * c;
+    q[0] = make_float4(v[0], v[1], v[2], v[3]);
+    q[1] = make_float4(v[4], v[5], v[6], v[7]);
+    return;
+  }
+  uint32_t w[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) w[j] = uint32_t(to_bits(t, v[2 * j])) | (uint32_t(to_bits(t, v[2 * j + 1])) << 16);
+  static_cast<uint4*>(p)[c] = make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+__device__ inline float round_as(uint8_t t, float v) {
+  switch (DType(t)) {
+    case DType::f16: return __half2float(__float2half_rn(v));
+    case DType::bf16: return __bfloat162float(__float2bfloat16_rn(v));
+    default: return v;
+  }
+}
+
+// The same formulas as elementwise.cu's, so that a fused group and its separate ops agree.
+__device__ inline float step(uint8_t op, bool erf_form, float x, float y) {
+  switch (OpType(op)) {
+    case OpType::ADD:
+    case OpType::BIAS_ADD: return x + y;
+    case OpType::MUL: return x * y;
+    case OpType::RELU: return x < 0.0f ? 0.0f : x;  // a NaN stays a NaN
+    case OpType::GELU:
+      if (erf_form) return 0.5f * x * erfcf(-x * 0.7071067811865476f);
+      return x / (1.0f + expf(-2.0f * 0.7978845608028654f * (x + 0.044715f * x * x * x)));
+    case OpType::SILU: return x / (1.0f + expf(-x));
+    default: return x;  // CAST: the rounding
+  }
+}
+
+// One chunk of `count` elements starting at element e0 (count == kVec and `vec`: 16-byte accesses).
+__device__ inline void run_chunk(const Program& p, int64_t e0, int count, bool vec) {
+  float x[kGroupMaxInputs][kVec];
+#pragma unroll
+  for (int i = 0; i < kGroupMaxInputs; ++i) {
+    if (i >= p.n_in) break;
+    if (p.in_bias[i]) {
+      int64_t col = e0 % p.cols;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        x[i][j] = j < count ? load1(p.in[i], p.in_t[i], col) : 0.0f;
+        if (++col == p.cols) col = 0;
+      }
+    } else if (vec) {
+      load8(p.in[i], p.in_t[i], e0 / kVec, x[i]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) x[i][j] = j < count ? load1(p.in[i], p.in_t[i], e0 + j) : 0.0f;
+    }
+  }
+  float o[kGroupMaxOutputs][kVec];
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    float v[kGroupMaxInputs + kGroupMaxSteps];
+#pragma unroll
+    for (int i = 0; i < kGroupMaxInputs; ++i)
+      if (i < p.n_in) v[i] = x[i][j];
+    for (int s = 0; s < p.n_steps; ++s) {
+      const float a = v[p.a0[s]], b = v[p.a1[s]];
+      v[p.n_in + s] = round_as(p.st_t[s], step(p.op[s], p.erf[s], a, b));
+    }
+#pragma unroll
+    for (int k = 0; k < kGroupMaxOutputs; ++k)
+      if (k < p.n_out) o[k][j] = v[p.out_v[k]];
+  }
+#pragma unroll
+  for (int k = 0; k < kGroupMaxOutputs; ++k) {
+    if (k >= p.n_out) break;
+    if (vec) {
+      store8(p.out[k], p.out_t[k], e0 / kVec, o[k]);
+    } else {
+      for (int j = 0; j < count; ++j) store1(p.out[k], p.out_t[k], e0 + j, o[k][j]);
+    }
+  }
+}
+
+__global__ void fused_kernel(Program p, bool vec) {
+  const int64_t chunks = (p.n + kVec - 1) / kVec;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < chunks; c += stride) {
+    const int64_t e0 = c * kVec;
+    const int count = int(std::min<int64_t>(kVec, p.n - e0));
+    run_chunk(p, e0, count, vec && count == kVec);
+  }
+}
+
+constexpr int kThreads = 256;
+
+class FusedKernel final : public Kernel {
+ public:
+  FusedKernel(const Program& p, cudaStream_t stream) : p_(p), stream_(stream) {}
+  Status prepare() override {
+    int sms = 0, dev = 0;
+    GEXEC_CUDA_TRY(cudaGetDevice(&dev));
+    GEXEC_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    // Enough blocks to keep every SM busy several times over; the loop strides past the rest.
+    const int64_t chunks = (p_.n + kVec - 1) / kVec;
+    blocks_ = int(std::clamp<int64_t>((chunks + kThreads - 1) / kThreads, 1, int64_t(std::max(sms, 1)) * 16));
+    return {};
+  }
+  Status run() override {
+    if (p_.n <= 0) return {};
+    const int threads = fault::break_launch() ? 0 : kThreads;
+    fused_kernel<<<blocks_, threads, 0, stream_>>>(p_, vec());
+    GEXEC_CUDA_TRY(cudaGetLastError());
+    return {};
+  }
+  bool rebind(const Binding& b) override {
+    if (int(b.inputs.size()) != p_.n_in || int(b.outputs.size()) != p_.n_out) return false;
+    for (int i = 0; i < p_.n_in; ++i) p_.in[i] = b.inputs[size_t(i)];
+    for (int k = 0; k < p_.n_out; ++k) p_.out[k] = b.outputs[size_t(k)];
+    return true;
+  }
+
+ private:
+  bool vec() const {
+    auto aligned = [](const void* q) { return (reinterpret_cast<uintptr_t>(q) & 15u) == 0; };
+    for (int i = 0; i < p_.n_in; ++i)
+      if (!p_.in_bias[i] && !aligned(p_.in[i])) return false;
+    for (int k = 0; k < p_.n_out; ++k)
+      if (!aligned(p_.out[k])) return false;
+    return true;
+  }
+  Program p_;
+  cudaStream_t stream_;
+  int blocks_ = 1;
+};
+
+}  // namespace
+
+bool is_fused_elementwise_kernel(const KernelDef& def) {
+  return def.name == "cuda.fused_elementwise" || def.name == "cuda.mul" || def.name == "cuda.silu";
+}
+
+Result<std::unique_ptr<Kernel>> make_fused_elementwise_kernel(const KernelDef& def, const Graph& g, const Op& op,
+                                                              const Binding& b, cudaStream_t stream) {
+  const std::string where = "kernel " + def.name + " for op " + op.name;
+  if (!is_fused_elementwise_kernel(def) || def.op != op.type) return runtime_error(where + ": not its kernel");
+  if (auto problems = check_op(g, op); !problems.empty()) return runtime_error(where + ": " + problems[0]);
+  if (b.inputs.size() != op.inputs.size() || b.outputs.size() != op.outputs.size())
+    return runtime_error(where + ": the binding does not match the op's operands");
+  // A MUL or SILU is the one-step group over its inputs.
+  Attrs attrs = op.attrs;
+  if (op.type != OpType::FUSED_ELEMENTWISE) {
+    GroupStep st;
+    st.type = op.type;
+    st.dtype = g.tensor(op.outputs[0]).dtype;
+    st.args = op.type == OpType::MUL ? std::vector<int32_t>{0, 1} : std::vector<int32_t>{0};
+    attrs.steps = {st};
+    attrs.results = {int32_t(op.inputs.size())};
+  }
+  const Tensor& first = g.tensor(op.outputs[0]);
+  const Layout layout = first.layout;
+  Program p;
+  p.n_in = int(op.inputs.size());
+  p.n_steps = int(attrs.steps.size());
+  p.n_out = int(op.outputs.size());
+  p.n = first.numel();
+  p.cols = first.shape.back();
+  for (int i = 0; i < p.n_in; ++i) {
+    const Tensor& t = g.tensor(op.inputs[size_t(i)]);
+    if (!b.inputs[size_t(i)]) return runtime_error(where + ": an input has no buffer");
+    p.in[i] = b.inputs[size_t(i)];
+    p.in_t[i] = uint8_t(t.dtype);
+    p.in_bias[i] = t.numel() != p.n;
+    if (!p.in_bias[i] && t.layout != layout) return runtime_error(where + ": operands stored in different layouts");
+  }
+  for (int k = 0; k < p.n_out; ++k) {
+    const Tensor& t = g.tensor(op.outputs[size_t(k)]);
+    if (!b.outputs[size_t(k)]) return runtime_error(where + ": an output has no buffer");
+    if (t.layout != layout) return runtime_error(where + ": operands stored in different layouts");
+    p.out[k] = b.outputs[size_t(k)];
+    p.out_t[k] = uint8_t(t.dtype);
+    p.out_v[k] = uint8_t(attrs.results[size_t(k)]);
+  }
+  for (int s = 0; s < p.n_steps; ++s) {
+    const GroupStep& st = attrs.steps[size_t(s)];
+    p.op[s] = uint8_t(st.type);
+    p.st_t[s] = uint8_t(st.dtype);
+    p.erf[s] = st.type == OpType::GELU && st.approximate == GeluApprox::none;
+    p.a0[s] = uint8_t(st.args[0]);
+    p.a1[s] = uint8_t(st.args.size() > 1 ? st.args[1] : st.args[0]);
+  }
+  return std::unique_ptr<Kernel>(std::make_unique<FusedKernel>(p, stream));
+}
+
+}  // namespace gexec::cuda
