@@ -18,10 +18,14 @@ step() {  # step NAME COMMAND...: runs it quietly, prints one line, keeps the ou
     printf 'FAIL  %s (exit %d)\n%s\n' "$name" "$rc" "$out"
   fi
 }
+emitted=$(mktemp -d)
+trap 'rm -rf "$emitted"' EXIT
 for g in graphs/*.json; do
   step "validate $g" "$gexec" validate "$g"
   step "dry-run  $g" "$gexec" run --dry-run "$g"
-  step "run      $g" "$gexec" -q run "$g"
+  step "run      $g" "$gexec" -q run "$g" --emit-graph "$emitted/$(basename "$g")"
+  # The graph after the passes (fused ops, groups) is a graph file too: it loads, runs and passes.
+  step "emitted  $g" "$gexec" -q run "$emitted/$(basename "$g")" --passes none
 done
 echo "smoke: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

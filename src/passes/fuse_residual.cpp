@@ -92,7 +92,8 @@ Status fuse_residual(Graph& g) {
     auto shape = gemm_shape(g, prod);
     if (!shape) continue;
     auto m = match(g, idx, i);
-    if (!m) continue;
+    // ADD(P1, P2) of two products matches both; the first one takes it.
+    if (!m || removed[m->add] || (m->act_op && removed[*m->act_op])) continue;
     // Copies: adding the converted R below may move the tensors.
     const Tensor& rt = g.tensor(m->residual);
     struct {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -115,7 +116,7 @@ TEST_CASE("blocks: a FUSED_ELEMENTWISE group computes the bits of the ops it rep
   // Rounding the bf16 step to f32 instead changes the values: the steps' dtypes are what it reads.
   Graph wrong = grouped;
   wrong.ops[0].attrs.steps[1].dtype = DType::f32;
-  wrong.tensor(wrong.ops[0].outputs[1]).dtype = DType::f32;
+  wrong.tensor(wrong.find_tensor("t1")).dtype = DType::f32;  // the output holding that step
   auto w = run_reference(wrong, in);
   REQUIRE(w.ok());
   CHECK(w->at("out").value != a->at("out").value);
@@ -133,7 +134,7 @@ TEST_CASE("blocks: FUSED_ELEMENTWISE saves, loads and prints as it was", "[block
   Graph back = load_ok(path);
   CHECK(back.ops == g.ops);
   CHECK(has(print_graph(back), "steps=[%4=ADD(%0, %1)f32; %5=SILU(%4)bf16"));
-  CHECK(has(print_graph(back), "results=[%8, %5]"));
+  CHECK(has(print_graph(back), "results=[%5, %8]"));  // t1 and out, in the order of their steps
 }
 
 TEST_CASE("blocks: the residual is added inside the activation, times beta", "[blocks]") {
@@ -197,6 +198,38 @@ TEST_CASE("blocks: the sampled reference of a group equals the full one", "[bloc
       CHECK(s.ref.scale[k] == full->at(name).scale[size_t(s.index[k])]);
     }
   }
+}
+
+TEST_CASE("blocks: measured costs make fuse_residual keep the unfused plan, and it says so", "[blocks]") {
+  const std::string dir = temp_dir("costs");
+  const std::string graph = test::source_path("tests/golden/fuse_residual/plain.json");
+  std::ofstream(dir + "/slower.tsv") << "# M N K DTYPE FUSED_US UNFUSED_US\n16 8 32 f16 12.5 10.0\n";
+  std::ofstream(dir + "/faster.tsv") << "16 8 32 f16 9.0 10.0\n8 8 8 f16 99 1\n";
+  // The table is read once per process, from the environment: each case is its own gexec run.
+  auto with_costs = [&](const std::string& table) {
+    const std::string cmd = "GEXEC_RESIDUAL_COSTS='" + table + "' '" + std::string(GEXEC_BINARY) + "' run '" + graph +
+                            "' --dry-run --backend cpu 2>&1";
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    CHECK(pclose(p) == 0);
+    return out;
+  };
+  const std::string slower = with_costs(dir + "/slower.tsv");
+  INFO(slower);
+  CHECK(has(slower, "not fused: measured 12.5 us fused through C against 10 us"));
+  CHECK(has(slower, "op add = ADD(P, R) -> Y"));
+  const std::string faster = with_costs(dir + "/faster.tsv");
+  INFO(faster);
+  CHECK(has(faster, "fused into mm as cuBLASLt's C (measured 9 us fused through C against 10 us"));
+  // Without a table: fused, since it saves a read and a write of C.
+  const std::string none = with_costs("");
+  INFO(none);
+  CHECK(has(none, "no measurement for this shape"));
+  CHECK(has(none, "residual=true"));
 }
 
 #if GEXEC_HAVE_CPU

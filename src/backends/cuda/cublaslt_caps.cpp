@@ -74,7 +74,10 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
                       std::string(act != Act::none ? " and the activation" : "") + " after the product");
   const bool a_once = fixed_before_runs(g, op.inputs[0]), b_once = fixed_before_runs(g, op.inputs[1]);
   const auto pad = cuda::plan_padding(view, types, epi, a_once, b_once, cuda::pad_mode_from_env());
-  if (pad.why.rfind("rows aligned", 0) != 0) v.notes.push_back(pad.why);
+  if (shape->has_residual && pad.pad)
+    v.notes.push_back("misaligned rows, not padded (a residual read as C is not padded)");
+  else if (pad.why.rfind("rows aligned", 0) != 0)
+    v.notes.push_back(pad.why);
   return v;
 }
 
