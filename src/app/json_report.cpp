@@ -1,31 +1,25 @@
-// The JSON report's sections, built from the run's results.
+// The JSON report, built from the run's report section by section.
 #include "json_report.hpp"
 
 #include <cmath>
 #include <fstream>
 
+#include "timing_report.hpp"
+
 namespace gexec {
 
 using nlohmann::json;
 
-json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+namespace {
 
-json report_start() {
-  return {{"format", kReportFormat},
-          {"version", kReportVersion},
-          {"gexec_version", GEXEC_VERSION},
-          {"result", "error"},
-          {"exit_code", 0},
-          {"error", nullptr}};
+json graph_json(const GraphSummary& g) {
+  return {{"name", g.name}, {"file", g.file}, {"seed", g.seed}, {"tensors", g.tensors}, {"ops", g.ops}};
 }
 
-json report_graph(const Graph& g, const std::string& file, uint64_t seed) {
-  return {{"name", g.name}, {"file", file}, {"seed", seed}, {"tensors", g.tensors.size()}, {"ops", g.ops.size()}};
-}
-
-json report_device(const DeviceCaps& caps, Backend backend) {
+json device_json(const DeviceSummary& d) {
+  const DeviceCaps& caps = d.caps;
   return {{"name", caps.name},
-          {"backend", std::string(backend_name(backend))},
+          {"backend", std::string(backend_name(d.backend))},
           {"compute_capability", caps.cc},
           {"detected", caps.detected},
           {"total_bytes", caps.total_bytes},
@@ -34,65 +28,105 @@ json report_device(const DeviceCaps& caps, Backend backend) {
           {"description", describe(caps)}};
 }
 
-json report_passes(const std::vector<PassRecord>& records) {
+json passes_json(const PassesSummary& p) {
   json a = json::array();
-  for (const PassRecord& r : records) a.push_back({{"name", r.name}, {"changed", r.changed}, {"ms", r.millis}});
+  for (const PassRecord& r : p.records)
+    a.push_back({{"name", r.name}, {"changed", r.changed}, {"ms", r.millis}, {"notes", r.notes}});
   return a;
 }
 
-json report_kernels(const Graph& g, const Selection& s) {
+json kernels_json(const std::vector<KernelChoice>& kernels) {
   json a = json::array();
-  for (size_t o = 0; o < g.ops.size() && o < s.ops.size(); ++o) {
-    const Op& op = g.ops[o];
-    const OpChoice& c = s.ops[o];
+  for (const KernelChoice& c : kernels) {
     json rejected = json::array();
-    for (const Rejection& r : c.rejected) rejected.push_back({{"kernel", r.kernel}, {"reason", r.reason}});
-    a.push_back({{"op", op.name},
-                 {"type", std::string(op_type_name(op.type))},
-                 {"kernel", c.kernel ? json(c.kernel->name) : json(nullptr)},
-                 {"hoisted", op.hoisted},
+    for (const KernelChoice::Rejected& r : c.rejected) rejected.push_back({{"kernel", r.kernel}, {"reason", r.reason}});
+    a.push_back({{"op", c.op},
+                 {"type", c.type},
+                 {"kernel", c.kernel.empty() ? json(nullptr) : json(c.kernel)},
+                 {"hoisted", c.hoisted},
                  {"notes", c.notes},
                  {"rejected", rejected}});
   }
   return a;
 }
 
-json report_buffers(const Graph& g, const BufferPlan& plan) {
+json buffers_json(const BufferSummary& b) {
   json tensors = json::array();
-  for (size_t t = 0; t < g.tensors.size() && t < plan.offset.size(); ++t)
-    if (plan.offset[t] >= 0)
-      tensors.push_back({{"name", g.tensors[t].name}, {"offset", plan.offset[t]}, {"bytes", g.tensors[t].bytes()}});
-  return {{"arena_bytes", plan.arena_bytes},
-          {"peak_bytes", plan.arena_bytes},
-          {"total_bytes", plan.total_bytes},
-          {"alignment", kArenaAlignment},
+  for (const PlacedBuffer& t : b.tensors) tensors.push_back({{"name", t.tensor}, {"offset", t.offset}, {"bytes", t.bytes}});
+  return {{"arena_bytes", b.arena_bytes},
+          {"peak_bytes", b.arena_bytes},
+          {"total_bytes", b.total_bytes},
+          {"alignment", b.alignment},
           {"tensors", tensors}};
 }
 
-json report_checks(const Graph& g, const std::vector<OutputCheck>& checks) {
+json output_json(const CheckedOutput& o) {
+  const OutputCheck& c = o.check;
+  return {{"name", c.name},
+          {"dtype", std::string(dtype_name(c.dtype))},
+          {"shape", o.shape},
+          {"mode", c.mode},
+          {"count", c.count},
+          {"checked", c.checked},
+          {"max_abs", finite_or_null(c.max_abs)},
+          {"max_rel", finite_or_null(c.max_rel)},
+          {"rel_fro", finite_or_null(c.rel_fro)},
+          {"worst", c.worst < 0 ? json(nullptr)
+                                : json{{"index", c.worst},
+                                       {"got", finite_or_null(c.worst_got)},
+                                       {"ref", finite_or_null(c.worst_ref)}}},
+          {"beyond", c.beyond},
+          {"atol", c.tol.atol},
+          {"rtol", c.tol.rtol},
+          {"pass", c.pass}};
+}
+
+json check_json(const CheckSummary& c) {
+  json outputs = json::array();
+  for (const CheckedOutput& o : c.outputs) outputs.push_back(output_json(o));
+  return {{"requested", c.requested},           {"mode", c.mode},
+          {"samples", c.samples},               {"reference_multiply_adds", c.reference_work},
+          {"full_check_limit", c.full_check_limit}, {"outputs", outputs}};
+}
+
+json warnings_json(const std::vector<RunWarning>& warnings) {
   json a = json::array();
-  for (const OutputCheck& c : checks) {
-    const TensorId id = g.find_tensor(c.name);
-    json shape = id == kNone ? json::array() : json(g.tensor(id).shape);
-    a.push_back({{"name", c.name},
-                 {"dtype", std::string(dtype_name(c.dtype))},
-                 {"shape", shape},
-                 {"mode", c.mode},
-                 {"count", c.count},
-                 {"checked", c.checked},
-                 {"max_abs", finite_or_null(c.max_abs)},
-                 {"max_rel", finite_or_null(c.max_rel)},
-                 {"rel_fro", finite_or_null(c.rel_fro)},
-                 {"worst", c.worst < 0 ? json(nullptr)
-                                       : json{{"index", c.worst},
-                                              {"got", finite_or_null(c.worst_got)},
-                                              {"ref", finite_or_null(c.worst_ref)}}},
-                 {"beyond", c.beyond},
-                 {"atol", c.tol.atol},
-                 {"rtol", c.tol.rtol},
-                 {"pass", c.pass}});
-  }
+  for (const RunWarning& w : warnings) a.push_back({{"kind", std::string(warning_kind_name(w.kind))}, {"message", w.message}});
   return a;
+}
+
+}  // namespace
+
+json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+json report_json(const RunReport& r) {
+  json rep = {{"format", kReportFormat},
+              {"version", kReportVersion},
+              {"gexec_version", GEXEC_VERSION},
+              {"result", std::string(result_name(r.result))},
+              {"exit_code", static_cast<int>(r.exit_code())},
+              {"error", r.error ? json("gexec: " + r.error->message) : json(nullptr)},  // as printed
+              {"timing", nullptr},
+              {"warnings", warnings_json(r.warnings)},
+              {"notes", r.notes}};
+  if (r.graph) rep["graph"] = graph_json(*r.graph);
+  if (r.passes) {
+    rep["passes"] = passes_json(*r.passes);
+    rep["ops_after_passes"] = r.passes->ops_after;
+  }
+  if (r.device) rep["device"] = device_json(*r.device);
+  if (r.kernels) rep["kernels"] = kernels_json(*r.kernels);
+  if (r.buffers) rep["buffers"] = buffers_json(*r.buffers);
+  if (r.loaded_inputs) rep["inputs"]["loaded"] = *r.loaded_inputs;
+  if (r.dump) rep["dump"] = {{"dir", r.dump->dir}, {"widened_to_f32", r.dump->widened_to_f32}};
+  if (r.check) rep["check"] = check_json(*r.check);
+  if (r.timing && r.timing->complete) rep["timing"] = timing_json(*r.timing);
+  if (r.times_ms) {
+    const PhaseTimes& t = *r.times_ms;
+    rep["times_ms"] = {{"load", t.load},           {"passes", t.passes}, {"device", t.device}, {"setup", t.setup},
+                       {"first_run", t.first_run}, {"check", t.check},   {"total", t.total}};
+  }
+  return rep;
 }
 
 Status write_report(const std::string& path, const json& doc) {

@@ -1,15 +1,10 @@
-// --report FILE.json: the pieces of one run's JSON report (schema: docs/report-schema.md).
+// --report FILE.json: a run's report as JSON (schema: docs/report-schema.md).
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
-#include <vector>
 
-#include "gexec/exec/buffer_plan.hpp"
-#include "gexec/kernels/device_caps.hpp"
-#include "gexec/kernels/select.hpp"
-#include "gexec/passes/pipeline.hpp"
-#include "gexec/verify/compare.hpp"
+#include "gexec/app/run_report.hpp"
 
 namespace gexec {
 
@@ -17,15 +12,9 @@ namespace gexec {
 inline constexpr const char* kReportFormat = "gexec.report";
 inline constexpr int kReportVersion = 1;
 
-// A report with only its header (format, version, gexec's version) and the result unknown.
-nlohmann::json report_start();
-nlohmann::json report_graph(const Graph& g, const std::string& file, uint64_t seed);
-nlohmann::json report_device(const DeviceCaps& caps, Backend backend);
-nlohmann::json report_passes(const std::vector<PassRecord>& records);
-nlohmann::json report_kernels(const Graph& g, const Selection& s);
-nlohmann::json report_buffers(const Graph& g, const BufferPlan& plan);
-// One entry per output; infinities and NaN are written as null (JSON has neither).
-nlohmann::json report_checks(const Graph& g, const std::vector<OutputCheck>& checks);
+// The whole document: the header (format, versions), the result and exit status, and every
+// section the run reached. Infinities and NaN are written as null (JSON has neither).
+nlohmann::json report_json(const RunReport& r);
 
 // A number, or null when it is not finite.
 nlohmann::json finite_or_null(double v);

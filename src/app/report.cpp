@@ -1,9 +1,126 @@
-// Text formatting of a run's results.
+// Text rendering of a run's report: the sections in the order the run fills them.
 #include "report.hpp"
+
+#include <spdlog/spdlog.h>
 
 #include <cstdio>
 
+#include "gexec/exec/buffer_plan.hpp"
+#include "timing_report.hpp"
+
 namespace gexec {
+namespace {
+
+void print_graph_line(std::ostream& out, const GraphSummary& g) {
+  out << "graph " << g.name << " (" << g.file << "): " << g.tensors << " tensors, " << g.ops << " ops, seed " << g.seed
+      << "\n";
+}
+
+void print_passes(std::ostream& out, const RunReport& r) {
+  const PassesSummary& p = *r.passes;
+  out << "passes:";
+  if (p.records.empty()) out << " none";
+  for (const PassRecord& rec : p.records) {
+    out << " " << rec.name << (rec.changed ? " (changed)" : "");
+    spdlog::debug("pass {}: {:.3f} ms{}", rec.name, rec.millis, rec.changed ? ", changed the graph" : "");
+  }
+  out << "; " << p.ops_before << " ops -> " << p.ops_after << "\n";
+  // The passes' explained decisions (fuse_residual's fused, converted or not fused, and why).
+  for (const PassRecord& rec : p.records)
+    for (const std::string& note : rec.notes) out << "  " << rec.name << ": " << note << "\n";
+}
+
+void print_kernels(std::ostream& out, const std::vector<KernelChoice>& kernels) {
+  out << "kernels:\n";
+  for (const KernelChoice& c : kernels) {
+    out << "  " << c.op << " (" << c.type << ")" << (c.hoisted ? " [once]" : "") << " -> "
+        << (c.kernel.empty() ? std::string("none") : c.kernel) << "\n";
+    for (const std::string& n : c.notes) out << "      note: " << n << "\n";
+    for (const KernelChoice::Rejected& x : c.rejected) out << "      rejected " << x.kernel << ": " << x.reason << "\n";
+  }
+}
+
+void print_loaded(std::ostream& out, const RunReport& r) {
+  const std::vector<std::string>& names = *r.loaded_inputs;
+  out << "loaded " << names.size() << " input" << (names.size() == 1 ? "" : "s") << " from " << r.load_inputs_dir
+      << (names.empty() ? "" : ":");
+  for (const std::string& name : names) out << " " << name;
+  out << "\n";
+}
+
+void print_dump(std::ostream& out, const DumpSummary& d) {
+  out << "dumped " << d.tensors << " tensors to " << d.dir;
+  for (const std::string& w : d.widened_to_f32)
+    out << (w == d.widened_to_f32.front() ? "; bf16 written as f32: " : ", ") << w;
+  out << "\n";
+}
+
+// How the outputs are checked: printed before the reference runs, since it can take a while.
+void print_check_mode(std::ostream& out, const CheckSummary& c) {
+  if (c.mode == "none") out << "check: skipped (--verify none)\n";
+  if (c.mode == "sample")
+    out << "check: sampled, " << c.samples << " elements per output (--verify " << c.requested << "; the reference"
+        << " would take " << c.reference_work << " multiply-adds)\n";
+}
+
+void print_times(std::ostream& out, const RunReport& r) {
+  const PhaseTimes& t = *r.times_ms;
+  char times[256];
+  std::snprintf(times, sizeof times,
+                "time: load %.1f ms, passes %.1f ms, device %.1f ms, set-up %.1f ms, first run %.2f ms, check %.1f ms; "
+                "total %.1f ms\n",
+                t.load, t.passes, t.device, t.setup, t.first_run, t.check, t.total);
+  out << times << "result: " << (r.result == RunReport::Result::pass ? "pass" : "FAIL") << "\n";
+}
+
+// One section of the text: whether the run has filled it, and how it prints.
+struct Section {
+  bool (*present)(const RunReport&);
+  void (*print)(std::ostream&, const RunReport&);
+};
+
+const Section kSections[] = {
+    {[](const RunReport& r) { return r.graph.has_value(); },
+     [](std::ostream& o, const RunReport& r) { print_graph_line(o, *r.graph); }},
+    {[](const RunReport& r) { return !r.printed_before.empty(); },
+     [](std::ostream& o, const RunReport& r) { o << "\n// before the passes\n" << r.printed_before; }},
+    {[](const RunReport& r) { return !r.pass_prints.empty(); },
+     [](std::ostream& o, const RunReport& r) { o << r.pass_prints; }},
+    {[](const RunReport& r) { return r.passes.has_value(); }, print_passes},
+    {[](const RunReport& r) { return !r.printed_after.empty(); },
+     [](std::ostream& o, const RunReport& r) { o << "\n// after the passes\n" << r.printed_after << "\n"; }},
+    {[](const RunReport& r) { return !r.emitted_graph.empty(); },
+     [](std::ostream& o, const RunReport& r) { o << "wrote the graph after the passes to " << r.emitted_graph << "\n"; }},
+    {[](const RunReport& r) { return r.device.has_value(); },
+     [](std::ostream& o, const RunReport& r) {
+       o << "device: " << describe(r.device->caps) << " [" << backend_name(r.device->backend) << "]\n";
+     }},
+    {[](const RunReport& r) { return r.kernels.has_value(); },
+     [](std::ostream& o, const RunReport& r) { print_kernels(o, *r.kernels); }},
+    {[](const RunReport& r) { return r.buffers.has_value(); },
+     [](std::ostream& o, const RunReport& r) { print_plan(o, *r.buffers); }},
+    {[](const RunReport& r) { return r.result == RunReport::Result::dry_run; },
+     [](std::ostream& o, const RunReport&) { o << "dry run: nothing executed\n"; }},
+    {[](const RunReport& r) { return r.loaded_inputs.has_value() && !r.load_inputs_dir.empty(); }, print_loaded},
+    {[](const RunReport& r) { return !r.tuning_log.empty(); },
+     [](std::ostream& o, const RunReport& r) { o << r.tuning_log; }},
+    {[](const RunReport& r) { return r.executed; },
+     [](std::ostream& o, const RunReport& r) {
+       for (const std::string& note : r.notes) o << "note: " << note << "\n";
+     }},
+    {[](const RunReport& r) { return r.dump.has_value(); },
+     [](std::ostream& o, const RunReport& r) { print_dump(o, *r.dump); }},
+    {[](const RunReport& r) { return r.check.has_value(); },
+     [](std::ostream& o, const RunReport& r) { print_check_mode(o, *r.check); }},
+    {[](const RunReport& r) { return r.check && r.check->compared && r.check->mode != "none"; },
+     [](std::ostream& o, const RunReport& r) { print_checks(o, r.check->outputs); }},
+    {[](const RunReport& r) { return r.timing.has_value(); },
+     [](std::ostream& o, const RunReport& r) { print_timing(o, *r.timing); }},
+    {[](const RunReport& r) { return r.times_ms.has_value(); }, print_times},
+};
+constexpr size_t kSectionCount = sizeof kSections / sizeof kSections[0];
+
+}  // namespace
 
 std::string human_bytes(int64_t bytes) {
   const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -18,27 +135,24 @@ std::string human_bytes(int64_t bytes) {
   return buf;
 }
 
-void print_plan(std::ostream& out, const Graph& g, const BufferPlan& plan) {
-  int64_t placed = 0;
-  for (int64_t off : plan.offset) placed += off >= 0;
-  out << "buffers: one arena of " << human_bytes(plan.arena_bytes) << " for " << placed << " tensors ("
-      << human_bytes(plan.total_bytes) << " without reuse), " << kArenaAlignment << "-byte aligned\n";
-  for (size_t t = 0; t < g.tensors.size(); ++t)
-    if (plan.offset[t] >= 0)
-      out << "  " << g.tensors[t].name << " @" << plan.offset[t] << " (" << human_bytes(g.tensors[t].bytes()) << ")\n";
+void print_plan(std::ostream& out, const BufferSummary& plan) {
+  out << "buffers: one arena of " << human_bytes(plan.arena_bytes) << " for " << plan.tensors.size() << " tensors ("
+      << human_bytes(plan.total_bytes) << " without reuse), " << plan.alignment << "-byte aligned\n";
+  for (const PlacedBuffer& b : plan.tensors)
+    out << "  " << b.tensor << " @" << b.offset << " (" << human_bytes(b.bytes) << ")\n";
 }
 
-void print_checks(std::ostream& out, const Graph& g, const std::vector<OutputCheck>& checks) {
+void print_checks(std::ostream& out, const std::vector<CheckedOutput>& checks) {
   char line[512];
   out << "check: pass when |got - ref| <= atol + rtol * scale, scale bounding the magnitudes that produced each element\n";
   std::snprintf(line, sizeof line, "  %-16s %-5s %-14s %10s %10s %10s %9s %9s %12s  %s\n", "output", "dtype", "shape",
                 "max_abs", "max_rel", "rel_fro", "atol", "rtol", "beyond", "result");
   out << line;
-  for (const OutputCheck& c : checks) {
-    const Tensor& t = g.tensor(g.find_tensor(c.name));
+  for (const CheckedOutput& o : checks) {
+    const OutputCheck& c = o.check;
     std::string beyond = std::to_string(c.beyond) + "/" + std::to_string(c.checked);
     std::snprintf(line, sizeof line, "  %-16s %-5s %-14s %10.3e %10.3e %10.3e %9.2e %9.2e %12s  %s\n", c.name.c_str(),
-                  std::string(dtype_name(c.dtype)).c_str(), shape_str(t.shape).c_str(), c.max_abs, c.max_rel,
+                  std::string(dtype_name(c.dtype)).c_str(), shape_str(o.shape).c_str(), c.max_abs, c.max_rel,
                   c.rel_fro, c.tol.atol, c.tol.rtol, beyond.c_str(), c.pass ? "pass" : "FAIL");
     out << line;
     if (c.worst >= 0) {
@@ -50,6 +164,27 @@ void print_checks(std::ostream& out, const Graph& g, const std::vector<OutputChe
                                                      : std::string("all "))
         << c.count << " elements against the " << (c.mode == "sample" ? "sampled" : "full") << " reference\n";
   }
+}
+
+void TextReport::update(const RunReport& r) {
+  // Warnings first: each was raised while the section it belongs to was being filled.
+  for (; warnings_logged_ < r.warnings.size(); ++warnings_logged_) {
+    const RunWarning& w = r.warnings[warnings_logged_];
+    if (w.kind == RunWarning::Kind::peak_unknown) spdlog::info("peak unknown: {}", w.message);
+    else spdlog::warn("{}", w.message);
+  }
+  // Sections fill in order, so one that is still empty before a filled one was skipped.
+  size_t last = next_section_;
+  for (size_t s = next_section_; s < kSectionCount; ++s)
+    if (kSections[s].present(r)) last = s + 1;
+  for (size_t s = next_section_; s < last; ++s)
+    if (kSections[s].present(r)) kSections[s].print(out_, r);
+  next_section_ = last;
+}
+
+void print_report(std::ostream& out, const RunReport& r) {
+  TextReport text(out);
+  text.update(r);
 }
 
 }  // namespace gexec

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -34,11 +33,6 @@ std::string si(double v) {
   return fmt("%.4g", v) + " " + unit[u];
 }
 
-struct OpTime {
-  std::string name, type;
-  double median_us = 0;
-};
-
 Result<std::vector<OpTime>> profile_ops(Executor& ex, const TimingOptions& opts) {
   TimingOptions one = opts;
   one.cuda_graph = false;  // each op on its own, launched directly
@@ -56,78 +50,106 @@ Result<std::vector<OpTime>> profile_ops(Executor& ex, const TimingOptions& opts)
   return times;
 }
 
+const char* how(const RunTiming& t) { return t.graph_used ? "CUDA graph replay" : "direct launches"; }
+
 }  // namespace
 
-Status time_and_report(Executor& ex, const TimingOptions& opts, std::optional<double> peak_tflops,
-                       std::ostream& out, nlohmann::json* json_out) {
-  TimingInfo info;
+Status measure_timing(Executor& ex, const TimingOptions& opts, std::optional<double> peak_tflops, RunTiming& into) {
   TimingOptions run = opts;
-  run.info = &info;
-  bool graph_used = false;
-  auto samples = ex.device().time_runs([&ex] { return ex.enqueue(); }, run, &graph_used);
+  run.info = &into.info;
+  into.options = opts;
+  into.options.info = nullptr;
+  auto samples = ex.device().time_runs([&ex] { return ex.enqueue(); }, run, &into.graph_used);
   if (!samples) return samples.error().with("timing");
   if (samples->empty()) return runtime_error("timing: the device returned no samples");
-  const TimingStats s = summarize(std::move(*samples));
+  into.stats = summarize(std::move(*samples));
   const Work work = count_work(ex.graph());
-  const double seconds = s.median * 1e-6;
-  const double tflops = seconds > 0 ? work.flops / seconds / 1e12 : 0;
-  const double gbps = seconds > 0 ? work.bytes / seconds / 1e9 : 0;
-
-  out << "timing: " << s.samples << " samples of " << info.reps << " back-to-back iteration"
-      << (info.reps == 1 ? "" : "s") << ", " << (graph_used ? "CUDA graph replay" : "direct launches")
-      << "; warm-up " << opts.warmup_iters << " iterations" << (opts.warmup_ms > 0 ? fmt(" and %.0f ms", opts.warmup_ms) : "")
-      << " (" << info.warmup_iters << " run in " << fmt("%.1f", info.warmup_ms) << " ms, calibration included)\n";
-  out << "  per iteration (us): min " << fmt("%.3f", s.min) << ", median " << fmt("%.3f", s.median) << ", mean "
-      << fmt("%.3f", s.mean) << ", p90 " << fmt("%.3f", s.p90) << ", p99 " << fmt("%.3f", s.p99) << ", max "
-      << fmt("%.3f", s.max) << "; cv " << fmt("%.1f%%", s.cv * 100) << " (percentiles interpolated)\n";
-  out << "  at the median: " << fmt("%.4g", tflops) << " TFLOP/s (" << si(work.flops) << "FLOP a run), "
-      << fmt("%.4g", gbps) << " GB/s (" << si(work.bytes)
-      << "B a run: inputs read once, outputs written once)\n";
-  std::optional<double> pct;
-  if (peak_tflops && *peak_tflops > 0) {
-    pct = 100.0 * tflops / *peak_tflops;
-    out << "  " << fmt("%.3g%%", *pct) << " of the peak " << fmt("%.1f", *peak_tflops) << " TFLOP/s\n";
-  } else {
-    out << "  % of peak: peak unknown\n";
-  }
-  if (s.cv > kNoisyCv) {
-    const std::string msg = "the timings are noisy: cv " + fmt("%.1f%%", s.cv * 100) + " is above " +
-                            fmt("%.0f%%", kNoisyCv * 100) +
-                            "; the device may be shared, throttling or changing clocks; compare medians with care";
-    spdlog::warn("{}", msg);
-    out << "  warning: " << msg << "\n";
-  }
-
-  nlohmann::json j = {{"samples", s.samples},     {"reps", info.reps},     {"graph_used", graph_used},
-                      {"median_us", s.median},    {"min_us", s.min},       {"mean_us", s.mean},
-                      {"p90_us", s.p90},          {"p99_us", s.p99},       {"max_us", s.max},
-                      {"cv", s.cv},               {"flops", work.flops},   {"bytes", work.bytes},
-                      {"tflops", tflops},         {"gbps", gbps},          {"warmup_iters", info.warmup_iters}};
-  j["peak_tflops"] = peak_tflops ? nlohmann::json(*peak_tflops) : nlohmann::json(nullptr);
-  j["peak_pct"] = pct ? nlohmann::json(*pct) : nlohmann::json(nullptr);
-
+  const double seconds = into.stats.median * 1e-6;
+  into.flops = work.flops;
+  into.bytes = work.bytes;
+  into.tflops = seconds > 0 ? work.flops / seconds / 1e12 : 0;
+  into.gbps = seconds > 0 ? work.bytes / seconds / 1e9 : 0;
+  into.peak_tflops = peak_tflops;
+  if (peak_tflops && *peak_tflops > 0) into.peak_pct = 100.0 * into.tflops / *peak_tflops;
+  into.noisy = into.stats.cv > kNoisyCv;
   if (opts.profile) {
     auto ops = profile_ops(ex, opts);
     if (!ops) return ops.error().with("profiling");
+    into.profile = std::move(*ops);
+  }
+  into.complete = true;
+  return {};
+}
+
+std::string noisy_message(const RunTiming& t) {
+  return "the timings are noisy: cv " + fmt("%.1f%%", t.stats.cv * 100) + " is above " +
+         fmt("%.0f%%", kNoisyCv * 100) +
+         "; the device may be shared, throttling or changing clocks; compare medians with care";
+}
+
+void print_timing(std::ostream& out, const RunTiming& t) {
+  const TimingStats& s = t.stats;
+  const TimingOptions& opts = t.options;
+  out << "timing: " << s.samples << " samples of " << t.info.reps << " back-to-back iteration"
+      << (t.info.reps == 1 ? "" : "s") << ", " << how(t) << "; warm-up " << opts.warmup_iters << " iterations"
+      << (opts.warmup_ms > 0 ? fmt(" and %.0f ms", opts.warmup_ms) : "") << " (" << t.info.warmup_iters
+      << " run in " << fmt("%.1f", t.info.warmup_ms) << " ms, calibration included)\n";
+  out << "  per iteration (us): min " << fmt("%.3f", s.min) << ", median " << fmt("%.3f", s.median) << ", mean "
+      << fmt("%.3f", s.mean) << ", p90 " << fmt("%.3f", s.p90) << ", p99 " << fmt("%.3f", s.p99) << ", max "
+      << fmt("%.3f", s.max) << "; cv " << fmt("%.1f%%", s.cv * 100) << " (percentiles interpolated)\n";
+  out << "  at the median: " << fmt("%.4g", t.tflops) << " TFLOP/s (" << si(t.flops) << "FLOP a run), "
+      << fmt("%.4g", t.gbps) << " GB/s (" << si(t.bytes) << "B a run: inputs read once, outputs written once)\n";
+  if (t.peak_pct)
+    out << "  " << fmt("%.3g%%", *t.peak_pct) << " of the peak " << fmt("%.1f", *t.peak_tflops) << " TFLOP/s\n";
+  else
+    out << "  % of peak: peak unknown\n";
+  if (t.noisy) out << "  warning: " << noisy_message(t) << "\n";
+  if (!t.complete) return;
+
+  if (opts.profile) {
     double sum = 0;
-    for (const OpTime& t : *ops) sum += t.median_us;
+    for (const OpTime& o : t.profile) sum += o.median_us;
     out << "profile: each op timed alone with direct launches, " << opts.iters << " samples each\n";
     char line[256];
     std::snprintf(line, sizeof line, "  %-24s %-14s %12s %7s\n", "op", "type", "median us", "share");
     out << line;
-    nlohmann::json jops = nlohmann::json::array();
-    for (const OpTime& t : *ops) {
-      std::snprintf(line, sizeof line, "  %-24s %-14s %12.3f %6.1f%%\n", t.name.c_str(), t.type.c_str(), t.median_us,
-                    sum > 0 ? 100.0 * t.median_us / sum : 0.0);
+    for (const OpTime& o : t.profile) {
+      std::snprintf(line, sizeof line, "  %-24s %-14s %12.3f %6.1f%%\n", o.name.c_str(), o.type.c_str(), o.median_us,
+                    sum > 0 ? 100.0 * o.median_us / sum : 0.0);
       out << line;
-      jops.push_back({{"name", t.name}, {"type", t.type}, {"median_us", t.median_us}});
     }
     out << "  sum of the ops " << fmt("%.3f", sum) << " us; the whole run " << fmt("%.3f", s.median) << " us ("
-        << (graph_used ? "CUDA graph replay" : "direct launches") << ")\n";
-    j["ops"] = jops;
+        << how(t) << ")\n";
   }
-  out << "timing-json: " << j.dump() << "\n";
-  if (json_out) *json_out = j;
+  out << "timing-json: " << timing_json(t).dump() << "\n";
+}
+
+nlohmann::json timing_json(const RunTiming& t) {
+  const TimingStats& s = t.stats;
+  nlohmann::json j = {{"samples", s.samples},  {"reps", t.info.reps},   {"graph_used", t.graph_used},
+                      {"median_us", s.median}, {"min_us", s.min},       {"mean_us", s.mean},
+                      {"p90_us", s.p90},       {"p99_us", s.p99},       {"max_us", s.max},
+                      {"cv", s.cv},            {"flops", t.flops},      {"bytes", t.bytes},
+                      {"tflops", t.tflops},    {"gbps", t.gbps},        {"warmup_iters", t.info.warmup_iters}};
+  j["peak_tflops"] = t.peak_tflops ? nlohmann::json(*t.peak_tflops) : nlohmann::json(nullptr);
+  j["peak_pct"] = t.peak_pct ? nlohmann::json(*t.peak_pct) : nlohmann::json(nullptr);
+  if (t.options.profile) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const OpTime& o : t.profile) ops.push_back({{"name", o.name}, {"type", o.type}, {"median_us", o.median_us}});
+    j["ops"] = ops;
+  }
+  return j;
+}
+
+Status time_and_report(Executor& ex, const TimingOptions& opts, std::optional<double> peak_tflops,
+                       std::ostream& out, nlohmann::json* json_out) {
+  RunTiming t;
+  const Status s = measure_timing(ex, opts, peak_tflops, t);
+  if (!s.ok() && t.stats.samples == 0) return s;
+  if (t.noisy) spdlog::warn("{}", noisy_message(t));
+  print_timing(out, t);
+  if (!s.ok()) return s;
+  if (json_out) *json_out = timing_json(t);
   return {};
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gexec/app/run_report.hpp"
 #include "gexec/exec/timing.hpp"
 #include "gexec/status.hpp"
 
@@ -37,6 +38,8 @@ struct RunOptions {
   std::string tuning_cache;          // save and reload the tuned choices in this file
 };
 
+// `gexec run`: run_graph, its report printed on `out` as the run goes, the error once on `err`,
+// and with --report the JSON written. Returns the report's exit status.
 Exit run_command(const RunOptions& opts, std::ostream& out, std::ostream& err);
 
 // `gexec validate FILE...`: "FILE: ok (N tensors, M ops)" on out, problems on err.

@@ -1,0 +1,156 @@
+// What one `gexec run` did, as plain data: the command renders it as text and as JSON, and
+// library callers (tests, bindings, profilers) read it directly.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gexec/exec/timing.hpp"
+#include "gexec/kernels/device_caps.hpp"
+#include "gexec/kernels/kernel_def.hpp"
+#include "gexec/passes/pipeline.hpp"
+#include "gexec/status.hpp"
+#include "gexec/verify/compare.hpp"
+
+namespace gexec {
+
+struct RunOptions;
+
+// The graph as loaded.
+struct GraphSummary {
+  std::string name, file;
+  uint64_t seed = 0;  // the seed the inputs were drawn from
+  int64_t tensors = 0, ops = 0;
+};
+
+struct PassesSummary {
+  std::vector<PassRecord> records;  // in the order run
+  int64_t ops_before = 0, ops_after = 0;
+};
+
+struct DeviceSummary {
+  DeviceCaps caps;
+  Backend backend = Backend::cuda;
+};
+
+// The kernel chosen for one op of the graph after the passes, in execution order.
+struct KernelChoice {
+  std::string op, type;            // op name and type, e.g. "GEMM_BIAS_ACT"
+  std::string kernel;              // the chosen kernel's name
+  bool hoisted = false;            // runs once, before the runs
+  std::vector<std::string> notes;  // e.g. conversions the kernel makes
+  struct Rejected {
+    std::string kernel, reason;
+  };
+  std::vector<Rejected> rejected;  // every kernel tried before it, and why it was turned down
+};
+
+struct PlacedBuffer {
+  std::string tensor;
+  int64_t offset = 0, bytes = 0;
+};
+
+struct BufferSummary {
+  int64_t arena_bytes = 0;  // the one arena, intermediates reused
+  int64_t total_bytes = 0;  // one buffer per tensor
+  int64_t alignment = 0;
+  std::vector<PlacedBuffer> tensors;
+};
+
+struct DumpSummary {
+  std::string dir;
+  int64_t tensors = 0;                     // files written
+  std::vector<std::string> widened_to_f32;  // bf16 tensors written as f32
+};
+
+// One output compared with the reference.
+struct CheckedOutput {
+  OutputCheck check;
+  std::vector<int64_t> shape;
+};
+
+struct CheckSummary {
+  std::string requested;  // --verify as given
+  std::string mode;       // full, sample or none
+  int64_t samples = 0;
+  double reference_work = 0;  // multiply-adds of a full reference
+  double full_check_limit = 0;
+  std::vector<CheckedOutput> outputs;  // empty with mode "none"
+  bool compared = false;               // the outputs were compared (mode "none": trivially)
+  bool pass() const;                   // every output within its tolerance
+};
+
+struct OpTime {
+  std::string name, type;
+  double median_us = 0;
+};
+
+// --iters N: the statistics of the timed runs and the rates at the median.
+struct RunTiming {
+  TimingStats stats;
+  TimingInfo info;
+  TimingOptions options;  // as asked (iterations, warm-up)
+  bool graph_used = false;
+  double flops = 0, bytes = 0, tflops = 0, gbps = 0;
+  std::optional<double> peak_tflops, peak_pct;
+  bool noisy = false;            // cv above kNoisyCv
+  std::vector<OpTime> profile;   // with --profile: each op timed alone
+  bool complete = false;         // everything asked for was timed (else an error stopped it)
+};
+
+struct PhaseTimes {
+  double load = 0, passes = 0, device = 0, setup = 0, first_run = 0, check = 0, total = 0;
+};
+
+// Something the user should know that did not stop the run.
+struct RunWarning {
+  enum class Kind { cpu_fallback, noisy_timings, peak_unknown, other };
+  Kind kind = Kind::other;
+  std::string message;
+};
+std::string_view warning_kind_name(RunWarning::Kind k);  // "cpu_fallback", ...
+
+// Sections are filled in the order the run reaches them; those after an error or a dry run's
+// end stay empty.
+struct RunReport {
+  enum class Result { pass, fail, dry_run, error };
+  Result result = Result::error;
+  std::optional<Error> error;  // set when result is error
+
+  std::optional<GraphSummary> graph;
+  std::string printed_before;  // dry-run: the graph before the passes, printed
+  std::string pass_prints;     // what --print-after(-all) printed
+  std::optional<PassesSummary> passes;
+  std::string printed_after;   // dry-run: the graph after the passes, printed
+  std::string emitted_graph;   // --emit-graph: the file written
+  std::optional<DeviceSummary> device;
+  std::optional<std::vector<KernelChoice>> kernels;
+  std::optional<BufferSummary> buffers;
+  std::optional<std::vector<std::string>> loaded_inputs;  // set once execution starts
+  std::string load_inputs_dir;
+  std::string tuning_log;            // --autotune / --tuning-cache: one line per tuned kernel
+  std::vector<std::string> notes;    // known once the kernels are prepared (e.g. an unfused epilogue)
+  bool executed = false;             // the checked run completed
+  std::optional<DumpSummary> dump;
+  std::optional<CheckSummary> check;
+  std::optional<RunTiming> timing;
+  std::optional<PhaseTimes> times_ms;  // set when the run completed
+  std::vector<RunWarning> warnings;
+
+  // 0 pass (and dry run), 1 check failed, else the error's status.
+  Exit exit_code() const;
+};
+std::string_view result_name(RunReport::Result r);  // "pass", "fail", "dry-run", "error"
+
+// Called after each section is filled, with the report so far: lets the command print as the
+// run goes rather than at its end.
+using RunObserver = std::function<void(const RunReport&)>;
+
+// The whole run; never throws. An error stops it and is stored in the report with the sections
+// reached before it.
+RunReport run_graph(const RunOptions& opts, const RunObserver& observer = {});
+
+}  // namespace gexec
