@@ -142,8 +142,11 @@ def write_small():
 
 # ---------------------------------------------------------------- timing
 
-def gexec_us(args, graph, extra=(), env=None):
-    t = bvt.time_gexec(args, graph, args.iters, ["--verify", "sample"] + list(extra), env)
+def gexec_us(args, graph, extra=(), env=None, verify="sample"):
+    """gexec's median. A block's sampled check would compute its inner products in full on the
+    CPU (a product reading another op's output needs all of it): minutes at these sizes, so blocks
+    run unchecked here and are compared with PyTorch's result instead."""
+    t = bvt.time_gexec(args, graph, args.iters, ["--verify", verify] + list(extra), env)
     return t["median_us"]
 
 
@@ -197,7 +200,7 @@ def run_block(args, torch, np, F, tmp, kind, tokens, dtype):
                               ("gexec tuned", g, ["--autotune", "--autotune-top", str(args.autotune_top)]),
                               ("gexec GEMMs alone", gg, [])):
         try:
-            row["us"][col] = gexec_us(args, graph, extra)
+            row["us"][col] = gexec_us(args, graph, extra, verify="none")
         except (bvt.GexecError, ValueError, KeyError) as e:
             row["errors"].append(f"{col}: {e}")
     if not (dump / "x.npy").exists():

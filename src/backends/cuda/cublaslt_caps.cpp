@@ -1,6 +1,7 @@
 // What the cuBLASLt GEMM kernels support, beside their code (src/backends/cuda/cublaslt_gemm.cpp).
 // Compiled into the core without CUDA headers, so that selection and dry-runs need no GPU.
 #include <climits>
+#include <sstream>
 #include <string>
 
 #include "gemm_padding.hpp"
@@ -62,7 +63,9 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
                    "; cuBLASLt reads R as its C, which must be stored like D";
       return v;
     }
-    v.notes.push_back("residual " + r.name + " read as cuBLASLt's C with beta " + std::to_string(shape->beta) +
+    std::ostringstream beta;
+    beta << shape->beta;
+    v.notes.push_back("residual " + r.name + " read as cuBLASLt's C with beta " + beta.str() +
                       " (added before the bias and activation)" +
                       (r.dtype != types.d ? "; converted from " + name(r.dtype) + " to " + name(types.d) +
                                                 " into D in every run, then read in place"
