@@ -7,10 +7,11 @@
 // it; the other intermediates live only in registers. A group grows from its first op along the
 // data flow, both ways, one op at a time, and takes an op only when no path leaves the group and
 // comes back into it (which fusing would turn into a cycle), and while the group stays within
-// kGroupMaxInputs inputs, kGroupMaxOutputs outputs and kGroupMaxSteps steps. All tensors of a
-// group's shape must be row-major (or of rank other than 2), so that the kernel reads them in
-// one linear order. Single ops are left alone. The group takes the place of its last member;
-// the ops are then re-sorted, since an outside reader of an intermediate may have come before it.
+// kGroupMaxInputs inputs, kGroupMaxOutputs outputs, kGroupMaxSteps steps and kGroupMaxLive values
+// live at once. All tensors of a group's shape must be row-major (or of rank other than 2), so
+// that the kernel reads them in one linear order. Single ops are left alone. The group takes the
+// place of its last member; the ops are then re-sorted, since an outside reader of an
+// intermediate may have come before it.
 #include <algorithm>
 #include <deque>
 #include <string>
@@ -109,7 +110,29 @@ class Grouper {
 
   bool within_limits(const std::vector<size_t>& members) const {
     return int(members.size()) <= kGroupMaxSteps && int(inputs(members).size()) <= kGroupMaxInputs &&
-           int(outputs(members).size()) <= kGroupMaxOutputs;
+           int(outputs(members).size()) <= kGroupMaxOutputs && peak_live(members) <= kGroupMaxLive;
+  }
+
+  // The most values live at once when the members run in order, each input from its first reader
+  // and each value to its last reader in the group, the arguments of a step freed before its
+  // result is taken (as fused_program.hpp assigns the CUDA kernel's registers).
+  int peak_live(const std::vector<size_t>& members) const {
+    std::unordered_map<TensorId, size_t> last;  // tensor -> position of its last reader among members
+    for (size_t p = 0; p < members.size(); ++p)
+      for (TensorId t : g_.ops[members[p]].inputs) last[t] = p;
+    std::unordered_set<TensorId> live;
+    int peak = 0;
+    for (size_t p = 0; p < members.size(); ++p) {
+      const Op& op = g_.ops[members[p]];
+      for (TensorId t : op.inputs) live.insert(t);
+      peak = std::max(peak, int(live.size()));
+      for (TensorId t : op.inputs)
+        if (last[t] == p) live.erase(t);
+      const TensorId out = op.outputs[0];
+      peak = std::max(peak, int(live.size()) + 1);
+      if (last.count(out) && last[out] > p) live.insert(out);
+    }
+    return peak;
   }
 
   // No op outside the group lies on a path between two members: every outside writer of a

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "../../src/backends/cuda/fused_program.hpp"
+#include "../../src/verify/ref_math.hpp"
 #include "catch.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/ir/printer.hpp"
@@ -283,3 +285,57 @@ TEST_CASE("blocks: MUL, SILU, residual products and groups run on the CPU in eve
   CHECK(ran == 6);
 }
 #endif
+
+// The CUDA group kernel's register-slot program, run on the host: each instruction as the kernel
+// executes it, on one element, must give every output the reference's value.
+TEST_CASE("blocks: the CUDA group program keeps every value in its slot until its last reader", "[blocks]") {
+  using namespace gexec::cuda;
+  auto check = [](const Graph& grouped, int expect_loads_first) {
+    const Op& f = grouped.ops[0];
+    REQUIRE(f.type == OpType::FUSED_ELEMENTWISE);
+    const FusedProgram prog = plan_fused_program(f.attrs, int(f.inputs.size()));
+    INFO(prog.error);
+    REQUIRE(prog.error.empty());
+    int leading_loads = 0;
+    while (leading_loads < int(prog.code.size()) && prog.code[size_t(leading_loads)].kind == FusedKind::load) ++leading_loads;
+    CHECK(leading_loads == expect_loads_first);
+    for (int trial = 0; trial < 50; ++trial) {
+      std::vector<ref::Elem> vals;
+      for (size_t i = 0; i < f.inputs.size(); ++i) vals.push_back({0.37 * double(trial) - 3.1 + 0.9 * double(i), 1.0});
+      std::vector<ref::Elem> want = vals;
+      ref::group_values(f.attrs, want);
+      double slot[kFusedSlots] = {};
+      std::vector<double> out(f.outputs.size(), std::nan(""));
+      for (const FusedInstr& in : prog.code) {
+        REQUIRE(in.c < kFusedSlots + kGroupMaxOutputs);
+        if (in.kind == FusedKind::load) slot[in.c] = vals[in.a].value;
+        if (in.kind == FusedKind::store) out[in.c] = slot[in.a];
+        if (in.kind == FusedKind::op)
+          slot[in.c] = ref::elementwise(OpType(in.op), in.erf ? GeluApprox::none : GeluApprox::tanh, DType(in.dtype),
+                                        {slot[in.a], 0}, {slot[in.b], 0}).value;
+      }
+      for (size_t o = 0; o < out.size(); ++o) CHECK(out[o] == want[size_t(f.attrs.results[o])].value);
+    }
+  };
+  Graph chain = mixed_chain();
+  PipelineOptions opts;
+  opts.passes = {"group_elementwise"};
+  std::ostringstream sink;
+  REQUIRE(run_pipeline(chain, opts, sink).ok());
+  check(chain, 4);  // X, Y, Z, b all loaded first
+
+  // Seven inputs summed pairwise, one output: too many to load first, loaded as needed.
+  Builder b;
+  std::vector<TensorId> in;
+  for (int i = 0; i < 7; ++i) in.push_back(b.tensor("i" + std::to_string(i), {4, 8}, DType::f32));
+  TensorId acc = in[0];
+  for (int i = 1; i < 7; ++i) {
+    const TensorId t = b.tensor("s" + std::to_string(i), {4, 8}, i % 2 ? DType::f16 : DType::f32);
+    b.op(i % 3 ? OpType::ADD : OpType::MUL, {acc, in[size_t(i)]}, t);
+    acc = t;
+  }
+  b.g.outputs = {acc};
+  REQUIRE(run_pipeline(b.g, opts, sink).ok());
+  REQUIRE(b.g.ops.size() == 1);
+  check(b.g, 2);  // the first step's two inputs, then each input before its reader
+}

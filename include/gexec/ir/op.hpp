@@ -73,6 +73,9 @@ struct Arity {
 };
 // FUSED_ELEMENTWISE's limits: what one kernel launch carries in its parameters.
 constexpr int kGroupMaxInputs = 8, kGroupMaxOutputs = 4, kGroupMaxSteps = 16;
+// The values a group the passes make may hold at once (inputs loaded at their first reader,
+// results kept until their last): what the CUDA kernel keeps in registers (fused_program.hpp).
+constexpr int kGroupMaxLive = 6;
 Arity op_arity(OpType t);
 
 }  // namespace gexec

@@ -2,6 +2,7 @@
 // runs MUL and SILU too. Compiled into the core without CUDA headers.
 #include <string>
 
+#include "fused_program.hpp"
 #include "gexec/kernels/declared.hpp"
 
 namespace gexec {
@@ -15,6 +16,10 @@ Verdict same_layout(const Graph& g, const Op& op, const DeviceCaps&) {
     for (TensorId t : *ids)
       if (g.tensor(t).numel() == first.numel() && g.tensor(t).layout != first.layout)
         v.rejected = "operands \"" + first.name + "\" and \"" + g.tensor(t).name + "\" are stored differently";
+  if (op.type == OpType::FUSED_ELEMENTWISE && v.ok()) {
+    const cuda::FusedProgram p = cuda::plan_fused_program(op.attrs, int(op.inputs.size()));
+    if (!p.error.empty()) v.rejected = p.error + " (the kernel keeps " + std::to_string(cuda::kFusedSlots) + " in registers)";
+  }
   return v;
 }
 

@@ -1,11 +1,13 @@
 // The FUSED_ELEMENTWISE kernels: one launch runs a group's steps over every element, reading each
-// input once and writing each output once, 8 elements per thread through 16-byte accesses.
+// input once and writing each output once, 4 elements per thread through 8- or 16-byte accesses.
 //
-// The group is a small program in the kernel's parameters (fused_elementwise's Program), decoded
-// by every thread: the branches on a step's op and dtype are uniform across a warp, so they cost
-// instructions, not divergence, and the kernel stays bound by memory. Each step computes in f32
-// and rounds to its dtype (round to nearest even), as the graph says; the inputs and outputs are
-// read and written in their own dtypes, row-major (the pass and the selector see to that).
+// The group is a small register-slot program in the kernel's parameters (fused_program.hpp),
+// decoded by every thread: each instruction works on all 4 elements of a thread at once, and its
+// branches (on the instruction, the op, the dtype, the slots) are uniform across a warp, so they
+// cost a few instructions per 4 elements, not divergence; the values stay in registers. Each step
+// computes in f32 and rounds to its dtype (round to nearest even), as the graph says; the inputs
+// and outputs are read and written in their own dtypes, row-major (the pass and the selector see
+// to that).
 #include "fused_elementwise.hpp"
 
 #include <cuda_bf16.h>
@@ -18,25 +20,24 @@
 
 #include "check.hpp"
 #include "fault.hpp"
+#include "fused_program.hpp"
 
 namespace gexec::cuda {
 namespace {
 
-constexpr int kVec = 8;  // elements per thread and chunk: 16 bytes of a 16-bit dtype
+// Elements per thread and chunk: 8 bytes of a 16-bit dtype, 16 of f32. Four, not eight: eight
+// elements per slot take more registers than two blocks of 256 threads per SM leave.
+constexpr int kVec = 4;
 
 struct Program {
-  int n_in = 0, n_steps = 0, n_out = 0;
+  int n_in = 0, n_out = 0, n_code = 0;
   int64_t n = 0, cols = 1;  // elements of the group's shape, and its last dimension
   const void* in[kGroupMaxInputs] = {};
   uint8_t in_t[kGroupMaxInputs] = {};     // DType
   uint8_t in_bias[kGroupMaxInputs] = {};  // a [cols] vector, read at the element's column
   void* out[kGroupMaxOutputs] = {};
   uint8_t out_t[kGroupMaxOutputs] = {};
-  uint8_t out_v[kGroupMaxOutputs] = {};   // the value each output holds
-  uint8_t op[kGroupMaxSteps] = {};        // OpType
-  uint8_t st_t[kGroupMaxSteps] = {};      // DType each step rounds to
-  uint8_t erf[kGroupMaxSteps] = {};       // GELU: the erf form
-  uint8_t a0[kGroupMaxSteps] = {}, a1[kGroupMaxSteps] = {};
+  FusedInstr code[kFusedMaxInstrs] = {};
 };
 
 __device__ inline float load1(const void* p, uint8_t t, int64_t i) {
@@ -56,36 +57,34 @@ __device__ inline void store1(void* p, uint8_t t, int64_t i, float v) {
   else static_cast<uint16_t*>(p)[i] = to_bits(t, v);
 }
 
-// Elements [8c, 8c + 8) through 16-byte accesses (the buffer is 16-byte aligned).
-__device__ inline void load8(const void* p, uint8_t t, int64_t c, float v[kVec]) {
+// Elements [4c, 4c + 4) through one 8-byte (16-bit dtypes) or 16-byte (f32) access; the buffer is
+// 16-byte aligned.
+__device__ inline void loadv(const void* p, uint8_t t, int64_t c, float v[kVec]) {
   if (DType(t) == DType::f32) {
-    const float4* q = static_cast<const float4*>(p) + 2 * c;
-    const float4 lo = q[0], hi = q[1];
-    v[0] = lo.x, v[1] = lo.y, v[2] = lo.z, v[3] = lo.w, v[4] = hi.x, v[5] = hi.y, v[6] = hi.z, v[7] = hi.w;
+    const float4 q = static_cast<const float4*>(p)[c];
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
     return;
   }
-  const uint4 w = static_cast<const uint4*>(p)[c];
-  const uint32_t words[4] = {w.x, w.y, w.z, w.w};
+  const uint2 w = static_cast<const uint2*>(p)[c];
+  const uint32_t words[2] = {w.x, w.y};
   const bool half = DType(t) == DType::f16;
 #pragma unroll
-  for (int j = 0; j < 4; ++j) {  // little-endian: the lower half holds the earlier element
+  for (int j = 0; j < 2; ++j) {  // little-endian: the lower half holds the earlier element
     const uint16_t lo = uint16_t(words[j] & 0xFFFFu), hi = uint16_t(words[j] >> 16);
     v[2 * j] = half ? __half2float(__ushort_as_half(lo)) : __uint_as_float(uint32_t(lo) << 16);
     v[2 * j + 1] = half ? __half2float(__ushort_as_half(hi)) : __uint_as_float(uint32_t(hi) << 16);
   }
 }
 
-__device__ inline void store8(void* p, uint8_t t, int64_t c, const float v[kVec]) {
+__device__ inline void storev(void* p, uint8_t t, int64_t c, const float v[kVec]) {
   if (DType(t) == DType::f32) {
-    float4* q = static_cast<float4*>(p) + 2 * c;
-    q[0] = make_float4(v[0], v[1], v[2], v[3]);
-    q[1] = make_float4(v[4], v[5], v[6], v[7]);
+    static_cast<float4*>(p)[c] = make_float4(v[0], v[1], v[2], v[3]);
     return;
   }
-  uint32_t w[4];
+  uint32_t w[2];
 #pragma unroll
-  for (int j = 0; j < 4; ++j) w[j] = uint32_t(to_bits(t, v[2 * j])) | (uint32_t(to_bits(t, v[2 * j + 1])) << 16);
-  static_cast<uint4*>(p)[c] = make_uint4(w[0], w[1], w[2], w[3]);
+  for (int j = 0; j < 2; ++j) w[j] = uint32_t(to_bits(t, v[2 * j])) | (uint32_t(to_bits(t, v[2 * j + 1])) << 16);
+  static_cast<uint2*>(p)[c] = make_uint2(w[0], w[1]);
 }
 
 __device__ inline float round_as(uint8_t t, float v) {
@@ -111,53 +110,114 @@ __device__ inline float step(uint8_t op, bool erf_form, float x, float y) {
   }
 }
 
-// One chunk of `count` elements starting at element e0 (count == kVec and `vec`: 16-byte accesses).
+// The slots, 4 elements each: accessed only with constant indices (the switches below), so
+// that they live in registers.
+struct Slots {
+  float r[kFusedSlots][kVec];
+};
+
+__device__ inline void get(const Slots& s, int k, float x[kVec]) {
+  switch (k) {
+#define GEXEC_SLOT(K) \
+  case K:             \
+    _Pragma("unroll") for (int j = 0; j < kVec; ++j) x[j] = s.r[K][j]; \
+    break;
+    GEXEC_SLOT(0) GEXEC_SLOT(1) GEXEC_SLOT(2) GEXEC_SLOT(3) GEXEC_SLOT(4) GEXEC_SLOT(5)
+#undef GEXEC_SLOT
+  }
+}
+
+__device__ inline void put(Slots& s, int k, const float x[kVec]) {
+  switch (k) {
+#define GEXEC_SLOT(K) \
+  case K:             \
+    _Pragma("unroll") for (int j = 0; j < kVec; ++j) s.r[K][j] = x[j]; \
+    break;
+    GEXEC_SLOT(0) GEXEC_SLOT(1) GEXEC_SLOT(2) GEXEC_SLOT(3) GEXEC_SLOT(4) GEXEC_SLOT(5)
+#undef GEXEC_SLOT
+  }
+}
+static_assert(kFusedSlots == 6, "get() and put() name every slot");
+
+__device__ inline void load_input(const Program& p, int i, int64_t e0, int count, bool vec, float x[kVec]) {
+  if (p.in_bias[i]) {
+    int64_t col = e0 % p.cols;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      x[j] = j < count ? load1(p.in[i], p.in_t[i], col) : 0.0f;
+      if (++col == p.cols) col = 0;
+    }
+  } else if (vec) {
+    loadv(p.in[i], p.in_t[i], e0 / kVec, x);
+  } else {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) x[j] = j < count ? load1(p.in[i], p.in_t[i], e0 + j) : 0.0f;
+  }
+}
+
+__device__ inline void store_output(const Program& p, int k, int64_t e0, int count, bool vec, const float x[kVec]) {
+  if (vec) {
+    storev(p.out[k], p.out_t[k], e0 / kVec, x);
+  } else {
+    for (int j = 0; j < count; ++j) store1(p.out[k], p.out_t[k], e0 + j, x[j]);
+  }
+}
+
+// z = op(x, y) rounded to the dtype, for all 4 elements: one uniform branch per instruction.
+__device__ inline void compute(const FusedInstr& in, const float x[kVec], const float y[kVec], float z[kVec]) {
+  switch (OpType(in.op)) {
+    case OpType::ADD:
+    case OpType::BIAS_ADD:
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) z[j] = x[j] + y[j];
+      break;
+    case OpType::MUL:
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) z[j] = x[j] * y[j];
+      break;
+    default:
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) z[j] = step(in.op, in.erf, x[j], 0.0f);
+      break;
+  }
+  if (DType(in.dtype) != DType::f32) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) z[j] = round_as(in.dtype, z[j]);
+  }
+}
+
+// One chunk of `count` elements starting at element e0 (count == kVec and `vec`: vector accesses).
 __device__ inline void run_chunk(const Program& p, int64_t e0, int count, bool vec) {
-  float x[kGroupMaxInputs][kVec];
+  Slots s;
 #pragma unroll
-  for (int i = 0; i < kGroupMaxInputs; ++i) {
-    if (i >= p.n_in) break;
-    if (p.in_bias[i]) {
-      int64_t col = e0 % p.cols;
+  for (int k = 0; k < kFusedSlots; ++k)
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        x[i][j] = j < count ? load1(p.in[i], p.in_t[i], col) : 0.0f;
-        if (++col == p.cols) col = 0;
-      }
-    } else if (vec) {
-      load8(p.in[i], p.in_t[i], e0 / kVec, x[i]);
-    } else {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) x[i][j] = j < count ? load1(p.in[i], p.in_t[i], e0 + j) : 0.0f;
-    }
-  }
-  float o[kGroupMaxOutputs][kVec];
-#pragma unroll
-  for (int j = 0; j < kVec; ++j) {
-    float v[kGroupMaxInputs + kGroupMaxSteps];
-#pragma unroll
-    for (int i = 0; i < kGroupMaxInputs; ++i)
-      if (i < p.n_in) v[i] = x[i][j];
-    for (int s = 0; s < p.n_steps; ++s) {
-      const float a = v[p.a0[s]], b = v[p.a1[s]];
-      v[p.n_in + s] = round_as(p.st_t[s], step(p.op[s], p.erf[s], a, b));
-    }
-#pragma unroll
-    for (int k = 0; k < kGroupMaxOutputs; ++k)
-      if (k < p.n_out) o[k][j] = v[p.out_v[k]];
-  }
-#pragma unroll
-  for (int k = 0; k < kGroupMaxOutputs; ++k) {
-    if (k >= p.n_out) break;
-    if (vec) {
-      store8(p.out[k], p.out_t[k], e0 / kVec, o[k]);
-    } else {
-      for (int j = 0; j < count; ++j) store1(p.out[k], p.out_t[k], e0 + j, o[k][j]);
+    for (int j = 0; j < kVec; ++j) s.r[k][j] = 0.0f;
+  for (int pc = 0; pc < p.n_code; ++pc) {
+    const FusedInstr in = p.code[pc];
+    float x[kVec], y[kVec], z[kVec];
+    switch (in.kind) {
+      case FusedKind::load:
+        load_input(p, in.a, e0, count, vec, z);
+        put(s, in.c, z);
+        break;
+      case FusedKind::op:
+        get(s, in.a, x);
+        get(s, in.b, y);
+        compute(in, x, y, z);
+        put(s, in.c, z);
+        break;
+      case FusedKind::store:
+        get(s, in.a, z);
+        store_output(p, in.c, e0, count, vec, z);
+        break;
     }
   }
 }
 
-__global__ void fused_kernel(Program p, bool vec) {
+// At most 85 registers (it needs 83 without spilling, nvcc 13, sm_90), so that three blocks of 256
+// threads fit on an SM: a streaming kernel needs many loads in flight more than registers.
+__global__ void __launch_bounds__(256, 3) fused_kernel(Program p, bool vec) {
   const int64_t chunks = (p.n + kVec - 1) / kVec;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < chunks; c += stride) {
@@ -234,10 +294,14 @@ Result<std::unique_ptr<Kernel>> make_fused_elementwise_kernel(const KernelDef& d
   }
   const Tensor& first = g.tensor(op.outputs[0]);
   const Layout layout = first.layout;
+  const FusedProgram prog = plan_fused_program(attrs, int(op.inputs.size()));
+  if (!prog.error.empty()) return runtime_error(where + ": " + prog.error);
+  if (int(prog.code.size()) > kFusedMaxInstrs) return runtime_error(where + ": the group's program is too long");
   Program p;
   p.n_in = int(op.inputs.size());
-  p.n_steps = int(attrs.steps.size());
   p.n_out = int(op.outputs.size());
+  p.n_code = int(prog.code.size());
+  for (size_t i = 0; i < prog.code.size(); ++i) p.code[i] = prog.code[i];
   p.n = first.numel();
   p.cols = first.shape.back();
   for (int i = 0; i < p.n_in; ++i) {
@@ -254,15 +318,6 @@ Result<std::unique_ptr<Kernel>> make_fused_elementwise_kernel(const KernelDef& d
     if (t.layout != layout) return runtime_error(where + ": operands stored in different layouts");
     p.out[k] = b.outputs[size_t(k)];
     p.out_t[k] = uint8_t(t.dtype);
-    p.out_v[k] = uint8_t(attrs.results[size_t(k)]);
-  }
-  for (int s = 0; s < p.n_steps; ++s) {
-    const GroupStep& st = attrs.steps[size_t(s)];
-    p.op[s] = uint8_t(st.type);
-    p.st_t[s] = uint8_t(st.dtype);
-    p.erf[s] = st.type == OpType::GELU && st.approximate == GeluApprox::none;
-    p.a0[s] = uint8_t(st.args[0]);
-    p.a1[s] = uint8_t(st.args.size() > 1 ? st.args[1] : st.args[0]);
   }
   return std::unique_ptr<Kernel>(std::make_unique<FusedKernel>(p, stream));
 }
