@@ -8,14 +8,17 @@ compares them with the outputs gexec wrote beside them.
 Every op of the graph (MATMUL, GEMM_BIAS_ACT with its residual, BIAS_ADD, ADD, MUL, RELU, GELU, SILU, CAST) runs on the GPU in
 float32 without TF32, each result rounded to its tensor's dtype as a device stores it. An element
 passes when |gexec - torch| <= atol + rtol * scale, scale bounding the magnitudes that produced it
-(for a product sum_k |a_ik b_kj| + |bias_j|), with gexec's per-dtype tolerances. Exits 1 when an
-output fails, 0 when all pass, and 0 with "skipped: ..." without PyTorch or a CUDA device.
+(for a product sum_k |a_ik b_kj| + |bias_j|): the looser rule of gexec's check before report
+version 2, kept here as a plain cross-check of the dump. gexec's current rule (the bound from the
+roundings, and a normwise rule) applies to any outputs saved as DIR/<name>.npy through
+`gexec check GRAPH --inputs DIR --outputs DIR`. Exits 1 when an output fails, 0 when all pass,
+and 0 with "skipped: ..." without PyTorch or a CUDA device.
 """
 import json
 import os
 import sys
 
-# Per output dtype: (atol, rtol), as gexec's default tolerances.
+# Per output dtype: (atol, rtol), the magnitude rule gexec's check used before report version 2.
 TOLERANCE = {"f32": (1e-6, 2.0**-9), "f16": (1e-5, 2.0**-9), "bf16": (1e-4, 2.0**-6)}
 
 

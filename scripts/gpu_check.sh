@@ -2,7 +2,7 @@
 # Everything to run on a GPU machine in one go: build, every test, every graph (checked, timed,
 # under compute-sanitizer), and the benchmark against PyTorch. A summary goes to stdout; the
 # build log, the sanitizer's full output and the benchmark's files go to $OUT (default out/).
-#   scripts/gpu_check.sh [all|build|tests|graphs|perf|sanitizer|bench|blocks]...
+#   scripts/gpu_check.sh [all|build|tests|graphs|check|perf|sanitizer|bench|blocks]...
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out}
@@ -29,7 +29,7 @@ JSON
 note "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.max.sm --format=csv 2>&1
 
-if want build || want tests || want graphs || want perf || want sanitizer || want bench || want blocks; then
+if want build || want tests || want graphs || want check || want perf || want sanitizer || want bench || want blocks; then
   note "build"
   bash scripts/setup.sh
   start=$(date +%s)
@@ -37,6 +37,8 @@ if want build || want tests || want graphs || want perf || want sanitizer || wan
     tail -40 "$OUT/build.log"; echo "build failed"; exit 1
   fi
   echo "built in $(( $(date +%s) - start )) s"
+  "$gexec" --version
+  bash scripts/check_backends.sh "$gexec" cuda cpu || status=1
 fi
 
 if want tests; then
@@ -71,6 +73,35 @@ if want graphs; then
     /usr/bin/time -f "gexec run  %e s" "$gexec" -q run graphs/gemm_bias_relu.json >/dev/null
     /usr/bin/time -f "floor      %e s" build/release/gexec_bench_launch --once graphs/gemm_bias_relu.json
   done 2>&1
+fi
+
+if want check; then
+  # The check on CUDA kernels: zero false failures over seeds and graphs (the mutation suite's
+  # correct half on the CUDA backend, ratios per graph in $OUT/check_cuda.tsv), every graph and
+  # large products over seeds with the ratios to the bound, the example in exact mode bit for
+  # bit, and autotuned candidates checked against the reference.
+  note "check: correct CUDA runs over 20 seeds and every test graph, mutants through gexec check"
+  GEXEC_CHECK_BACKEND=cuda GEXEC_CHECK_SEEDS=20 GEXEC_MUTATION_TABLE="$OUT/check_cuda.tsv" \
+    build/release/tests/gexec_tests "[mutation]" 2>&1 | tail -6 || status=1
+  note "check: ratios of correct runs, per graph, over seeds (max per element / normwise)"
+  for g in graphs/*.json; do
+    worst=$(for s in 1 2 3 4 5 6 7 8; do
+      "$gexec" run "$g" --seed $s --report "$OUT/ratio.json" > /dev/null 2>&1 || echo "FAIL seed $s" >&2
+      python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(max(o["max_ratio"] for o in r["check"]["outputs"]), max(o["norm_ratio"] for o in r["check"]["outputs"]))' "$OUT/ratio.json"
+    done | sort -g | tail -1)
+    echo "$g: worst $worst"
+  done
+  for spec in "4096 4096 4096 f32" "1024 1024 8192 f16" "2048 2048 16384 f16"; do
+    set -- $spec
+    gemm_graph "$@" > "$OUT/check_gemm.json"
+    "$gexec" run "$OUT/check_gemm.json" 2>&1 | grep -A2 "elem_rat" || status=1
+  done
+  note "check: the example in exact mode, bit for bit"
+  "$gexec" run graphs/gemm_bias_relu.json --verify exact 2>&1 | tail -6 || status=1
+  "$gexec" run graphs/gemm_f32.json --verify exact 2>&1 | tail -6 || status=1
+  note "check: autotuned candidates against the reference"
+  gemm_graph 4096 11008 4096 f16 > "$OUT/check_tune.json"
+  "$gexec" -v run "$OUT/check_tune.json" --autotune 2>&1 | grep -E "autotune|rejected|result" | tail -8 || status=1
 fi
 
 if want perf; then

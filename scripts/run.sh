@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Sets up, builds, and runs the example graph: on the GPU where there is one, else on the CPU.
+# Sets up, builds the gexec command only (not the tests), and runs a graph with its check: on the
+# GPU where there is one, else on the CPU backend. Every argument goes to `gexec run`:
+#   scripts/run.sh [GRAPH] [run options]      (default graph: graphs/gemm_bias_relu.json)
+#   scripts/run.sh graphs/mlp3.json --iters 100
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bash scripts/build.sh release
-exec build/release/gexec run "${1:-graphs/gemm_bias_relu.json}" "${@:2}"
+bash scripts/build.sh release gexec
+if [ $# -eq 0 ] || [[ $1 == -* ]]; then set -- graphs/gemm_bias_relu.json "$@"; fi
+exec build/release/gexec run "$@"

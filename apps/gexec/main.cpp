@@ -6,11 +6,12 @@
 #include <iostream>
 
 #include "gexec/app/commands.hpp"
+#include "gexec/app/version.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"gexec: runs JSON graphs of GEMM and elementwise ops on NVIDIA GPUs and checks them against a CPU reference"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("gexec ") + GEXEC_VERSION);
+  app.set_version_flag("--version", gexec::version_text, "Print the version, build and library versions, and exit");
   bool verbose = false, quiet = false;
   app.add_flag("-v,--verbose", verbose, "More diagnostics on stderr (pass timings, choices)");
   app.add_flag("-q,--quiet", quiet, "Only errors on stderr");
@@ -26,16 +27,17 @@ int main(int argc, char** argv) {
   auto* arch_opt = run_cmd->add_option("--arch", arch, "Device to assume in a dry-run, e.g. sm_90 (default: detected, else sm_90)");
   run_cmd->add_option("--device", run.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--backend", run.backend, "auto, cuda or cpu")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
-  auto* atol_opt = run_cmd->add_option("--atol", atol, "Absolute tolerance (default per output dtype)")->check(CLI::NonNegativeNumber);
-  auto* rtol_opt = run_cmd->add_option("--rtol", rtol, "Relative tolerance, times each element's scale (default per dtype)")->check(CLI::NonNegativeNumber);
+  auto* atol_opt = run_cmd->add_option("--atol", atol, "Absolute allowance near zero (default per output dtype)")->check(CLI::NonNegativeNumber);
+  auto* rtol_opt = run_cmd->add_option("--rtol", rtol, "Extra allowance, times each element's scale (default 0)")->check(CLI::NonNegativeNumber);
   run_cmd->add_option("--passes", run.passes, "Pass pipeline: default, none, or a comma-separated list");
   run_cmd->add_flag("--print-after-all", run.print_after_all, "Print the graph after every pass");
   run_cmd->add_option("--print-after", run.print_after, "Print the graph after the named pass");
   run_cmd->add_option("--emit-graph", run.emit_graph, "Write the graph after the passes to this file");
   run_cmd->add_option("--dump", run.dump_dir, "Write every graph input and output as .npy into this folder");
   run_cmd->add_option("--verify", run.verify,
-                      "Check the outputs: auto (full below 2^33 reference multiply-adds, else sampled), full, sample or none")
-      ->check(CLI::IsMember({"auto", "full", "sample", "none"}));
+                      "Check the outputs: auto (full below 2^33 reference multiply-adds, else sampled), full, sample, "
+                      "exact (integer inputs, bit equality) or none")
+      ->check(CLI::IsMember({"auto", "full", "sample", "exact", "none"}));
   run_cmd->add_option("--samples", run.samples, "Output elements a sampled check compares, per output (default 4096)")
       ->check(CLI::PositiveNumber);
   run_cmd->add_option("--report", run.report_path, "Write a JSON report of the run to this file");
@@ -66,6 +68,24 @@ int main(int argc, char** argv) {
 
   auto* kernels_cmd = app.add_subcommand("kernels", "Print the kernel table");
 
+  gexec::CheckOptions check;
+  uint64_t check_seed = 0;
+  double check_atol = 0, check_rtol = 0;
+  auto* check_cmd = app.add_subcommand("check", "Check outputs from .npy files against the reference of a graph");
+  check_cmd->add_option("graph", check.graph_path, "Graph file (JSON)")->required();
+  check_cmd->add_option("--inputs", check.inputs_dir, "Folder with <name>.npy for every graph input")->required();
+  check_cmd->add_option("--outputs", check.outputs_dir, "Folder with <name>.npy for every graph output")->required();
+  check_cmd->add_option("--verify", check.verify, "auto, full, sample or exact (bit equality)")
+      ->check(CLI::IsMember({"auto", "full", "sample", "exact"}));
+  check_cmd->add_option("--samples", check.samples, "Output elements a sampled check compares (default 4096)")
+      ->check(CLI::PositiveNumber);
+  auto* check_seed_opt = check_cmd->add_option("--seed", check_seed, "Seed choosing the sampled elements");
+  auto* check_atol_opt = check_cmd->add_option("--atol", check_atol, "Absolute allowance near zero")->check(CLI::NonNegativeNumber);
+  auto* check_rtol_opt = check_cmd->add_option("--rtol", check_rtol, "Extra allowance times each element's scale")->check(CLI::NonNegativeNumber);
+  check_cmd->add_option("--precision", check.precision, "The products' arithmetic: f32, or tf32 (f32 operands rounded to TF32)")
+      ->check(CLI::IsMember({"f32", "tf32"}));
+  check_cmd->add_option("--report", check.report_path, "Write a JSON report of the check to this file");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -86,6 +106,11 @@ int main(int argc, char** argv) {
     status = gexec::run_command(run, std::cout, std::cerr);
   } else if (*validate_cmd) {
     status = gexec::validate_command(files, std::cout, std::cerr);
+  } else if (*check_cmd) {
+    if (check_seed_opt->count()) check.seed = check_seed;
+    if (check_atol_opt->count()) check.atol = check_atol;
+    if (check_rtol_opt->count()) check.rtol = check_rtol;
+    status = gexec::check_command(check, std::cout, std::cerr);
   } else if (*kernels_cmd) {
     status = gexec::kernels_command(std::cout);
   }

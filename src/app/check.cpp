@@ -47,38 +47,49 @@ Result<std::map<std::string, std::vector<uint8_t>>> reference_inputs(
   return inputs;
 }
 
-std::string check_mode(const Graph& g, const RunOptions& opts) {
-  if (opts.verify != "auto") return opts.verify;
+std::string check_mode(const Graph& g, const std::string& verify) {
+  if (verify != "auto") return verify;
   return reference_work(g) < kFullCheckWork ? "full" : "sample";
 }
 
 Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
                                                const std::map<std::string, std::vector<uint8_t>>& inputs,
                                                const std::map<std::string, std::vector<uint8_t>>& outputs,
-                                               const RunOptions& opts, const std::string& mode, uint64_t seed) {
+                                               const CheckSettings& settings) {
   Progress bar("reference");
   const ProgressFn progress = [&bar](double done) { bar.update(done); };
-  auto tolerance = [&opts](const Tensor& t) {
+  auto tolerance = [&settings](const Tensor& t) {
     Tolerance tol = default_tolerance(t.dtype);
-    if (opts.atol) tol.atol = *opts.atol;
-    if (opts.rtol) tol.rtol = *opts.rtol;
+    if (settings.atol) tol.atol = *settings.atol;
+    if (settings.rtol) tol.rtol = *settings.rtol;
+    tol.exact = settings.mode == "exact";
     return tol;
   };
+  auto got = [&outputs](const Tensor& t) -> Result<const uint8_t*> {
+    const auto it = outputs.find(t.name);
+    if (it == outputs.end() || static_cast<int64_t>(it->second.size()) != t.bytes())
+      return bad_input("output " + t.name + ": no values of its size to check");
+    return it->second.data();
+  };
   std::vector<OutputCheck> checks;
-  if (mode == "sample") {
-    auto ref = run_reference_sampled(original, inputs, opts.samples, seed, progress);
+  if (settings.mode == "sample") {
+    auto ref = run_reference_sampled(original, inputs, settings.samples, settings.seed, progress, settings.precision);
     if (!ref) return ref.error().with("reference");
     for (TensorId id : original.outputs) {
       const Tensor& t = original.tensor(id);
-      checks.push_back(compare_sampled(t, outputs.at(t.name).data(), ref->at(t.name), tolerance(t)));
+      auto g = got(t);
+      if (!g) return g.error();
+      checks.push_back(compare_sampled(t, *g, ref->at(t.name), tolerance(t)));
     }
     return checks;
   }
-  auto ref = run_reference(original, inputs, progress);
+  auto ref = run_reference(original, inputs, progress, settings.precision);
   if (!ref) return ref.error().with("reference");
   for (TensorId id : original.outputs) {
     const Tensor& t = original.tensor(id);
-    checks.push_back(compare_output(t, outputs.at(t.name).data(), ref->at(t.name), tolerance(t)));
+    auto g = got(t);
+    if (!g) return g.error();
+    checks.push_back(compare_output(t, *g, ref->at(t.name), tolerance(t)));
   }
   return checks;
 }

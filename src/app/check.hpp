@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,13 +26,22 @@ Result<std::map<std::string, std::vector<uint8_t>>> reference_inputs(
 // The outputs of the graph as loaded, read back from the executed graph by name.
 Result<std::map<std::string, std::vector<uint8_t>>> read_outputs(const Graph& original, const Executor& ex);
 
-// "full", "sample" or "none": --verify as given, or for auto chosen by the reference's work.
-std::string check_mode(const Graph& g, const RunOptions& opts);
+// "full", "sample", "exact" or "none": --verify as given, or for auto chosen by the reference's work.
+std::string check_mode(const Graph& g, const std::string& verify);
 
-// Compares every output with the reference (full or sampled, per `mode`).
+// What the check needs besides the graph and the tensors.
+struct CheckSettings {
+  std::string mode = "full";        // full, sample or exact (bit equality)
+  int64_t samples = 4096;
+  uint64_t seed = 0;                // chooses the sampled elements
+  std::optional<double> atol, rtol; // override the defaults
+  Precision precision;              // the arithmetic the kernels declare
+};
+
+// Compares every output with the reference (full, sampled or exact, per settings.mode).
 Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
                                                const std::map<std::string, std::vector<uint8_t>>& inputs,
                                                const std::map<std::string, std::vector<uint8_t>>& outputs,
-                                               const RunOptions& opts, const std::string& mode, uint64_t seed);
+                                               const CheckSettings& settings);
 
 }  // namespace gexec

@@ -71,22 +71,19 @@ json output_json(const CheckedOutput& o) {
           {"max_abs", finite_or_null(c.max_abs)},
           {"max_rel", finite_or_null(c.max_rel)},
           {"rel_fro", finite_or_null(c.rel_fro)},
+          {"rel_fro_bound", finite_or_null(c.rel_fro_bound)},
+          {"norm_ratio", finite_or_null(c.norm_ratio)},
+          {"max_ratio", finite_or_null(c.max_ratio)},
           {"worst", c.worst < 0 ? json(nullptr)
                                 : json{{"index", c.worst},
                                        {"got", finite_or_null(c.worst_got)},
-                                       {"ref", finite_or_null(c.worst_ref)}}},
+                                       {"ref", finite_or_null(c.worst_ref)},
+                                       {"bound", finite_or_null(c.worst_bound)}}},
           {"beyond", c.beyond},
           {"atol", c.tol.atol},
           {"rtol", c.tol.rtol},
+          {"exact", c.tol.exact},
           {"pass", c.pass}};
-}
-
-json check_json(const CheckSummary& c) {
-  json outputs = json::array();
-  for (const CheckedOutput& o : c.outputs) outputs.push_back(output_json(o));
-  return {{"requested", c.requested},           {"mode", c.mode},
-          {"samples", c.samples},               {"reference_multiply_adds", c.reference_work},
-          {"full_check_limit", c.full_check_limit}, {"outputs", outputs}};
 }
 
 json warnings_json(const std::vector<RunWarning>& warnings) {
@@ -99,10 +96,23 @@ json warnings_json(const std::vector<RunWarning>& warnings) {
 
 json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
+json check_json(const CheckSummary& c) {
+  json outputs = json::array();
+  for (const CheckedOutput& o : c.outputs) outputs.push_back(output_json(o));
+  return {{"requested", c.requested},
+          {"mode", c.mode},
+          {"samples", c.samples},
+          {"precision", c.precision},
+          {"reference_multiply_adds", c.reference_work},
+          {"full_check_limit", c.full_check_limit},
+          {"outputs", outputs}};
+}
+
 json report_json(const RunReport& r) {
   json rep = {{"format", kReportFormat},
               {"version", kReportVersion},
               {"gexec_version", GEXEC_VERSION},
+              {"command", "run"},
               {"result", std::string(result_name(r.result))},
               {"exit_code", static_cast<int>(r.exit_code())},
               {"error", r.error ? json("gexec: " + r.error->message) : json(nullptr)},  // as printed
@@ -117,7 +127,10 @@ json report_json(const RunReport& r) {
   if (r.device) rep["device"] = device_json(*r.device);
   if (r.kernels) rep["kernels"] = kernels_json(*r.kernels);
   if (r.buffers) rep["buffers"] = buffers_json(*r.buffers);
-  if (r.loaded_inputs) rep["inputs"]["loaded"] = *r.loaded_inputs;
+  if (r.loaded_inputs) {
+    rep["inputs"]["loaded"] = *r.loaded_inputs;
+    rep["inputs"]["exact_range"] = r.exact_range ? json(*r.exact_range) : json(nullptr);
+  }
   if (r.dump) rep["dump"] = {{"dir", r.dump->dir}, {"widened_to_f32", r.dump->widened_to_f32}};
   if (r.check) rep["check"] = check_json(*r.check);
   if (r.timing && r.timing->complete) rep["timing"] = timing_json(*r.timing);

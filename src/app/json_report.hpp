@@ -10,11 +10,15 @@ namespace gexec {
 
 // The report's format name and version; a change of meaning bumps the version.
 inline constexpr const char* kReportFormat = "gexec.report";
-inline constexpr int kReportVersion = 1;
+inline constexpr int kReportVersion = 2;
 
 // The whole document: the header (format, versions), the result and exit status, and every
 // section the run reached. Infinities and NaN are written as null (JSON has neither).
 nlohmann::json report_json(const RunReport& r);
+
+// The `check` section alone: how the outputs were checked, and one entry per output (`gexec
+// check` writes it too).
+nlohmann::json check_json(const CheckSummary& c);
 
 // A number, or null when it is not finite.
 nlohmann::json finite_or_null(double v);

@@ -40,6 +40,11 @@ void print_kernels(std::ostream& out, const std::vector<KernelChoice>& kernels) 
   }
 }
 
+void print_exact(std::ostream& out, const RunReport& r) {
+  out << "exact inputs: integers in -" << *r.exact_range << ".." << *r.exact_range
+      << ", every product, sum and result exact\n";
+}
+
 void print_loaded(std::ostream& out, const RunReport& r) {
   const std::vector<std::string>& names = *r.loaded_inputs;
   out << "loaded " << names.size() << " input" << (names.size() == 1 ? "" : "s") << " from " << r.load_inputs_dir
@@ -102,6 +107,7 @@ const Section kSections[] = {
     {[](const RunReport& r) { return r.result == RunReport::Result::dry_run; },
      [](std::ostream& o, const RunReport&) { o << "dry run: nothing executed\n"; }},
     {[](const RunReport& r) { return r.loaded_inputs.has_value() && !r.load_inputs_dir.empty(); }, print_loaded},
+    {[](const RunReport& r) { return r.loaded_inputs.has_value() && r.exact_range.has_value(); }, print_exact},
     {[](const RunReport& r) { return !r.tuning_log.empty(); },
      [](std::ostream& o, const RunReport& r) { o << r.tuning_log; }},
     {[](const RunReport& r) { return r.executed; },
@@ -144,25 +150,32 @@ void print_plan(std::ostream& out, const BufferSummary& plan) {
 
 void print_checks(std::ostream& out, const std::vector<CheckedOutput>& checks) {
   char line[512];
-  out << "check: pass when |got - ref| <= atol + rtol * scale, scale bounding the magnitudes that produced each element\n";
-  std::snprintf(line, sizeof line, "  %-16s %-5s %-14s %10s %10s %10s %9s %9s %12s  %s\n", "output", "dtype", "shape",
-                "max_abs", "max_rel", "rel_fro", "atol", "rtol", "beyond", "result");
+  const bool exact = !checks.empty() && checks.front().check.tol.exact;
+  if (exact)
+    out << "check: exact, every element bit for bit equal to the reference\n";
+  else
+    out << "check: pass when every |got - ref| <= its bound (output rounding, intermediate roundings, accumulation,"
+           " atol) and ||got - ref|| <= the normwise bound; ratios are error / bound\n";
+  std::snprintf(line, sizeof line, "  %-16s %-5s %-14s %10s %10s %10s %10s %9s %9s %12s  %s\n", "output", "dtype",
+                "shape", "max_abs", "max_rel", "rel_fro", "fro_bound", "elem_rat", "norm_rat", "beyond", "result");
   out << line;
   for (const CheckedOutput& o : checks) {
     const OutputCheck& c = o.check;
     std::string beyond = std::to_string(c.beyond) + "/" + std::to_string(c.checked);
-    std::snprintf(line, sizeof line, "  %-16s %-5s %-14s %10.3e %10.3e %10.3e %9.2e %9.2e %12s  %s\n", c.name.c_str(),
-                  std::string(dtype_name(c.dtype)).c_str(), shape_str(o.shape).c_str(), c.max_abs, c.max_rel,
-                  c.rel_fro, c.tol.atol, c.tol.rtol, beyond.c_str(), c.pass ? "pass" : "FAIL");
+    std::snprintf(line, sizeof line, "  %-16s %-5s %-14s %10.3e %10.3e %10.3e %10.3e %9.3f %9.3f %12s  %s\n",
+                  c.name.c_str(), std::string(dtype_name(c.dtype)).c_str(), shape_str(o.shape).c_str(), c.max_abs,
+                  c.max_rel, c.rel_fro, c.rel_fro_bound, c.max_ratio, c.norm_ratio, beyond.c_str(),
+                  c.pass ? "pass" : "FAIL");
     out << line;
     if (c.worst >= 0) {
-      std::snprintf(line, sizeof line, "      worst element %lld: got %.8g, expected %.8g\n", (long long)c.worst,
-                    c.worst_got, c.worst_ref);
+      std::snprintf(line, sizeof line, "      worst element %lld: got %.8g, expected %.8g, bound %.3g\n",
+                    (long long)c.worst, c.worst_got, c.worst_ref, c.worst_bound);
       out << line;
     }
     out << "      checked " << (c.mode == "sample" ? "a sample of " + std::to_string(c.checked) + " of the "
                                                      : std::string("all "))
-        << c.count << " elements against the " << (c.mode == "sample" ? "sampled" : "full") << " reference\n";
+        << c.count << " elements against the " << (c.mode == "sample" ? "sampled" : "full") << " reference"
+        << (c.mode == "exact" ? ", bit for bit" : "") << "\n";
   }
 }
 

@@ -12,6 +12,7 @@ namespace gexec {
 
 std::string human_bytes(int64_t bytes);
 void print_plan(std::ostream& out, const BufferSummary& plan);
+// The check's table: per output the errors, the normwise bound and the ratios to both bounds.
 void print_checks(std::ostream& out, const std::vector<CheckedOutput>& checks);
 
 // Prints a report on `out` (and its warnings through spdlog) as the run fills it: each update

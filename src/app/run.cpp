@@ -11,6 +11,7 @@
 #include "gexec/io/load.hpp"
 #include "gexec/ir/printer.hpp"
 #include "gexec/passes/pipeline.hpp"
+#include "gexec/verify/exact.hpp"
 #include "check.hpp"
 #include "dump.hpp"
 #include "json_report.hpp"
@@ -96,6 +97,15 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   rep.kernels = kernel_choices(graph, *selection);
   const BufferPlan plan = plan_buffers(graph);
   rep.buffers = buffer_summary(graph, plan);
+  // --verify exact: integer inputs that keep every value exact, or the reason none exist.
+  const std::string mode = check_mode(original, opts.verify);
+  std::optional<int64_t> exact_range_r;
+  if (mode == "exact") {
+    if (!opts.load_inputs_dir.empty()) return bad_input("--verify exact draws its own inputs; drop --load-inputs");
+    auto r = exact_range(original);
+    if (!r) return r.error();
+    exact_range_r = *r;
+  }
   if (opts.dry_run) {
     rep.result = RunReport::Result::dry_run;
     return {};
@@ -109,9 +119,12 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     if (!l) return l.error();
     host_inputs = std::move(*l);
   }
+  if (exact_range_r) host_inputs = exact_inputs(original, *exact_range_r, seed);
+  rep.exact_range = exact_range_r;
   rep.load_inputs_dir = opts.load_inputs_dir;
   rep.loaded_inputs.emplace();
-  for (const auto& [name, bytes] : host_inputs) rep.loaded_inputs->push_back(name);
+  if (!exact_range_r)
+    for (const auto& [name, bytes] : host_inputs) rep.loaded_inputs->push_back(name);
   tell();
 
   // Execution.
@@ -126,6 +139,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     tune.top = opts.autotune_top;
     tune.cache_path = opts.tuning_cache;
     tune.cuda_graph = opts.timing.cuda_graph;
+    tune.precision.tf32 = target->backend == Backend::cuda;
     std::ostringstream log;
     auto tuned = autotune(**ex, target->caps, tune, log);
     rep.tuning_log = log.str();
@@ -153,11 +167,19 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     rep.dump = DumpSummary{opts.dump_dir, int64_t(all.size()), *widened};
     tell();
   }
-  const std::string mode = check_mode(original, opts);
-  rep.check = CheckSummary{opts.verify, mode, opts.samples, reference_work(original), kFullCheckWork, {}, false};
+  CheckSettings settings;
+  settings.mode = mode;
+  settings.samples = opts.samples;
+  settings.seed = seed;
+  settings.atol = opts.atol;
+  settings.rtol = opts.rtol;
+  // cuBLASLt runs f32 operands on TF32 tensor cores; the CPU backend multiplies in f32.
+  settings.precision.tf32 = target->backend == Backend::cuda;
+  rep.check = CheckSummary{opts.verify, mode, settings.precision.tf32 ? "tf32" : "f32", opts.samples,
+                           reference_work(original), kFullCheckWork, {}, false};
   if (mode != "none") {
     tell();  // a sampled check says so before the reference's work starts
-    auto checks = check_outputs(original, *inputs, *outputs, opts, mode, seed);
+    auto checks = check_outputs(original, *inputs, *outputs, settings);
     if (!checks) return checks.error();
     for (OutputCheck& c : *checks) {
       const TensorId id = original.find_tensor(c.name);

@@ -1,7 +1,10 @@
 // The autotuner. For each kernel with several variants it
-//  1. runs the ops up to it with the default variant and keeps its output as the reference;
-//  2. runs them with each other variant (the output poisoned first) and rejects any whose
-//     output differs from the default's by more than the output dtype's tolerance;
+//  1. runs the ops up to it with the default variant, and computes the reference of its op (a
+//     sample of kVerifySamples output elements, from the op's inputs as they are on the device);
+//  2. runs them with each variant (the output poisoned first) and rejects any whose output
+//     fails the check against that reference (the bound of verify/bound.hpp, for the
+//     Precision the kernels declare): a wrong-result algorithm (cuBLASLt 13.1's split-K bug on
+//     Hopper) is never chosen, even where the default is wrong the same way;
 //  3. times each variant through Device::time_runs, running only that kernel, launched as the
 //     run will be timed (graph replay or direct launches), and keeps the fastest that passed.
 // Small problems would sit in the L2 cache between back-to-back runs on the same buffers and look
@@ -22,6 +25,7 @@
 
 #include "gexec/exec/tuning_cache.hpp"
 #include "gexec/verify/compare.hpp"
+#include "gexec/verify/reference.hpp"
 
 namespace gexec {
 namespace {
@@ -35,25 +39,13 @@ constexpr int64_t kRotateBytes = int64_t(128) << 20;
 constexpr int64_t kMaxSets = 256;
 constexpr int64_t kAlign = 256;  // every operand of a set starts on this, as in the arena
 
+// Output elements each candidate is checked at: every row and column of outputs up to 4096 on a
+// side, at a reference cost of 4096 * K multiply-adds.
+constexpr int64_t kVerifySamples = 4096;
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
-}
-
-// Whether `got` matches `ref` within the tolerance, with the tensor's largest magnitude as every
-// element's scale: two correct variants differ by the rounding of their sums (split-K, another
-// order), which follows the size of the terms, not of one result that happens to cancel to near
-// zero. A variant that writes garbage, NaN or nothing is still far outside it.
-bool matches(const std::vector<uint8_t>& got, const std::vector<uint8_t>& ref, DType t, int64_t n) {
-  const Tolerance tol = default_tolerance(t);
-  double scale = 0;
-  for (int64_t i = 0; i < n; ++i) scale = std::max(scale, std::fabs(double(load_as_float(ref.data(), t, i))));
-  for (int64_t i = 0; i < n; ++i) {
-    const double r = load_as_float(ref.data(), t, i), g = load_as_float(got.data(), t, i);
-    const double bound = tol.atol + tol.rtol * scale;
-    if (!(std::fabs(g - r) <= bound) && !(std::isnan(r) && std::isnan(g))) return false;
-  }
-  return true;
 }
 
 // One line on stderr, rewritten in place, once tuning has taken over a second on a terminal.
@@ -77,6 +69,35 @@ class Tuner {
   Tuner(Executor& ex, const AutotuneOptions& opts) : ex_(ex), opts_(opts) {}
 
   // The output of kernel k's op with variant v, after the ops before it ran.
+  // The reference of kernel k's op at a sample of its output, from its inputs as they are on
+  // the device (output_of has run the ops before it).
+  Result<SampledRef> op_reference(size_t k) {
+    const Op& op = ex_.op_of_kernel(k);
+    const Graph& g = ex_.graph();
+    Graph one;
+    one.name = "autotune." + op.name;
+    Op copy = op;
+    std::map<TensorId, TensorId> ids;
+    std::map<std::string, std::vector<uint8_t>> inputs;
+    auto local = [&](TensorId t) {
+      auto [it, fresh] = ids.emplace(t, TensorId(one.tensors.size()));
+      if (fresh) one.tensors.push_back(g.tensor(t));
+      return it->second;
+    };
+    for (TensorId& t : copy.inputs) {
+      auto bytes = ex_.read(t);
+      if (!bytes) return bytes.error();
+      inputs[g.tensor(t).name] = std::move(*bytes);
+      t = local(t);
+    }
+    for (TensorId& t : copy.outputs) t = local(t);
+    one.ops = {copy};
+    one.outputs = {copy.outputs[0]};
+    auto r = run_reference_sampled(one, inputs, kVerifySamples, 0, {}, opts_.precision);
+    if (!r) return r.error().with("autotune reference");
+    return std::move(r->at(g.tensor(op.outputs[0]).name));
+  }
+
   Result<std::vector<uint8_t>> output_of(size_t k, int v) {
     Kernel& kernel = ex_.kernel(k);
     GEXEC_TRY(kernel.select_variant(v));
@@ -151,20 +172,26 @@ class Tuner {
     // A kernel that cannot be rebound is timed on its own buffers.
     if (sets->size() > 1 && !kernel.rebind(sets->front())) sets->resize(1);
     const std::vector<Binding>& rot = *sets;
-    auto ref = output_of(k, 0);
+    auto first = output_of(k, 0);
+    if (!first) return first.error();
+    auto ref = op_reference(k);
     if (!ref) return ref.error();
     double best = -1;
+    bool default_failed = false;
     for (int v = 0; v < r.variants; ++v) {
       progress.update(k, kernels, v, r.variants);
-      if (v > 0) {
-        auto got = output_of(k, v);
-        if (!got) return got.error();
-        if (!matches(*got, *ref, out_t.dtype, out_t.numel())) {
-          spdlog::debug("autotune: op {}: candidate {} ({}) differs from the default beyond the tolerance; rejected",
-                        op.name, v, kernel.variant_name(v));
-          ++r.rejected;
-          continue;
-        }
+      auto got = v == 0 ? std::move(first) : output_of(k, v);
+      if (!got) return got.error();
+      const OutputCheck c = compare_sampled(out_t, got->data(), *ref, default_tolerance(out_t.dtype));
+      if (!c.pass) {
+        spdlog::debug("autotune: op {}: candidate {} ({}) fails the check against the reference (ratios {:.3g} per "
+                      "element, {:.3g} normwise); rejected", op.name, v, kernel.variant_name(v), c.max_ratio,
+                      c.norm_ratio);
+        ++r.rejected;
+        // The default stays the fallback where nothing passes (the run's own check then reports
+        // it); no other failing candidate is timed.
+        if (v > 0) continue;
+        default_failed = true;
       }
       GEXEC_TRY(kernel.select_variant(v));
       auto us = time([&]() -> Status {
@@ -179,8 +206,9 @@ class Tuner {
       const double t = *us / double(rot.size());
       spdlog::debug("autotune: op {}: candidate {} ({}): {:.2f} us", op.name, v, kernel.variant_name(v), t);
       if (v == 0) r.default_us = t;
-      if (best < 0 || t < best) best = t, r.chosen = v;
+      if (!(v == 0 && default_failed) && (best < 0 || t < best)) best = t, r.chosen = v;
     }
+    if (best < 0) best = r.default_us, r.chosen = 0;
     r.best_us = best;
     GEXEC_TRY(kernel.select_variant(r.chosen));
     r.chosen_name = kernel.variant_name(r.chosen);

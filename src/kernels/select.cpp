@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "gexec/build_info.hpp"
 #include "gexec/kernels/table.hpp"
 
 namespace gexec {
@@ -21,6 +22,10 @@ std::string list(const std::vector<DType>& ts) {
 std::string declared_rejection(const KernelDef& k, const Graph& g, const Op& op, const DeviceCaps& caps) {
   if (k.min_cc && caps.cc < k.min_cc)
     return "needs sm_" + std::to_string(k.min_cc) + " or newer, the device is sm_" + std::to_string(caps.cc);
+  // A CUDA kernel needs this binary's CUDA code to run on the device (src/kernels/fatbin.cpp). A
+  // build without the CUDA backend launches nothing on a GPU; its dry-runs plan as a CUDA build would.
+  std::string fatbin_why;
+  if (k.backend == Backend::cuda && build_info().cuda && !fatbin_runs_on(caps.cc, &fatbin_why)) return fatbin_why;
   for (size_t i = 0; i < op.inputs.size() && i < k.inputs.size(); ++i) {
     const Tensor& t = g.tensor(op.inputs[i]);
     if (!k.inputs[i].empty() && !contains(k.inputs[i], t.dtype))

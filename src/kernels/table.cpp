@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "gexec/build_info.hpp"
 #include "gexec/kernels/declared.hpp"
 
 namespace gexec {
@@ -35,17 +36,33 @@ namespace {
 std::string dtype_list(const std::vector<DType>& ts) {
   if (ts.empty()) return "-";
   std::string s;
-  for (DType t : ts) s += (s.empty() ? "" : "|") + std::string(dtype_name(t));
+  for (DType t : ts) {  // appended piece by piece: GCC 12 warns (-Wrestrict) on the concatenated form
+    if (!s.empty()) s += '|';
+    s += dtype_name(t);
+  }
   return s;
+}
+
+// The lowest compute capability a CUDA kernel runs at in this binary: its own minimum, raised to
+// the oldest architecture the fatbin carries code for (the selector refuses devices below it).
+int effective_min_cc(const KernelDef& k) {
+  int cc = k.min_cc;
+  if (k.backend != Backend::cuda || !build_info().cuda) return cc;
+  int lowest = 0;
+  for (const FatbinArch& a : fatbin_archs())
+    if (!lowest || a.cc < lowest) lowest = a.cc;
+  return std::max(cc, lowest);
 }
 
 }  // namespace
 
 std::string print_kernel_table() {
   std::ostringstream os;
+  if (build_info().cuda)
+    os << "CUDA code in this binary: " << describe_fatbin() << " (SASS runs on its major version, PTX on newer devices)\n";
   for (const KernelDef& k : kernel_table()) {
     os << k.name << "  " << op_type_name(k.op) << " on " << backend_name(k.backend) << ", priority " << k.priority;
-    if (k.min_cc) os << ", sm_" << k.min_cc << "+";
+    if (const int cc = effective_min_cc(k)) os << ", sm_" << cc << "+";
     os << "\n    " << k.summary << "\n    inputs:";
     for (const auto& in : k.inputs) os << " " << dtype_list(in);
     os << "; outputs: " << dtype_list(k.outputs);

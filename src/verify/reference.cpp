@@ -13,18 +13,28 @@
 namespace gexec {
 namespace {
 
-// Error scales, per element: a graph input's is |value|; a product's is
-// |alpha| * sum_k scale(a_ik) scale(b_kj) + scale(bias_j), the operands' scales standing in for
-// their magnitudes so that an error an operand may carry is bounded too (for inputs they are
-// |a_ik| |b_kj|); BIAS_ADD and ADD add their operands' scales; RELU keeps its input's (it is
-// 1-Lipschitz); GELU multiplies it by kGeluSlope, SILU by kSiluSlope; MUL multiplies its
-// operands' scales; a residual adds |beta| * scale(R); CAST keeps max(scale, |rounded value|);
-// a FUSED_ELEMENTWISE group's steps follow the same rules, step by step.
+// Scales, per element: a graph input's is |value|; a product's is |alpha| * sum_k |a_ik b_kj| +
+// |bias_j| (magnitudes of the operands' values); BIAS_ADD and ADD add their operands' scales;
+// RELU keeps its input's (it is 1-Lipschitz); GELU multiplies it by kGeluSlope, SILU by
+// kSiluSlope; MUL multiplies its operands' scales; a residual adds |beta| * scale(R); CAST keeps
+// max(scale, |rounded value|). FUSED_ELEMENTWISE steps follow the same rules (ref_math.hpp's
+// elementwise(), shared with the sampled reference), step by step.
+//
+// Variances (bound.hpp), per element: a graph input's is 0 (the device reads the same bytes).
+// A tensor that an op rounds carries var (before its rounding) + bound::rounding_var(value) into
+// the ops that read it. A product carries sum_k (var(a) (b^2 + var(b)) + a^2 var(b)) times
+// alpha^2, adds the accumulation and TF32 terms and the bias's variance; ADD and BIAS_ADD add
+// their operands'; RELU keeps its input's; GELU multiplies it by kGeluSlope^2; MUL and SILU as
+// ref_math.hpp says; a residual adds beta^2 var(R).
 
-// A tensor's values and error scales in logical (row-major) order. Layouts are applied only
+// A tensor's values, scales and variances in logical (row-major) order. Layouts are applied only
 // where bytes come in and results go out, so every op indexes its operands the same way.
 struct Vals {
-  std::vector<double> value, scale;
+  std::vector<double> value, scale, var;
+  bool rounded = false;
+  DType dtype = DType::f32;
+  // The variance this element carries into the ops that read it.
+  double carried(size_t l) const { return var[l] + (rounded ? bound::rounding_var(dtype, value[l]) : 0.0); }
 };
 
 using ref::gelu_erf;
@@ -38,87 +48,139 @@ Result<Vals> from_bytes(const Tensor& t, const std::vector<uint8_t>& bytes) {
   if (static_cast<int64_t>(bytes.size()) != t.bytes())
     return bad_input("input \"" + t.name + "\" has " + std::to_string(bytes.size()) + " bytes, expected " +
                      std::to_string(t.bytes()));
-  const int64_t n = t.numel();
-  Vals v{std::vector<double>(static_cast<size_t>(n)), std::vector<double>(static_cast<size_t>(n))};
-  for (int64_t l = 0; l < n; ++l) {
-    v.value[l] = load_as_float(bytes.data(), t.dtype, storage_of(t, l));
+  const size_t n = static_cast<size_t>(t.numel());
+  Vals v{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n, 0.0), false, t.dtype};
+  for (size_t l = 0; l < n; ++l) {
+    v.value[l] = load_as_float(bytes.data(), t.dtype, storage_of(t, int64_t(l)));
     v.scale[l] = std::fabs(v.value[l]);
   }
   return v;
 }
 
 RefTensor to_storage(const Tensor& t, const Vals& v) {
-  RefTensor r{std::vector<double>(v.value.size()), std::vector<double>(v.scale.size())};
-  for (int64_t l = 0; l < static_cast<int64_t>(v.value.size()); ++l) {
+  const size_t n = v.value.size();
+  RefTensor r{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n), v.rounded};
+  for (int64_t l = 0; l < static_cast<int64_t>(n); ++l) {
     r.value[storage_of(t, l)] = v.value[l];
     r.scale[storage_of(t, l)] = v.scale[l];
+    r.var[storage_of(t, l)] = v.var[l];
   }
   return r;
 }
 
+// Lays op(A) and op(B) out densely: a[(e*m + i)*k + kk] = fa(src index), likewise for B.
+template <typename FA, typename FB>
+void lay_out(const GemmShape& s, std::vector<double>& a, std::vector<double>& b, FA fa, FB fb) {
+  const int64_t b_count = s.b_batched ? s.batch : 1;
+  a.resize(static_cast<size_t>(s.batch * s.m * s.k));
+  for (int64_t e = 0; e < s.batch; ++e)
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t kk = 0; kk < s.k; ++kk)  // A is stored [K, M] per entry when transposed.
+        a[size_t((e * s.m + i) * s.k + kk)] = fa(size_t(e * s.m * s.k + (s.trans_a ? kk * s.m + i : i * s.k + kk)));
+  b.resize(static_cast<size_t>(b_count * s.k * s.n));
+  for (int64_t e = 0; e < b_count; ++e)
+    for (int64_t kk = 0; kk < s.k; ++kk)
+      for (int64_t j = 0; j < s.n; ++j)
+        b[size_t((e * s.k + kk) * s.n + j)] = fb(size_t(e * s.k * s.n + (s.trans_b ? j * s.k + kk : kk * s.n + j)));
+}
+
+bool any_variance(const Vals& v) {
+  if (v.rounded) return true;
+  for (double x : v.var)
+    if (x != 0) return true;
+  return false;
+}
+
 // MATMUL and GEMM_BIAS_ACT: op(A) and op(B) laid out densely, multiplied, then bias, act, rounding.
 Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const Vals*>& in,
-                         const std::function<void(double)>& progress) {
+                         const std::function<void(double)>& progress, const Precision& prec) {
   std::string why;
   auto shape = gemm_shape(g, op, &why);
   if (!shape) return bad_input(why);
   const GemmShape& s = *shape;
-  ref::DenseProduct p;
-  p.batch = s.batch, p.m = s.m, p.n = s.n, p.k = s.k, p.b_batched = s.b_batched, p.alpha = s.alpha;
   const int64_t b_count = s.b_batched ? s.batch : 1;
-  if (static_cast<int64_t>(in[0]->value.size()) != s.batch * s.m * s.k ||
-      static_cast<int64_t>(in[1]->value.size()) != b_count * s.k * s.n)
+  const Vals& A = *in[0];
+  const Vals& B = *in[1];
+  if (static_cast<int64_t>(A.value.size()) != s.batch * s.m * s.k ||
+      static_cast<int64_t>(B.value.size()) != b_count * s.k * s.n)
     return bad_input("product operands do not match their geometry");
-  p.a.resize(static_cast<size_t>(s.batch * s.m * s.k));
-  p.a_scale.resize(p.a.size());
-  for (int64_t e = 0; e < s.batch; ++e)
-    for (int64_t i = 0; i < s.m; ++i)
-      for (int64_t kk = 0; kk < s.k; ++kk) {
-        // A is stored [K, M] per entry when transposed.
-        const int64_t src = e * s.m * s.k + (s.trans_a ? kk * s.m + i : i * s.k + kk);
-        const int64_t dst = (e * s.m + i) * s.k + kk;
-        p.a[dst] = in[0]->value[src];
-        p.a_scale[dst] = in[0]->scale[src];
-      }
-  p.b.resize(static_cast<size_t>(b_count * s.k * s.n));
-  p.b_scale.resize(p.b.size());
-  for (int64_t e = 0; e < b_count; ++e)
-    for (int64_t kk = 0; kk < s.k; ++kk)
-      for (int64_t j = 0; j < s.n; ++j) {
-        const int64_t src = e * s.k * s.n + (s.trans_b ? j * s.k + kk : kk * s.n + j);
-        const int64_t dst = (e * s.k + kk) * s.n + j;
-        p.b[dst] = in[1]->value[src];
-        p.b_scale[dst] = in[1]->scale[src];
-      }
+  auto geometry = [&s](ref::DenseProduct& p, double alpha) {
+    p.batch = s.batch, p.m = s.m, p.n = s.n, p.k = s.k, p.b_batched = s.b_batched, p.alpha = alpha;
+  };
+  // Values, and magnitudes beside them.
+  ref::DenseProduct p;
+  geometry(p, s.alpha);
+  lay_out(s, p.a, p.b, [&](size_t x) { return A.value[x]; }, [&](size_t x) { return B.value[x]; });
+  lay_out(s, p.a_scale, p.b_scale, [&](size_t x) { return std::fabs(A.value[x]); },
+          [&](size_t x) { return std::fabs(B.value[x]); });
   Vals out;
   ref::product_all(p, out.value, out.scale, progress);
+  p = {};
+  const size_t count = out.value.size();
+  out.var.assign(count, 0.0);
+  // Carried variances: sum_k var(a) (b^2 + var(b)) + a^2 var(b), times alpha^2.
+  if (any_variance(A) || any_variance(B)) {
+    ref::DenseProduct q;
+    geometry(q, s.alpha * s.alpha);
+    lay_out(s, q.a, q.b, [&](size_t x) { return A.carried(x); },
+            [&](size_t x) { return B.value[x] * B.value[x] + B.carried(x); });
+    lay_out(s, q.a_scale, q.b_scale, [&](size_t x) { return A.value[x] * A.value[x]; },
+            [&](size_t x) { return B.carried(x); });
+    std::vector<double> x, y;
+    ref::product_all(q, x, y);
+    for (size_t e = 0; e < count; ++e) out.var[e] = x[e] + y[e];
+  }
+  // TF32: sum_k a^2 b^2 for the input rounding of the f32 operands.
+  const DType at = g.tensor(op.inputs[0]).dtype, bt = g.tensor(op.inputs[1]).dtype;
+  const int tf32_operands = prec.tf32 ? int(at == DType::f32) + int(bt == DType::f32) : 0;
+  if (tf32_operands > 0) {
+    ref::DenseProduct q;
+    geometry(q, s.alpha * s.alpha);
+    lay_out(s, q.a, q.b, [&](size_t x) { return A.value[x] * A.value[x]; },
+            [&](size_t x) { return B.value[x] * B.value[x]; });
+    q.a_scale = q.a, q.b_scale = q.b;
+    std::vector<double> sq, unused;
+    ref::product_all(q, sq, unused);
+    for (size_t e = 0; e < count; ++e) out.var[e] += bound::tf32_var(tf32_operands, sq[e]);
+  }
+  for (size_t e = 0; e < count; ++e) out.var[e] += bound::accumulation_var(prec.accumulate_u, s.k, out.scale[e]);
 
   const bool has_bias = s.has_bias;
   if (has_bias && static_cast<int64_t>(in[2]->value.size()) != s.n)
     return bad_input("bias length " + std::to_string(in[2]->value.size()) + " differs from N=" +
                      std::to_string(s.n));
   const Vals* res = s.has_residual ? in.back() : nullptr;
-  if (res && res->value.size() != out.value.size()) return bad_input("residual R does not match C's elements");
+  if (res && res->value.size() != count) return bad_input("residual R does not match C's elements");
   const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
   const DType dt = g.tensor(op.outputs[0]).dtype;
-  for (size_t x = 0; x < out.value.size(); ++x) {
-    double v = out.value[x], sc = out.scale[x];
+  const bool bias_converted = has_bias && dtype_size(g.tensor(op.inputs[2]).dtype) > dtype_size(dt);
+  for (size_t x = 0; x < count; ++x) {
+    double v = out.value[x], sc = out.scale[x], var = out.var[x];
     if (has_bias) {
       const size_t j = x % static_cast<size_t>(s.n);
       v += in[2]->value[j];
       sc += in[2]->scale[j];
+      // A kernel may convert a wider bias to the output dtype once (cuBLASLt does).
+      var += in[2]->carried(j) + (bias_converted ? bound::single_rounding_var(dt, in[2]->value[j]) : 0.0);
     }
     if (res) {  // inside the activation, as cuBLASLt adds beta * C (graph-format.md)
       v += s.beta * res->value[x];
       sc += std::fabs(s.beta) * res->scale[x];
+      var += s.beta * s.beta * res->carried(x);
     }
-    if (act == Act::relu) v = relu(v);
-    if (act == Act::gelu) v = gelu_tanh(v), sc *= kGeluSlope;
+    if (act == Act::relu) var = bound::relu_var(v, var), v = relu(v);
+    if (act == Act::gelu) var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(v), v = gelu_tanh(v), sc *= kGeluSlope;
     out.value[x] = round_to(dt, v);
     out.scale[x] = sc;
+    out.var[x] = var;
   }
+  out.rounded = true;
+  out.dtype = dt;
   return out;
 }
+
+// Whether a cast from x to y keeps every value exactly.
+using ref::exact_cast;
 
 Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<const Vals*>& in) {
   const Tensor& y = g.tensor(op.outputs[0]);
@@ -137,36 +199,53 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
     case OpType::SILU: case OpType::CAST: break;
     default: return bad_input("not an elementwise op");
   }
-
-  Vals out{std::vector<double>(n), std::vector<double>(n)};
+  const DType y2 = in.size() > 1 ? g.tensor(op.inputs[1]).dtype : x.dtype;
+  Vals out{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n), true, y.dtype};
   for (size_t l = 0; l < n; ++l) {
     const size_t j = op.type == OpType::BIAS_ADD ? l % bias_len : l;
-    const ref::Elem second = in.size() > 1 ? ref::Elem{in[1]->value[j], in[1]->scale[j]} : ref::Elem{};
-    const ref::Elem r = ref::elementwise(op.type, op.attrs.approximate, y.dtype, {in[0]->value[l], in[0]->scale[l]}, second);
+    const Vals& a = *in[0];
+    ref::Elem second;
+    if (in.size() > 1) second = {in[1]->value[j], in[1]->scale[j], in[1]->var[j], in[1]->rounded, in[1]->dtype};
+    const ref::Elem r = ref::elementwise(op.type, op.attrs.approximate, y.dtype, x.dtype, y2,
+                                         {a.value[l], a.scale[l], a.var[l], a.rounded, a.dtype}, second);
     out.value[l] = r.value;
     out.scale[l] = r.scale;
+    out.var[l] = r.var;
+    out.rounded = r.rounded;
   }
   return out;
 }
 
 // FUSED_ELEMENTWISE: the steps per element, each rounded to its dtype as the graph says; one
-// Vals per output.
+// Vals per output, exactly those of the ops the group replaces.
 Result<std::vector<Vals>> run_group(const Graph& g, const Op& op, const std::vector<const Vals*>& in) {
-  if (!check_op(g, op).empty()) return bad_input("FUSED_ELEMENTWISE does not check: " + check_op(g, op)[0]);
+  if (auto problems = check_op(g, op); !problems.empty())
+    return bad_input("FUSED_ELEMENTWISE does not check: " + problems[0]);
   const Tensor& first = g.tensor(op.outputs[0]);
   const size_t n = static_cast<size_t>(first.numel()), cols = static_cast<size_t>(first.shape.back());
-  std::vector<Vals> outs(op.outputs.size(), Vals{std::vector<double>(n), std::vector<double>(n)});
+  std::vector<Vals> outs;
+  for (size_t o = 0; o < op.outputs.size(); ++o) {
+    const GroupStep& st = op.attrs.steps[size_t(op.attrs.results[o]) - op.inputs.size()];
+    outs.push_back(Vals{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n), true, st.dtype});
+  }
   std::vector<ref::Elem> vals;
+  std::vector<DType> dtypes;
   for (size_t l = 0; l < n; ++l) {
     vals.clear();
-    for (const Vals* v : in) {
-      const size_t at = v->value.size() == n ? l : l % cols;  // a bias input is read at the column
-      vals.push_back({v->value[at], v->scale[at]});
+    dtypes.clear();
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Vals& v = *in[i];
+      const size_t at = v.value.size() == n ? l : l % cols;  // a bias input is read at the column
+      vals.push_back({v.value[at], v.scale[at], v.var[at], v.rounded, v.dtype});
+      dtypes.push_back(g.tensor(op.inputs[i]).dtype);
     }
-    ref::group_values(op.attrs, vals);
+    ref::group_values(op.attrs, vals, dtypes);
     for (size_t o = 0; o < outs.size(); ++o) {
-      outs[o].value[l] = vals[size_t(op.attrs.results[o])].value;
-      outs[o].scale[l] = vals[size_t(op.attrs.results[o])].scale;
+      const ref::Elem& e = vals[size_t(op.attrs.results[o])];
+      outs[o].value[l] = e.value;
+      outs[o].scale[l] = e.scale;
+      outs[o].var[l] = e.var;
+      outs[o].rounded = e.rounded;
     }
   }
   return outs;
@@ -184,7 +263,7 @@ double reference_work(const Graph& g) {
 
 Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
                                                        const std::map<std::string, std::vector<uint8_t>>& inputs,
-                                                       const ProgressFn& progress) {
+                                                       const ProgressFn& progress, const Precision& prec) {
   const double total_work = reference_work(g);
   double done_work = 0;
   const size_t count = g.tensors.size();
@@ -238,7 +317,7 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
         op_progress = [&progress, done_work, share = gemm_flops(*s) / 2, total_work](double d) {
           progress(std::min(1.0, (done_work + d * share) / total_work));
         };
-    auto r = product ? run_product(g, op, in, op_progress) : run_elementwise(g, op, in);
+    auto r = product ? run_product(g, op, in, op_progress, prec) : run_elementwise(g, op, in);
     if (!r) return r.error().with("reference, op " + op.name);
     vals[op.outputs[0]] = std::move(r.value());
     ready[op.outputs[0]] = true;

@@ -19,17 +19,17 @@ using ref::storage_of;
 
 bool is_product(const Op& op) { return op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT; }
 
-struct VS {
-  double value = 0, scale = 0;
-};
+// One element: value, scale, variance before its own rounding, and whether its op rounds.
+using VS = ref::Elem;  // value, scale, variance, rounded, dtype
+using ref::exact_cast;
 
 // Evaluates single elements of tensors. Every tensor is one of: a graph input (read from its
 // bytes), computed in full beforehand (`full`), or written by an op evaluated per element.
 // Every arithmetic step follows reference.cpp's in the same order, so the bits agree.
 class ElementEval {
  public:
-  ElementEval(const Graph& g, const GraphIndex& idx) : g_(g), idx_(idx), bytes_(g.tensors.size()), full_(g.tensors.size()),
-                                                        shape_(g.ops.size()) {}
+  ElementEval(const Graph& g, const GraphIndex& idx, const Precision& prec)
+      : g_(g), idx_(idx), prec_(prec), bytes_(g.tensors.size()), full_(g.tensors.size()), shape_(g.ops.size()) {}
 
   void set_bytes(TensorId t, const std::vector<uint8_t>* b) { bytes_[size_t(t)] = b; }
   void set_full(TensorId t, const RefTensor* r) { full_[size_t(t)] = r; }
@@ -40,11 +40,11 @@ class ElementEval {
     const Tensor& tensor = g_.tensor(t);
     if (const RefTensor* r = full_[size_t(t)]) {
       const int64_t s = storage_of(tensor, l);
-      return {r->value[size_t(s)], r->scale[size_t(s)]};
+      return {r->value[size_t(s)], r->scale[size_t(s)], r->var[size_t(s)], r->rounded, tensor.dtype};
     }
     if (const std::vector<uint8_t>* b = bytes_[size_t(t)]) {
       const double v = load_as_float(b->data(), tensor.dtype, storage_of(tensor, l));
-      return {v, std::fabs(v)};
+      return {v, std::fabs(v), 0.0, false, tensor.dtype};
     }
     const OpId p = idx_.producer[size_t(t)];
     const Op& op = g_.ops[size_t(p)];
@@ -59,14 +59,16 @@ class ElementEval {
     const Tensor* t = nullptr;
     const RefTensor* full = nullptr;
     const uint8_t* bytes = nullptr;
+    bool carries() const { return full != nullptr; }
     VS at(int64_t l) const {
       const int64_t s = storage_of(*t, l);
-      if (full) return {full->value[size_t(s)], full->scale[size_t(s)]};
+      if (full) return {full->value[size_t(s)], full->scale[size_t(s)], full->var[size_t(s)], full->rounded, t->dtype};
       const double v = load_as_float(bytes, t->dtype, s);
-      return {v, std::fabs(v)};
+      return {v, std::fabs(v), 0.0, false, t->dtype};
     }
   };
   Operand operand(TensorId t) const {
+    // (carries: whether the operand has variances of its own; graph inputs do not)
     return {&g_.tensor(t), full_[size_t(t)], bytes_[size_t(t)] ? bytes_[size_t(t)]->data() : nullptr};
   }
 
@@ -74,29 +76,47 @@ class ElementEval {
     const int64_t e = l / (s.m * s.n), i = (l / s.n) % s.m, j = l % s.n;
     const int64_t be = s.b_batched ? e : 0;
     const Operand a = operand(op.inputs[0]), b = operand(op.inputs[1]);
-    double v = 0, sc = 0;
+    // The same sums, in the same order, as reference.cpp's products (value and magnitude, the
+    // carried variance in two parts, and sum a^2 b^2 for TF32), so that the bits agree.
+    const bool carries = a.carries() || b.carries();
+    const DType dt = g_.tensor(op.outputs[0]).dtype;
+    const int tf32_operands = prec_.tf32 ? int(a.t->dtype == DType::f32) + int(b.t->dtype == DType::f32) : 0;
+    double v = 0, sc = 0, cx = 0, cy = 0, sq = 0;
     for (int64_t kk = 0; kk < s.k; ++kk) {
       const VS x = a.at(e * s.m * s.k + (s.trans_a ? kk * s.m + i : i * s.k + kk));
       const VS y = b.at(be * s.k * s.n + (s.trans_b ? j * s.k + kk : kk * s.n + j));
       v += x.value * y.value;
-      sc += x.scale * y.scale;
+      sc += std::fabs(x.value) * std::fabs(y.value);
+      if (carries) {
+        cx += x.carried() * (y.value * y.value + y.carried());
+        cy += x.value * x.value * y.carried();
+      }
+      if (tf32_operands) sq += (x.value * x.value) * (y.value * y.value);
     }
     v *= s.alpha;
     sc *= std::fabs(s.alpha);
+    const double a2 = s.alpha * s.alpha;
+    double var = carries ? cx * a2 + cy * std::fabs(a2) : 0.0;
+    if (tf32_operands) var += bound::tf32_var(tf32_operands, sq * a2);
+    var += bound::accumulation_var(prec_.accumulate_u, s.k, sc);
     if (s.has_bias) {
       const VS bias = at(op.inputs[2], j);
       v += bias.value;
       sc += bias.scale;
+      const bool converted = dtype_size(g_.tensor(op.inputs[2]).dtype) > dtype_size(dt);
+      var += bias.carried() + (converted ? bound::single_rounding_var(dt, bias.value) : 0.0);
     }
     if (s.has_residual) {
       const VS r = at(op.inputs.back(), l);
       v += s.beta * r.value;
       sc += std::fabs(s.beta) * r.scale;
+      var += s.beta * s.beta * r.carried();
     }
     const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
-    if (act == Act::relu) v = ref::relu(v);
-    if (act == Act::gelu) v = ref::gelu_tanh(v), sc *= ref::kGeluSlope;
-    return {ref::round_to(g_.tensor(op.outputs[0]).dtype, v), sc};
+    if (act == Act::relu) var = bound::relu_var(v, var), v = ref::relu(v);
+    if (act == Act::gelu)
+      var = var * ref::kGeluSlope * ref::kGeluSlope + bound::gelu_eval_var(v), v = ref::gelu_tanh(v), sc *= ref::kGeluSlope;
+    return {ref::round_to(dt, v), sc, var, true, dt};
   }
 
   VS elementwise_at(const Op& op, int64_t l) const {
@@ -104,27 +124,29 @@ class ElementEval {
     VS y;
     if (op.type == OpType::BIAS_ADD) y = at(op.inputs[1], l % g_.tensor(op.inputs[0]).shape.back());
     else if (op.inputs.size() > 1) y = at(op.inputs[1], l);
-    const ref::Elem r = ref::elementwise(op.type, op.attrs.approximate, g_.tensor(op.outputs[0]).dtype,
-                                         {x.value, x.scale}, {y.value, y.scale});
-    return {r.value, r.scale};
+    const DType y_dtype = op.inputs.size() > 1 ? g_.tensor(op.inputs[1]).dtype : x.dtype;
+    return ref::elementwise(op.type, op.attrs.approximate, g_.tensor(op.outputs[0]).dtype,
+                            g_.tensor(op.inputs[0]).dtype, y_dtype, x, y);
   }
 
   // Output t of a FUSED_ELEMENTWISE group at element l.
   VS group_at(const Op& op, TensorId t, int64_t l) const {
     const int64_t n = g_.tensor(op.outputs[0]).numel(), cols = g_.tensor(op.outputs[0]).shape.back();
-    std::vector<ref::Elem> vals;
+    std::vector<VS> vals;
+    std::vector<DType> dtypes;
     for (TensorId in : op.inputs) {
-      const VS v = at(in, g_.tensor(in).numel() == n ? l : l % cols);
-      vals.push_back({v.value, v.scale});
+      vals.push_back(at(in, g_.tensor(in).numel() == n ? l : l % cols));
+      dtypes.push_back(g_.tensor(in).dtype);
     }
-    ref::group_values(op.attrs, vals);
+    ref::group_values(op.attrs, vals, dtypes);
     for (size_t o = 0; o < op.outputs.size(); ++o)
-      if (op.outputs[o] == t) return {vals[size_t(op.attrs.results[o])].value, vals[size_t(op.attrs.results[o])].scale};
+      if (op.outputs[o] == t) return vals[size_t(op.attrs.results[o])];
     return {};
   }
 
   const Graph& g_;
   const GraphIndex& idx_;
+  Precision prec_;
   std::vector<const std::vector<uint8_t>*> bytes_;
   std::vector<const RefTensor*> full_;
   std::vector<std::optional<GemmShape>> shape_;
@@ -233,10 +255,10 @@ std::vector<int64_t> choose_samples(const Tensor& t, int64_t samples, uint64_t s
 
 Result<std::map<std::string, SampledRef>> run_reference_sampled(
     const Graph& g, const std::map<std::string, std::vector<uint8_t>>& inputs, int64_t samples, uint64_t seed,
-    const ProgressFn& progress) {
+    const ProgressFn& progress, const Precision& prec) {
   const size_t count = g.tensors.size();
   const GraphIndex idx(g);
-  ElementEval eval(g, idx);
+  ElementEval eval(g, idx, prec);
 
   // Which tensors are evaluated per element (walking back from the outputs through elementwise
   // ops and the last product), and which a product reads from another op: those are computed
@@ -287,7 +309,7 @@ Result<std::map<std::string, SampledRef>> run_reference_sampled(
     const double sub_work = reference_work(sub), all_work = sub_work + reference_work(g);
     ProgressFn part;
     if (progress && all_work > 0) part = [&](double d) { progress(d * sub_work / all_work); };
-    auto r = run_reference(sub, inputs, part);
+    auto r = run_reference(sub, inputs, part, prec);
     if (!r) return r.error();
     whole = std::move(*r);
     for (TensorId t : full) eval.set_full(t, &whole.at(g.tensor(t).name));
@@ -300,6 +322,7 @@ Result<std::map<std::string, SampledRef>> run_reference_sampled(
     s.index = choose_samples(tensor, samples, seed);
     s.ref.value.resize(s.index.size());
     s.ref.scale.resize(s.index.size());
+    s.ref.var.resize(s.index.size());
     // Storage index back to logical: the inverse of storage_of.
     auto logical_of = [&](int64_t st) {
       if (tensor.rank() != 2 || tensor.layout != Layout::colmajor) return st;
@@ -312,6 +335,7 @@ Result<std::map<std::string, SampledRef>> run_reference_sampled(
         const VS v = eval.at(t, logical_of(s.index[size_t(k)]));
         s.ref.value[size_t(k)] = v.value;
         s.ref.scale[size_t(k)] = v.scale;
+        s.ref.var[size_t(k)] = v.var;
       }
     };
     const int64_t threads =
@@ -327,6 +351,7 @@ Result<std::map<std::string, SampledRef>> run_reference_sampled(
       }
       for (auto& th : pool) th.join();
     }
+    if (n > 0) s.ref.rounded = eval.at(t, logical_of(s.index[0])).rounded;
     out[tensor.name] = std::move(s);
   }
   if (progress) progress(1.0);

@@ -84,7 +84,7 @@ std::string check(Setup& s) {
   const auto& inputs = *in;
   auto got = s.ex->read(s.graph.find_tensor("C"));
   if (!got) return got.error().message;
-  auto ref = run_reference(s.graph, inputs);
+  auto ref = run_reference(s.graph, inputs, {}, Precision{0x1p-24, true});
   if (!ref) return ref.error().message;
   const Tensor& c = s.graph.tensor(s.graph.find_tensor("C"));
   const OutputCheck chk = compare_output(c, got->data(), ref->at("C"), default_tolerance(c.dtype));
@@ -191,7 +191,7 @@ TEST_CASE("autotune: a rebound GEMM computes on the new buffers, then binds back
     REQUIRE(s.dev->synchronize().ok());
     std::vector<uint8_t> got(size_t(c.bytes()));
     REQUIRE(s.dev->download(got.data(), *out, got.size()).ok());
-    auto ref = run_reference(s.graph, inputs);
+    auto ref = run_reference(s.graph, inputs, {}, Precision{0x1p-24, true});
     REQUIRE(ref);
     CHECK(compare_output(c, got.data(), ref->at("C"), default_tolerance(c.dtype)).pass);
     // The graph's own C was not written by the rebound run: it still holds the poison.

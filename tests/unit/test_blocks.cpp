@@ -301,9 +301,13 @@ TEST_CASE("blocks: the CUDA group program keeps every value in its slot until it
     CHECK(leading_loads == expect_loads_first);
     for (int trial = 0; trial < 50; ++trial) {
       std::vector<ref::Elem> vals;
-      for (size_t i = 0; i < f.inputs.size(); ++i) vals.push_back({0.37 * double(trial) - 3.1 + 0.9 * double(i), 1.0});
+      std::vector<DType> dtypes;
+      for (size_t i = 0; i < f.inputs.size(); ++i) {
+        vals.push_back({0.37 * double(trial) - 3.1 + 0.9 * double(i), 1.0});
+        dtypes.push_back(DType::f32);
+      }
       std::vector<ref::Elem> want = vals;
-      ref::group_values(f.attrs, want);
+      ref::group_values(f.attrs, want, dtypes);
       double slot[kFusedSlots] = {};
       std::vector<double> out(f.outputs.size(), std::nan(""));
       for (const FusedInstr& in : prog.code) {
@@ -312,7 +316,7 @@ TEST_CASE("blocks: the CUDA group program keeps every value in its slot until it
         if (in.kind == FusedKind::store) out[in.c] = slot[in.a];
         if (in.kind == FusedKind::op)
           slot[in.c] = ref::elementwise(OpType(in.op), in.erf ? GeluApprox::none : GeluApprox::tanh, DType(in.dtype),
-                                        {slot[in.a], 0}, {slot[in.b], 0}).value;
+                                        DType::f32, DType::f32, {slot[in.a], 0}, {slot[in.b], 0}).value;
       }
       for (size_t o = 0; o < out.size(); ++o) CHECK(out[o] == want[size_t(f.attrs.results[o])].value);
     }

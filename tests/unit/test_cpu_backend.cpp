@@ -244,4 +244,10 @@ TEST_CASE("cpu: an unfused chain with f16 intermediates, and a check that can fa
   CHECK(checks.at("Out").beyond > 100);
 }
 
+#else
+
+#include "skip.hpp"
+
+GEXEC_SKIPPED_TEST("cpu: every op of the CPU backend against the reference", "[cpu]", GEXEC_NO_CPU_BACKEND)
+
 #endif  // GEXEC_HAVE_CPU

@@ -19,7 +19,7 @@ using gexec::test::run_gexec;
 using gexec::test::has;
 using gexec::test::source_path;
 
-TEST_CASE("oversized: the CPU device refuses an arena beyond the physical memory", "[faults]") {
+TEST_CASE("oversized: the CPU device refuses an arena beyond the physical memory", "[faults][cpu]") {
   auto dev = open_cpu_device();
   const int64_t total = dev->caps().total_bytes;
   REQUIRE(total > 0);
@@ -32,7 +32,7 @@ TEST_CASE("oversized: the CPU device refuses an arena beyond the physical memory
   CHECK(dev->allocate_arena(4096).ok());
 }
 
-TEST_CASE("oversized: a graph larger than the machine exits 3 before allocating", "[faults]") {
+TEST_CASE("oversized: a graph larger than the machine exits 3 before allocating", "[faults][cpu]") {
   // A is 2^20 x 2^21 f16: 4 TiB. Were it allocated, overcommit could let it through (and ASan
   // would abort on the size), so a clean exit 3 shows it was refused first.
   const std::filesystem::path path =
@@ -58,7 +58,7 @@ TEST_CASE("oversized: a graph larger than the machine exits 3 before allocating"
   CHECK(std::stoll(r.output.substr(at + 16)) >= int64_t(1) << 42);  // at least A's 4 TiB
 }
 
-TEST_CASE("oversized: GEXEC_FAULT does not touch the CPU backend", "[faults]") {
+TEST_CASE("oversized: GEXEC_FAULT does not touch the CPU backend", "[faults][cpu]") {
   setenv("GEXEC_FAULT", "alloc:1,epilogue,launch", 1);
   const auto r = run_gexec("run --backend cpu " + source_path("graphs/gemm_bias_relu.json"));
   unsetenv("GEXEC_FAULT");
@@ -67,5 +67,11 @@ TEST_CASE("oversized: GEXEC_FAULT does not touch the CPU backend", "[faults]") {
   CHECK(has(r.output, "result: pass"));
   CHECK_FALSE(has(r.output, "note: op "));  // no kernel reports an unfused epilogue
 }
+
+#else
+
+#include "skip.hpp"
+
+GEXEC_SKIPPED_TEST("oversized: the CPU backend refuses graphs larger than the machine", "[faults][cpu]", GEXEC_NO_CPU_BACKEND)
 
 #endif  // GEXEC_HAVE_CPU

@@ -296,11 +296,45 @@ TEST_CASE("reference: one element alone gives the same bits as the blocked, thre
 
 // ---- compare ----
 
-TEST_CASE("compare: default tolerances are four half-ulps of the output dtype", "[reference]") {
-  CHECK(default_tolerance(DType::f16).rtol == std::ldexp(1.0, -9));
-  CHECK(default_tolerance(DType::bf16).rtol == std::ldexp(1.0, -6));
-  CHECK(default_tolerance(DType::f32).rtol == std::ldexp(1.0, -9));  // TF32 products
-  for (DType dt : {DType::f16, DType::bf16, DType::f32}) CHECK(default_tolerance(dt).atol > 0);
+TEST_CASE("compare: the bound is atol, 1.25 ulps of the output and 6 sigma of the carried error", "[reference]") {
+  for (DType dt : {DType::f16, DType::bf16, DType::f32}) {
+    CHECK(default_tolerance(dt).atol > 0);
+    CHECK(default_tolerance(dt).rtol == 0);
+    RefTensor r{{1.5, 1.0, 0.75}, {2, 2, 2}, {0, 0, 0.25}, true};
+    const Tolerance tol{0, 0};
+    // 1.5 and 1.0 share a binade: one ulp is 2^-10 (f16), 2^-7 (bf16), 2^-23 (f32).
+    const double ulp = dt == DType::f16 ? 0x1p-10 : dt == DType::bf16 ? 0x1p-7 : 0x1p-23;
+    CHECK(element_bound(dt, r, 0, tol) == 1.25 * ulp);
+    CHECK(element_bound(dt, r, 1, tol) == 1.25 * ulp);
+    CHECK(element_bound(dt, r, 2, tol) == 1.25 * ulp / 2 + 6 * 0.5);
+    CHECK(element_bound(dt, r, 0, {0.5, 0.25}) == 0.5 + 0.25 * 2 + 1.25 * ulp);
+    CHECK(element_bound(dt, r, 0, {0.5, 0.25, true}) == 0);
+    // Normwise: the two roundings of the output, ulp^2 / 6, on top of the carried variance.
+    CHECK(element_norm_var(dt, r, 2) == 0.25 + (ulp / 2) * (ulp / 2) / 6);
+  }
+}
+
+TEST_CASE("compare: a small error on every element fails the normwise rule only", "[reference]") {
+  Tensor t;
+  t.name = "C";
+  t.shape = {64, 64};
+  t.dtype = DType::f32;
+  RefTensor ref;
+  for (double v : pattern(64 * 64, 3)) ref.value.push_back(1.0 + std::fabs(v)), ref.scale.push_back(2), ref.var.push_back(0);
+  ref.rounded = true;
+  std::vector<float> got(ref.value.begin(), ref.value.end());
+  // One ulp of f32 on every element: within 1.25 ulps per element; normwise far beyond the
+  // sqrt(1/6) ulp the two roundings account for.
+  for (size_t i = 0; i < got.size(); ++i) got[i] = std::nextafter(got[i], 4.0f);
+  OutputCheck c = compare_output(t, got.data(), ref, {0, 0});
+  CHECK(c.beyond == 0);
+  CHECK(c.max_ratio <= 1.0);
+  CHECK(c.norm_ratio > 1.0);
+  CHECK_FALSE(c.pass);
+  std::vector<float> same(ref.value.begin(), ref.value.end());
+  c = compare_output(t, same.data(), ref, {0, 0});
+  CHECK(c.pass);
+  CHECK(c.norm_ratio == 0);
 }
 
 TEST_CASE("compare: identical passes, a perturbation beyond the bound fails at its index", "[reference]") {
@@ -310,7 +344,8 @@ TEST_CASE("compare: identical passes, a perturbation beyond the bound fails at i
     t.shape = {4, 8};
     t.dtype = dt;
     RefTensor ref;
-    for (double v : pattern(32, 7)) ref.value.push_back(v), ref.scale.push_back(std::fabs(v) + 1);
+    for (double v : pattern(32, 7)) ref.value.push_back(v), ref.scale.push_back(std::fabs(v) + 1), ref.var.push_back(0);
+    ref.rounded = true;
     std::vector<uint8_t> got = bytes_of(t, ref.value);
     const Tolerance tol = default_tolerance(dt);
 
@@ -321,9 +356,9 @@ TEST_CASE("compare: identical passes, a perturbation beyond the bound fails at i
     CHECK(ok.rel_fro == 0);
     CHECK(ok.count == 32);
 
-    // Within the bound: still passes. ref[5] + one ulp of the dtype at 2 (scale <= 2, values <= 1).
+    // Within the bound: still passes.
     const int64_t i = 5;
-    const double bound = tol.atol + tol.rtol * ref.scale[i];
+    const double bound = element_bound(dt, ref, size_t(i), tol);
     std::vector<double> near = ref.value, far = ref.value;
     near[i] += bound * 0.5;
     far[i] += bound * 4;
@@ -331,7 +366,7 @@ TEST_CASE("compare: identical passes, a perturbation beyond the bound fails at i
     std::vector<uint8_t> near_b = bytes_of(t, near), far_b = bytes_of(t, far);
     const double near_err = std::fabs(load_as_float(near_b.data(), dt, i) - ref.value[i]);
     OutputCheck n = compare_output(t, near_b.data(), ref, tol);
-    CHECK(n.pass == (near_err <= bound));
+    CHECK(n.beyond == (near_err <= bound ? 0 : 1));
     OutputCheck f = compare_output(t, far_b.data(), ref, tol);
     CHECK_FALSE(f.pass);
     CHECK(f.beyond == 1);
@@ -349,7 +384,7 @@ TEST_CASE("compare: NaN and infinity fail; statistics", "[reference]") {
   t.name = "Y";
   t.shape = {3};
   t.dtype = DType::f32;
-  RefTensor ref{{1.0, -2.0, 4.0}, {1.0, 2.0, 4.0}};
+  RefTensor ref{{1.0, -2.0, 4.0}, {1.0, 2.0, 4.0}, {0, 0, 0}, true};
   std::vector<float> got = {1.0f, -2.0f, std::nanf("")};
   OutputCheck c = compare_output(t, got.data(), ref, default_tolerance(DType::f32));
   CHECK_FALSE(c.pass);
@@ -366,7 +401,7 @@ TEST_CASE("compare: NaN and infinity fail; statistics", "[reference]") {
   CHECK(c.beyond == 1);  // 0.5 > 0.3 * 1; 1 <= 0.3 * 4
   CHECK(c.worst == 0);
 
-  RefTensor zeros{{0, 0, 0}, {0, 0, 0}};
+  RefTensor zeros{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, true};
   std::vector<float> z = {0, 0, 0};
   c = compare_output(t, z.data(), zeros, {0, 0});
   CHECK(c.pass);

@@ -33,14 +33,17 @@ Inputs inputs_of(const Graph& g, uint64_t seed) {
   return in;
 }
 
-// The sampled reference equals the full one, value and scale, bit for bit, at every sampled
-// element, for a small sample and for one that covers the whole tensor. Returns the number of
-// elements compared.
+// The sampled reference equals the full one, value, scale and variance, bit for bit, at every
+// sampled element, for a small sample and for one that covers the whole tensor (with TF32
+// products, so that every term of the variance is exercised). Returns the number of elements
+// compared.
 int64_t check_same_bits(const Graph& g, uint64_t seed, int64_t samples) {
   const Inputs in = inputs_of(g, seed);
-  auto full = run_reference(g, in);
+  Precision prec;
+  prec.tf32 = true;
+  auto full = run_reference(g, in, {}, prec);
   REQUIRE(full.ok());
-  auto part = run_reference_sampled(g, in, samples, seed);
+  auto part = run_reference_sampled(g, in, samples, seed, {}, prec);
   REQUIRE(part.ok());
   int64_t compared = 0;
   for (TensorId id : g.outputs) {
@@ -54,9 +57,11 @@ int64_t check_same_bits(const Graph& g, uint64_t seed, int64_t samples) {
       // Bit equality, NaN included: compare the representations.
       const bool same_value = std::memcmp(&f.value[i], &s.ref.value[k], sizeof(double)) == 0;
       const bool same_scale = std::memcmp(&f.scale[i], &s.ref.scale[k], sizeof(double)) == 0;
-      if (!same_value || !same_scale) {
+      const bool same_var = std::memcmp(&f.var[i], &s.ref.var[k], sizeof(double)) == 0;
+      CHECK(s.ref.rounded == f.rounded);
+      if (!same_value || !same_scale || !same_var) {
         INFO(t.name << " element " << i << ": full " << f.value[i] << " / " << f.scale[i] << ", sampled "
-                    << s.ref.value[k] << " / " << s.ref.scale[k]);
+                    << s.ref.value[k] << " / " << s.ref.scale[k] << "; var " << f.var[i] << " / " << s.ref.var[k]);
         REQUIRE(false);
       }
       ++compared;

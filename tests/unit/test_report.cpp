@@ -9,7 +9,10 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "gexec/io/npy.hpp"
+#include "gexec/ir/dtype.hpp"
 #include "process.hpp"
+#include "skip.hpp"
 
 using nlohmann::json;
 
@@ -103,7 +106,7 @@ std::vector<std::string> errors_of(const json& report) {
 
 }  // namespace
 
-TEST_CASE("report: every graph under graphs/ gives a report that validates", "[report]") {
+TEST_CASE("report: every graph under graphs/ gives a report that validates", "[report][cpu]") {
   const std::string dir = temp_dir("report");
   int graphs = 0;
   for (const auto& entry : std::filesystem::directory_iterator(gexec::test::source_path("graphs"))) {
@@ -138,7 +141,7 @@ TEST_CASE("report: every graph under graphs/ gives a report that validates", "[r
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error", "[report]") {
+TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error", "[report][cpu]") {
   const std::string dir = temp_dir("report2");
   const std::string graph = gexec::test::source_path("graphs/gemm_bias_gelu_bf16.json");
 
@@ -177,7 +180,12 @@ TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error",
     CHECK(none["check"]["outputs"].empty());
   }
   SECTION("a failed check still writes the report") {
-    const auto r = gexec::test::run_gexec("run '" + graph + "' --backend cpu --atol 0 --rtol 0 --report '" + dir + "/f.json'");
+    // A NaN in one input row makes that row of the output NaN, which never passes.
+    std::filesystem::create_directories(dir + "/nan");
+    std::vector<float> a(128 * 192, 0.25f);
+    a[0] = std::nanf("");
+    REQUIRE(gexec::write_npy_f32(dir + "/nan/A.npy", {128, 192}, a.data()));
+    const auto r = gexec::test::run_gexec("run '" + graph + "' --backend cpu --load-inputs '" + dir + "/nan' --report '" + dir + "/f.json'");
     INFO(r.output);
     REQUIRE(r.status == 1);
     const json rep = load_json(dir + "/f.json");
@@ -202,7 +210,7 @@ TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error",
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("--load-inputs: dumped inputs loaded back give the same outputs, bit for bit", "[report][load-inputs]") {
+TEST_CASE("--load-inputs: dumped inputs loaded back give the same outputs, bit for bit", "[report][load-inputs][cpu]") {
   const std::string dir = temp_dir("load");
   for (const char* name : {"mlp3", "gemm_bias_gelu_bf16", "transposed"}) {
     const std::string graph = gexec::test::source_path(std::string("graphs/") + name + ".json");
@@ -241,4 +249,93 @@ TEST_CASE("--load-inputs: dumped inputs loaded back give the same outputs, bit f
   std::filesystem::remove_all(dir);
 }
 
+#else
+GEXEC_SKIPPED_TEST("report: reports of runs on the CPU backend", "[report][cpu]", GEXEC_NO_CPU_BACKEND)
 #endif  // GEXEC_HAVE_CPU
+
+TEST_CASE("gexec check: the same rules and report as run; exit 0, 1 and 2", "[report][check]") {
+  const std::string dir = temp_dir("check");
+  const std::string graph = gexec::test::source_path("graphs/gemm_bias_relu.json");
+  REQUIRE(gexec::test::run_gexec("run '" + graph + "' --backend cpu --dump '" + dir + "/run'").status == 0);
+  const std::string base = "check '" + graph + "' --inputs '" + dir + "/run' ";
+
+  SECTION("correct outputs pass, with the report of run's check section") {
+    const auto r = gexec::test::run_gexec(base + "--outputs '" + dir + "/run' --report '" + dir + "/ok.json'");
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    CHECK(gexec::test::has(r.output, "elem_rat"));
+    CHECK(gexec::test::has(r.output, "result: pass"));
+    const json rep = load_json(dir + "/ok.json");
+    for (const std::string& e : errors_of(rep)) INFO(e);
+    CHECK(errors_of(rep).empty());
+    CHECK(rep["command"] == "check");
+    CHECK(rep["result"] == "pass");
+    CHECK(rep["check"]["outputs"][0]["max_ratio"].get<double>() < 1);
+    CHECK(rep["check"]["outputs"][0]["norm_ratio"].get<double>() < 1);
+  }
+  SECTION("an output off by 2^-8 everywhere fails; the report says so") {
+    auto c = gexec::read_npy(dir + "/run/C.npy");
+    REQUIRE(c);
+    std::vector<uint16_t> bits;
+    for (double v : c->values) bits.push_back(gexec::float_to_f16(float(v * (1 + 0x1p-8))));
+    std::filesystem::create_directories(dir + "/bad");
+    REQUIRE(gexec::write_npy_f16(dir + "/bad/C.npy", c->shape, bits.data()));
+    const auto r = gexec::test::run_gexec(base + "--outputs '" + dir + "/bad' --report '" + dir + "/bad.json'");
+    INFO(r.output);
+    CHECK(r.status == 1);
+    CHECK(gexec::test::has(r.output, "result: FAIL"));
+    const json rep = load_json(dir + "/bad.json");
+    CHECK(errors_of(rep).empty());
+    CHECK(rep["result"] == "fail");
+    CHECK(rep["exit_code"] == 1);
+    CHECK(rep["check"]["outputs"][0]["norm_ratio"].get<double>() > 1);
+  }
+  SECTION("missing files, wrong shapes and values the dtype cannot hold are bad files: exit 2") {
+    std::filesystem::create_directories(dir + "/empty");
+    auto r = gexec::test::run_gexec(base + "--outputs '" + dir + "/empty'");
+    CHECK(r.status == 2);
+    CHECK(gexec::test::has(r.output, "C.npy: no such file"));
+    std::vector<float> wrong(64 * 96, 0.1f);  // 0.1 is not an f16 value
+    std::filesystem::create_directories(dir + "/f32");
+    REQUIRE(gexec::write_npy_f32(dir + "/f32/C.npy", {64, 96}, wrong.data()));
+    r = gexec::test::run_gexec(base + "--outputs '" + dir + "/f32'");
+    CHECK(r.status == 2);
+    CHECK(gexec::test::has(r.output, "is not exact in f16"));
+    REQUIRE(gexec::write_npy_f32(dir + "/f32/C.npy", {96, 64}, wrong.data()));
+    r = gexec::test::run_gexec(base + "--outputs '" + dir + "/f32' --report '" + dir + "/e.json'");
+    CHECK(r.status == 2);
+    CHECK(gexec::test::has(r.output, "shape [96,64]"));
+    const json rep = load_json(dir + "/e.json");
+    CHECK(errors_of(rep).empty());
+    CHECK(rep["result"] == "error");
+    CHECK(rep["exit_code"] == 2);
+  }
+  SECTION("exact mode: bit equality where the graph allows it, refused with the reason where not") {
+    auto r = gexec::test::run_gexec("run '" + graph + "' --backend cpu --verify exact --dump '" + dir +
+                                    "/exact' --report '" + dir + "/x.json'");
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    CHECK(gexec::test::has(r.output, "exact inputs: integers in -5..5"));
+    const json rep = load_json(dir + "/x.json");
+    CHECK(errors_of(rep).empty());
+    CHECK(rep["check"]["mode"] == "exact");
+    CHECK(rep["inputs"]["exact_range"] == 5);
+    CHECK(rep["check"]["outputs"][0]["max_abs"] == 0);
+    r = gexec::test::run_gexec("check '" + graph + "' --inputs '" + dir + "/exact' --outputs '" + dir +
+                               "/exact' --verify exact");
+    CHECK(r.status == 0);
+    // The random inputs are not small integers: exact mode cannot vouch for them.
+    r = gexec::test::run_gexec(base + "--outputs '" + dir + "/run' --verify exact");
+    CHECK(r.status == 2);
+    CHECK(gexec::test::has(r.output, "not an integer"));
+    // mlp3's second layer sums 512 products of up to 257: beyond f16's 2048.
+    r = gexec::test::run_gexec("run '" + gexec::test::source_path("graphs/mlp3.json") + "' --backend cpu --verify exact");
+    CHECK(r.status == 2);
+    CHECK(gexec::test::has(r.output, "K too large for the dtype"));
+    r = gexec::test::run_gexec("run '" + gexec::test::source_path("graphs/gemm_bias_gelu_bf16.json") +
+                               "' --backend cpu --verify exact");
+    CHECK(r.status == 2);
+    CHECK(gexec::test::has(r.output, "GELU"));
+  }
+  std::filesystem::remove_all(dir);
+}

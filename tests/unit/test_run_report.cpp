@@ -6,6 +6,7 @@
 #include "catch.hpp"
 #include "gexec/app/commands.hpp"
 #include "process.hpp"
+#include "skip.hpp"
 
 using namespace gexec;
 
@@ -61,7 +62,7 @@ TEST_CASE("run_graph: an error is a value in the report, with what was reached",
 }
 
 #if GEXEC_HAVE_CPU
-TEST_CASE("run_graph: a CPU run's checks per output, times, and a report that carries warnings", "[run-report]") {
+TEST_CASE("run_graph: a CPU run's checks per output, times, and a report that carries warnings", "[run-report][cpu]") {
   RunOptions opts;
   opts.graph_path = gexec::test::source_path("graphs/gemm_bias_relu.json");
   opts.backend = "cpu";
@@ -94,4 +95,6 @@ TEST_CASE("run_graph: a CPU run's checks per output, times, and a report that ca
   CHECK(unknown);
   CHECK(warning_kind_name(RunWarning::Kind::peak_unknown) == "peak_unknown");
 }
+#else
+GEXEC_SKIPPED_TEST("run_graph: a CPU run's report", "[run-report][cpu]", GEXEC_NO_CPU_BACKEND)
 #endif

@@ -13,6 +13,7 @@
 
 #include "../../src/app/timing_report.hpp"
 #include "catch.hpp"
+#include "skip.hpp"
 #include "gexec/exec/executor.hpp"
 #include "gexec/exec/timing.hpp"
 #include "gexec/exec/work.hpp"
@@ -341,7 +342,7 @@ TEST_CASE("time_and_report: a failed or empty timing is an error with context", 
 }
 
 #if GEXEC_HAVE_CPU
-TEST_CASE("time_on_host: warm-up by count and duration, batches, samples", "[timing]") {
+TEST_CASE("time_on_host: warm-up by count and duration, batches, samples", "[timing][cpu]") {
   using Clock = std::chrono::steady_clock;
   int calls = 0;
   // About 20 us a run: a sample needs several runs back to back.
@@ -371,7 +372,7 @@ TEST_CASE("time_on_host: warm-up by count and duration, batches, samples", "[tim
   for (double us : *samples) CHECK(us >= 20);
 }
 
-TEST_CASE("time_on_host: errors", "[timing]") {
+TEST_CASE("time_on_host: errors", "[timing][cpu]") {
   TimingOptions opts;
   opts.iters = 0;
   auto none = cpu::time_on_host([] { return Status(); }, opts);
@@ -390,4 +391,6 @@ TEST_CASE("time_on_host: errors", "[timing]") {
   CHECK(failing.error().message == "op 5 failed");
   CHECK(calls == 5);  // stops at the first failure
 }
+#else
+GEXEC_SKIPPED_TEST("time_on_host: the CPU backend's timer", "[timing][cpu]", GEXEC_NO_CPU_BACKEND)
 #endif

@@ -29,7 +29,7 @@ struct RunOptions {
   TimingOptions timing;              // timing.iters > 0 times the run
   std::optional<double> peak_tflops; // the device's peak for "% of peak"; default: measured once and cached
   std::string dump_dir;              // write every graph input and output as .npy here
-  std::string verify = "auto";       // full, sample, none, or auto (full below a size, sampled above)
+  std::string verify = "auto";       // full, sample, exact, none, or auto (full below a size, sampled above)
   int64_t samples = 4096;            // output elements a sampled check compares, per output
   std::string report_path;           // write the JSON report (docs/report-schema.md) here
   std::string load_inputs_dir;       // replace graph inputs by DIR/<name>.npy where present
@@ -41,6 +41,22 @@ struct RunOptions {
 // `gexec run`: run_graph, its report printed on `out` as the run goes, the error once on `err`,
 // and with --report the JSON written. Returns the report's exit status.
 Exit run_command(const RunOptions& opts, std::ostream& out, std::ostream& err);
+
+// `gexec check GRAPH --inputs DIR --outputs DIR`: outputs produced by anyone, checked against
+// gexec's reference of the graph with the rules and report of `run`.
+struct CheckOptions {
+  std::string graph_path;
+  std::string inputs_dir, outputs_dir;  // DIR/<tensor name>.npy for every graph input and output
+  std::string verify = "auto";          // auto, full, sample or exact
+  int64_t samples = 4096;
+  std::optional<uint64_t> seed;         // chooses the sampled elements; default the graph's, else 0
+  std::optional<double> atol, rtol;
+  std::string precision = "f32";        // the products' arithmetic: f32, or tf32 (f32 operands rounded to TF32)
+  std::string report_path;
+};
+
+// Exit 0 when every output passes, 1 when one fails, 2 for a bad graph or bad files.
+Exit check_command(const CheckOptions& opts, std::ostream& out, std::ostream& err);
 
 // `gexec validate FILE...`: "FILE: ok (N tensors, M ops)" on out, problems on err.
 Exit validate_command(const std::vector<std::string>& files, std::ostream& out, std::ostream& err);

@@ -74,7 +74,8 @@ struct CheckedOutput {
 
 struct CheckSummary {
   std::string requested;  // --verify as given
-  std::string mode;       // full, sample or none
+  std::string mode;       // full, sample, exact or none
+  std::string precision = "f32";  // the products' arithmetic the bound follows: f32 or tf32
   int64_t samples = 0;
   double reference_work = 0;  // multiply-adds of a full reference
   double full_check_limit = 0;
@@ -131,6 +132,7 @@ struct RunReport {
   std::optional<BufferSummary> buffers;
   std::optional<std::vector<std::string>> loaded_inputs;  // set once execution starts
   std::string load_inputs_dir;
+  std::optional<int64_t> exact_range;  // --verify exact: inputs are integers in -R..R
   std::string tuning_log;            // --autotune / --tuning-cache: one line per tuned kernel
   std::vector<std::string> notes;    // known once the kernels are prepared (e.g. an unfused epilogue)
   bool executed = false;             // the checked run completed

@@ -2,11 +2,15 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "gexec/exec/device.hpp"
 
 namespace gexec {
 
 std::unique_ptr<Device> open_cpu_device();
+
+// What the OpenBLAS library says of itself at run time (openblas_get_config()).
+std::string openblas_version();
 
 }  // namespace gexec

@@ -12,6 +12,17 @@ namespace gexec {
 // receives the driver's reason when there are none.
 int cuda_device_count(std::string* why = nullptr);
 
+// The versions `gexec --version` reports, read without a device: each is "none (reason)" when it
+// cannot be read (no driver, for instance), never an error.
+struct CudaVersions {
+  std::string runtime;    // e.g. "13.0"
+  std::string driver;     // the newest CUDA version the driver supports, e.g. "13.0"
+  std::string cublaslt;   // e.g. "13.1.0"
+  int devices = 0;
+  std::string no_device;  // why there is none, when devices == 0
+};
+CudaVersions read_cuda_versions();
+
 // Opens device `ordinal`: stream, cuBLASLt handle, capabilities. Runtime error otherwise.
 Result<std::unique_ptr<Device>> open_cuda_device(int ordinal);
 

@@ -1,5 +1,5 @@
 // Autotuning: times each kernel's variants (for cuBLASLt, the heuristic's candidates), keeps the
-// fastest whose output matches the default's, and saves or reloads the choices in a tuning cache.
+// fastest whose output passes the check against the reference, and saves or reloads the choices in a tuning cache.
 #pragma once
 
 #include <ostream>
@@ -8,6 +8,7 @@
 
 #include "gexec/exec/executor.hpp"
 #include "gexec/kernels/device_caps.hpp"
+#include "gexec/verify/bound.hpp"
 
 namespace gexec {
 
@@ -17,12 +18,13 @@ struct AutotuneOptions {
   std::string cache_path;   // --tuning-cache: reloaded first, saved after tuning; empty: none
   bool cuda_graph = true;   // time as the run is timed: graph replay or direct launches
   int iters = 20;           // timed samples per variant
+  Precision precision;      // what the kernels declare: candidates are checked against the reference with it
 };
 
 // What happened to one kernel with more than one variant.
 struct TunedKernel {
   std::string op, signature;
-  int variants = 0, chosen = 0, rejected = 0;  // rejected: outputs beyond the tolerance
+  int variants = 0, chosen = 0, rejected = 0;  // rejected: outputs that fail the check against the reference
   std::string chosen_name;
   double default_us = 0, best_us = 0;          // 0 when not timed (taken from the cache)
   bool from_cache = false;

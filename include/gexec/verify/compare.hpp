@@ -1,4 +1,4 @@
-// Comparing an output with the reference under a per-dtype tolerance.
+// Comparing an output with the reference under the bound of bound.hpp: per element and normwise.
 #pragma once
 
 #include <cstdint>
@@ -9,25 +9,35 @@
 
 namespace gexec {
 
-// An element passes when |got - ref| <= atol + rtol * scale (RefTensor::scale).
+// The allowances besides the rounding model: atol for results near zero (cancellation below
+// the model's reach), rtol an extra allowance times each element's scale (0 unless asked for).
+// exact: bit equality required (--verify exact), every bound 0.
 struct Tolerance {
   double atol = 0, rtol = 0;
+  bool exact = false;
 };
 Tolerance default_tolerance(DType output);
+
+// The per-element bound of element i (storage order) of a reference, and its normwise variance.
+double element_bound(DType dt, const RefTensor& ref, size_t i, const Tolerance& tol);
+double element_norm_var(DType dt, const RefTensor& ref, size_t i);
 
 struct OutputCheck {
   std::string name;
   DType dtype = DType::f32;
   int64_t count = 0;
   int64_t checked = 0;              // elements compared: count, or fewer when sampled
-  std::string mode = "full";        // "full" or "sample"
+  std::string mode = "full";        // "full", "sample" or "exact"
   double max_abs = 0, max_rel = 0;  // max |got-ref|, max |got-ref| / |ref| over ref != 0
   double rel_fro = 0;               // ||got - ref|| / ||ref||
+  double rel_fro_bound = 0;         // the normwise bound, relative: B / ||ref||
+  double norm_ratio = 0;            // ||got - ref|| / B: above 1 fails
+  double max_ratio = 0;             // max over elements of |got - ref| / bound: above 1 fails
   int64_t worst = -1;               // element with the largest error relative to its bound
-  double worst_got = 0, worst_ref = 0;
-  int64_t beyond = 0;               // elements over the tolerance (NaN and infinity included)
+  double worst_got = 0, worst_ref = 0, worst_bound = 0;
+  int64_t beyond = 0;               // elements over their bound (NaN and infinity included)
   Tolerance tol;
-  bool pass = false;
+  bool pass = false;                // beyond == 0 and norm_ratio <= 1
 };
 
 OutputCheck compare_output(const Tensor& t, const void* got, const RefTensor& ref, Tolerance tol);

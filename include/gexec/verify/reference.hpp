@@ -10,15 +10,23 @@
 
 #include "gexec/ir/graph.hpp"
 #include "gexec/status.hpp"
+#include "gexec/verify/bound.hpp"
 
 namespace gexec {
 
-// A tensor's reference values in storage order, and per element an error scale: a bound on
-// the magnitude of the values that produced it (for a product, sum |a_ik * b_kj|), so that
-// rounding differences of any correct implementation stay under rtol * scale.
+// A tensor's reference values in storage order and, per element:
+//  - scale: the magnitude of the values that produced it (for a product |alpha| sum |a_ik b_kj|
+//    + |bias_j|), which bounds every partial sum a kernel's accumulator holds;
+//  - var: the variance of (a correct kernel's value - the reference) before this tensor's own
+//    rounding: the intermediate roundings carried through the ops, the accumulation error and
+//    the TF32 input rounding of the Precision given (bound.hpp).
+// `rounded`: whether the op writing the tensor rounds (false for RELU and exact casts, and for
+// graph inputs); its rounding adds bound::rounding_var per element.
 struct RefTensor {
   std::vector<double> value;
   std::vector<double> scale;
+  std::vector<double> var;
+  bool rounded = false;
 };
 
 // Called now and then with the fraction of the work done, in [0, 1]; may be empty.
@@ -28,7 +36,7 @@ using ProgressFn = std::function<void(double done)>;
 // to its output dtype, as a device stores it. Returns the graph's outputs.
 Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
                                                        const std::map<std::string, std::vector<uint8_t>>& inputs,
-                                                       const ProgressFn& progress = {});
+                                                       const ProgressFn& progress = {}, const Precision& prec = {});
 
 // The multiply-adds of the full reference (its products; elementwise ops count nothing).
 double reference_work(const Graph& g);
@@ -51,6 +59,6 @@ std::vector<int64_t> choose_samples(const Tensor& t, int64_t samples, uint64_t s
 // tensors that a product reads from another op are computed in full first.
 Result<std::map<std::string, SampledRef>> run_reference_sampled(
     const Graph& g, const std::map<std::string, std::vector<uint8_t>>& inputs, int64_t samples, uint64_t seed,
-    const ProgressFn& progress = {});
+    const ProgressFn& progress = {}, const Precision& prec = {});
 
 }  // namespace gexec

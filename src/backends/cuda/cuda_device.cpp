@@ -193,4 +193,19 @@ Result<DeviceCaps> detect_cuda_caps(int ordinal) {
   return c;
 }
 
+CudaVersions read_cuda_versions() {
+  CudaVersions v;
+  int rt = 0, drv = 0;
+  const cudaError_t rt_err = cudaRuntimeGetVersion(&rt);
+  v.runtime = rt_err == cudaSuccess ? cuda::runtime_version(rt) : std::string("none (") + cudaGetErrorString(rt_err) + ")";
+  const cudaError_t drv_err = cudaDriverGetVersion(&drv);
+  v.driver = drv_err != cudaSuccess ? std::string("none (") + cudaGetErrorString(drv_err) + ")"
+             : drv == 0             ? std::string("none (no CUDA driver is installed)")
+                                    : cuda::runtime_version(drv);
+  (void)cudaGetLastError();
+  v.cublaslt = cuda::lt_version(cublasLtGetVersion());
+  v.devices = cuda_device_count(&v.no_device);
+  return v;
+}
+
 }  // namespace gexec

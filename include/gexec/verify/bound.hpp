@@ -1,0 +1,114 @@
+// The error bound of the check: what a correct kernel may differ from the reference by, per
+// element and normwise, built from the roundings that really happen (docs in README "The check").
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "gexec/ir/dtype.hpp"
+
+namespace gexec {
+
+// The arithmetic a kernel declares for its products; the reference's bound follows it.
+struct Precision {
+  // Unit roundoff of the accumulator: f32, 2^-24, for every product gexec runs today (f16, bf16
+  // and f32 inputs alike, on cuBLASLt and OpenBLAS). FP8 fast accumulation (issue 16) belongs
+  // here: set it to what the fast accumulator really keeps, and the accumulation term follows.
+  double accumulate_u = 0x1p-24;
+  // f32 operands rounded to TF32 (11 significant bits, round to nearest) before the products:
+  // cuBLASLt's CUBLAS_COMPUTE_32F_FAST_TF32. f16 and bf16 operands are exact in TF32.
+  bool tf32 = false;
+};
+
+// Unit roundoff (half an ulp, relative) of a dtype: 2^-p for a p-bit significand.
+inline double unit_roundoff(DType t) {
+  return t == DType::f16 ? 0x1p-11 : t == DType::bf16 ? 0x1p-8 : 0x1p-24;
+}
+
+// The spacing of the dtype's values at |x| (at 0 and below the normal range: the subnormal spacing).
+inline double ulp_of(DType t, double x) {
+  const int digits = t == DType::f16 ? 11 : t == DType::bf16 ? 8 : 24;
+  const int emin = t == DType::f16 ? -14 : -126;
+  int e = emin;
+  if (x != 0 && std::isfinite(x)) {
+    std::frexp(x, &e);
+    e = std::max(e - 1, emin);
+  }
+  return std::ldexp(1.0, e - (digits - 1));
+}
+
+// The constants of the bound. Every term below is a variance (the mean square of device - ref)
+// or a multiple of one; the check and its measured ratios are in README "The check".
+namespace bound {
+
+// A rounding to a dtype is off by a uniform fraction of an ulp: variance ulp^2 / 12.
+// An output is rounded twice, by the reference and by the device: ulp^2 / 6 (output_rounding_var).
+// An intermediate is rounded by the reference, and by a device only where it stores it: fused
+// kernels skip it and store a later tensor instead (one device rounding for the reference's
+// two or three of a MATMUL -> BIAS_ADD -> act chain), and a device that stores it too rounds
+// nearly the same value where the errors before it are small, the same way. 1.5 roundings per
+// intermediate (ulp^2 / 8) is the count of a fused chain of two (3 roundings for 2 tensors),
+// and more than that of longer chains.
+inline double rounding_var(DType t, double x) {
+  const double q = ulp_of(t, x);
+  return q * q / 8;
+}
+inline double output_rounding_var(DType t, double x) {
+  const double q = ulp_of(t, x);
+  return q * q / 6;
+}
+
+// One rounding only (a bias converted to the output dtype once, by the kernel alone).
+inline double single_rounding_var(DType t, double x) {
+  const double q = ulp_of(t, x);
+  return q * q / 12;
+}
+
+// Accumulation of K products in a float with unit roundoff u, in any order: each of the K
+// additions (and each product) rounds a partial sum bounded by sum_k |a_k b_k| (= mag) with a
+// relative error of at most u, of variance at most u^2 / 3; so the variance of the total is at
+// most (K + 1) u^2 mag^2 / 3. A worst case (all K errors of one sign, K u mag) does not occur
+// with round to nearest on data that is not adversarial; the tail factor below covers the spread.
+inline double accumulation_var(double u, int64_t k, double mag) { return double(k + 1) * u * u * mag * mag / 3; }
+
+// TF32 input rounding: each f32 operand is rounded to 11 significant bits, an error of at most
+// 2^-11 |a|, uniform, variance at most 2^-22 a^2 / 3; through the product, sum_k a_k^2 b_k^2
+// (= sq) times that per rounded operand.
+inline double tf32_var(int rounded_operands, double sq) { return rounded_operands * 0x1p-22 * sq / 3; }
+
+// GELU evaluated in f32 (tanhf or erff within 2 ulps, and the few roundings of its argument's
+// cubic and of the products around it): an error of up to about 4 f32 ulps of |x|, treated as
+// a uniform error of that size; it matters only for f32 results.
+constexpr double kGeluF32Ulps = 4.0;
+inline double gelu_eval_var(double x) {
+  const double e = kGeluF32Ulps * 0x1p-24 * std::fabs(x);
+  return e * e / 3;
+}
+
+// Per element: |got - ref| <= atol + kOutputUlps * ulp(ref) + kTail * sqrt(var).
+// The output's own two roundings (device and reference) are taken at their worst: two
+// roundings to nearest of values that differ by less than an ulp land at most one step apart,
+// and a step next to ref is at most ulp(ref) (the spacing at |ref|, or the smaller one below a
+// power of two). A correct kernel whose value before rounding is a hair from the reference's
+// reaches that step exactly, so one ulp alone would leave no margin: the 0.25 is the margin, and
+// it bounds the ratio of a lone rounding step at 0.8.
+constexpr double kOutputUlps = 1.25;
+// The errors carried from intermediates, the accumulation and TF32 are sums of many independent
+// rounding errors: kTail standard deviations (6 sigma: 2e-9 per element for a normal spread,
+// less for these bounded ones; for a handful of terms, more than their worst case).
+constexpr double kTail = 6.0;
+// RELU passes an error through only where its input may be positive: where the reference's
+// input is below -kTail standard deviations of its error, a correct device's is negative too and
+// both give 0 exactly.
+inline double relu_var(double x, double var) { return x < -kTail * std::sqrt(var) ? 0.0 : var; }
+// Normwise: ||got - ref||_F <= kNorm(N) * sqrt(sum var_i), the sum of the variances of all N
+// elements including the output's roundings. For N independent errors ||e||^2 / sum var has
+// mean <= 1 and a spread of sqrt(2 / N); kNorm leaves 6 such spreads, plus a fixed margin of
+// kNormMargin for the variances that are not upper bounds (the ulp-uniform model of a rounding).
+constexpr double kNormMargin = 1.25;
+inline double norm_factor(int64_t n) {
+  return kNormMargin * std::sqrt(1.0 + 6.0 * std::sqrt(2.0 / double(std::max<int64_t>(n, 1))));
+}
+
+}  // namespace bound
+}  // namespace gexec

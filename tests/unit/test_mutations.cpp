@@ -1,0 +1,337 @@
+// The check, proved: correct kernels over many seeds and graphs never fail it, and seeded
+// wrong-result patterns (mutants) are refused through `gexec check` on every graph where they
+// change the result by more than the output's own rounding.
+// GEXEC_CHECK_SEEDS=N runs N seeds per graph (default: a few, for CI); GEXEC_MUTATION_TABLE=FILE
+// writes every measurement (graph, mutant, seed, visible, caught, ratios) as TSV;
+// GEXEC_CHECK_BACKEND=cuda runs the graphs on the CUDA backend instead of the CPU one (the H200
+// half of the false-failure test: `scripts/gpu_check.sh check`).
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "catch.hpp"
+#include "gexec/app/commands.hpp"
+#include "gexec/io/load.hpp"
+#include "gexec/io/npy.hpp"
+#include "gexec/verify/bound.hpp"
+#include "model_kernel.hpp"
+#include "process.hpp"
+
+using namespace gexec;
+using namespace gexec::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+using Arrays = std::map<std::string, std::vector<float>>;
+
+int seeds_from_env(int fallback) {
+  const char* s = std::getenv("GEXEC_CHECK_SEEDS");
+  return s && std::atoi(s) > 0 ? std::atoi(s) : fallback;
+}
+
+fs::path scratch(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("gexec_mut_" + std::to_string(::getpid())) / name;
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+// The test graphs: the examples, and products with large K.
+std::string gemm_json(const std::string& name, const std::string& dt, int m, int n, int k, bool bias,
+                      const std::string& act) {
+  std::ostringstream s;
+  s << R"({"format": "gexec.graph", "version": 1, "name": ")" << name << R"(", "tensors": [)"
+    << R"({"name": "A", "shape": [)" << m << "," << k << R"(], "dtype": ")" << dt
+    << R"(", "init": {"dist": "normal", "std": 0.5}},)"
+    << R"({"name": "B", "shape": [)" << k << "," << n << R"(], "dtype": ")" << dt
+    << R"(", "init": {"dist": "normal", "std": 0.5}},)";
+  if (bias) s << R"({"name": "Bias", "shape": [)" << n << R"(], "dtype": "f32", "init": {"dist": "normal", "std": 1}},)";
+  s << R"({"name": "C", "shape": [)" << m << "," << n << R"(], "dtype": ")" << dt << R"("}], "ops": [)"
+    << R"({"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B")" << (bias ? R"(, "Bias")" : "")
+    << R"(], "outputs": ["C"], "attrs": {"act": ")" << act << R"("}}], "outputs": ["C"]})";
+  return s.str();
+}
+
+std::vector<fs::path> test_graphs() {
+  std::vector<fs::path> out;
+  for (const char* g : {"gemm_bias_relu", "gemm_bias_relu_primitives", "mlp3", "gemm_bias_gelu_bf16", "gemm_f32",
+                        "batched_matmul", "batched_shared_b", "transposed"})
+    out.push_back(source_path(std::string("graphs/") + g + ".json"));
+  const fs::path dir = scratch("graphs");
+  const std::vector<std::pair<std::string, std::string>> generated = {
+      {"f16_k4096_bias_relu", gemm_json("f16_k4096_bias_relu", "f16", 48, 64, 4096, true, "relu")},
+      {"bf16_k2048", gemm_json("bf16_k2048", "bf16", 32, 48, 2048, false, "none")},
+      {"f32_k1024_bias", gemm_json("f32_k1024_bias", "f32", 32, 32, 1024, true, "none")},
+  };
+  for (const auto& [name, text] : generated) {
+    std::ofstream(dir / (name + ".json")) << text;
+    out.push_back(dir / (name + ".json"));
+  }
+  return out;
+}
+
+Arrays read_dir(const fs::path& dir, const Graph& g, bool inputs) {
+  Arrays a;
+  const GraphIndex idx(g);
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    const bool is_in = idx.is_input(TensorId(t));
+    const bool is_out = std::find(g.outputs.begin(), g.outputs.end(), TensorId(t)) != g.outputs.end();
+    if (inputs ? !is_in : !is_out) continue;
+    auto npy = read_npy((dir / (g.tensors[t].name + ".npy")).string());
+    REQUIRE(npy);
+    a[g.tensors[t].name] = std::vector<float>(npy->values.begin(), npy->values.end());
+  }
+  return a;
+}
+
+void write_outputs(const fs::path& dir, const Graph& g, const Arrays& vals) {
+  fs::create_directories(dir);
+  for (TensorId id : g.outputs) {
+    const Tensor& t = g.tensor(id);
+    const std::vector<float>& v = vals.at(t.name);
+    const std::string path = (dir / (t.name + ".npy")).string();
+    if (t.dtype == DType::f16) {
+      std::vector<uint16_t> bits(v.size());
+      for (size_t i = 0; i < v.size(); ++i) bits[i] = float_to_f16(v[i]);
+      REQUIRE(write_npy_f16(path, t.shape, bits.data()));
+    } else {
+      REQUIRE(write_npy_f32(path, t.shape, v.data()));
+    }
+  }
+}
+
+struct Checked {
+  int exit = -1;
+  double max_ratio = 0, norm_ratio = 0;  // of the first output
+  std::string text;
+};
+
+Checked run_check(const fs::path& graph, const fs::path& inputs, const fs::path& outputs, bool tf32 = false) {
+  CheckOptions o;
+  o.graph_path = graph.string();
+  o.inputs_dir = inputs.string();
+  o.outputs_dir = outputs.string();
+  o.precision = tf32 ? "tf32" : "f32";
+  o.report_path = (outputs / "report.json").string();
+  std::ostringstream out, err;
+  Checked c;
+  c.exit = int(check_command(o, out, err));
+  c.text = out.str() + err.str();
+  std::ifstream f(o.report_path);
+  const auto rep = nlohmann::json::parse(f, nullptr, false);
+  if (!rep.is_discarded() && rep.contains("check") && !rep["check"]["outputs"].empty()) {
+    const auto& first = rep["check"]["outputs"][0];
+    c.max_ratio = first["max_ratio"].is_number() ? first["max_ratio"].get<double>() : INFINITY;
+    c.norm_ratio = first["norm_ratio"].is_number() ? first["norm_ratio"].get<double>() : INFINITY;
+  }
+  return c;
+}
+
+// The correct outputs of gexec's CPU backend for one seed, with the inputs, dumped to `dir`.
+Checked run_cpu(const fs::path& graph, uint64_t seed, const fs::path& dir) {
+  RunOptions o;
+  o.graph_path = graph.string();
+  const char* backend = std::getenv("GEXEC_CHECK_BACKEND");
+  o.backend = backend ? backend : "cpu";
+  o.seed = seed;
+  o.dump_dir = dir.string();
+  o.report_path = (dir / "run.json").string();
+  std::ostringstream out, err;
+  Checked c;
+  c.exit = int(run_command(o, out, err));
+  c.text = out.str() + err.str();
+  std::ifstream f(o.report_path);
+  const auto rep = nlohmann::json::parse(f, nullptr, false);
+  for (const auto& o2 : rep["check"]["outputs"]) {
+    c.max_ratio = std::max(c.max_ratio, o2["max_ratio"].get<double>());
+    c.norm_ratio = std::max(c.norm_ratio, o2["norm_ratio"].get<double>());
+  }
+  return c;
+}
+
+std::ofstream* table() {
+  static std::ofstream* t = [] {
+    const char* p = std::getenv("GEXEC_MUTATION_TABLE");
+    if (!p) return static_cast<std::ofstream*>(nullptr);
+    auto* f = new std::ofstream(p);
+    *f << "graph\tkind\tseed\tvisible\tcaught\tmax_ratio\tnorm_ratio\n";
+    return f;
+  }();
+  return t;
+}
+
+void record(const std::string& graph, const std::string& kind, uint64_t seed, bool visible, bool caught,
+            const Checked& c) {
+  if (std::ofstream* t = table())
+    *t << graph << "\t" << kind << "\t" << seed << "\t" << visible << "\t" << caught << "\t" << c.max_ratio << "\t"
+       << c.norm_ratio << "\n" << std::flush;
+}
+
+// Output-level patterns on the first output [..., M, N] (logical order).
+struct Dims {
+  int64_t batch = 1, m = 1, n = 1;
+};
+Dims dims_of(const Tensor& t) {
+  Dims d;
+  d.n = t.shape.back();
+  d.m = t.rank() >= 2 ? t.shape[t.rank() - 2] : 1;
+  d.batch = t.numel() / (d.m * d.n);
+  return d;
+}
+
+// A tile (at most 16 x 16) of batch entry 0 at a seeded place: its element indexes.
+std::vector<size_t> tile(const Dims& d, std::mt19937_64& rng, int64_t* r0_out = nullptr, int64_t* c0_out = nullptr) {
+  const int64_t th = std::min<int64_t>(16, d.m), tw = std::min<int64_t>(16, d.n);
+  const int64_t r0 = std::uniform_int_distribution<int64_t>(0, d.m / th - 1)(rng) * th;
+  const int64_t c0 = std::uniform_int_distribution<int64_t>(0, d.n / tw - 1)(rng) * tw;
+  if (r0_out) *r0_out = r0;
+  if (c0_out) *c0_out = c0;
+  std::vector<size_t> idx;
+  for (int64_t r = r0; r < r0 + th; ++r)
+    for (int64_t c = c0; c < c0 + tw; ++c) idx.push_back(size_t(r * d.n + c));
+  return idx;
+}
+
+// Whether a mutant changes some element by more than one rounding step of the output dtype.
+bool visible(DType dt, const std::vector<float>& cor, const std::vector<float>& mut) {
+  for (size_t i = 0; i < cor.size(); ++i)
+    if (std::fabs(double(mut[i]) - double(cor[i])) > ulp_of(dt, cor[i])) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("check: correct kernels pass over many seeds and every graph; mutants are refused", "[check][mutation]") {
+  const int seeds = seeds_from_env(3);
+  int correct_runs = 0, false_failures = 0, mutants = 0, visible_mutants = 0, missed = 0;
+  double worst_elem = 0, worst_norm = 0;
+  for (const fs::path& graph_path : test_graphs()) {
+    auto loaded = load_graph_file(graph_path.string());
+    REQUIRE(loaded);
+    const Graph& g = *loaded;
+    const Tensor& out0 = g.tensor(g.outputs[0]);
+    const Dims d = dims_of(out0);
+    const std::string gname = g.name;
+    Arrays stale;  // the previous seed's outputs: what a stale tile holds
+    for (int s = -1; s < seeds; ++s) {
+      const uint64_t seed = uint64_t(s + 1) * 7919 + 11;
+      const fs::path dir = scratch(gname + "/" + std::to_string(seed));
+      // gexec's CPU backend, checked by `run`.
+      const Checked cpu = run_cpu(graph_path, seed, dir / "run");
+      INFO(gname << " seed " << seed << ": " << cpu.text);
+      ++correct_runs;
+      if (cpu.exit != 0) ++false_failures;
+      CHECK(cpu.exit == 0);
+      worst_elem = std::max(worst_elem, cpu.max_ratio), worst_norm = std::max(worst_norm, cpu.norm_ratio);
+      record(gname, std::string("correct:") + (std::getenv("GEXEC_CHECK_BACKEND") ? std::getenv("GEXEC_CHECK_BACKEND") : "cpu") + "-backend", seed, false, cpu.exit != 0, cpu);
+      // The plain f32 model kernel (unfused, sequential sums), checked by `gexec check`.
+      const Arrays inputs = read_dir(dir / "run", g, true);
+      const Arrays cor = run_model(g, inputs);
+      write_outputs(dir / "model", g, cor);
+      const Checked model = run_check(graph_path, dir / "run", dir / "model");
+      INFO(model.text);
+      ++correct_runs;
+      if (model.exit != 0) ++false_failures;
+      CHECK(model.exit == 0);
+      worst_elem = std::max(worst_elem, model.max_ratio), worst_norm = std::max(worst_norm, model.norm_ratio);
+      record(gname, "correct:model", seed, false, model.exit != 0, model);
+      // TF32 products where the graph has f32 operands, checked with --precision tf32.
+      bool has_f32_operand = false;
+      for (const Op& op : g.ops)
+        if (op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT)
+          has_f32_operand |= g.tensor(op.inputs[0]).dtype == DType::f32 || g.tensor(op.inputs[1]).dtype == DType::f32;
+      if (has_f32_operand) {
+        write_outputs(dir / "tf32", g, run_model(g, inputs, {Fault::none, 1.0, true}));
+        const Checked t = run_check(graph_path, dir / "run", dir / "tf32", true);
+        INFO(t.text);
+        ++correct_runs;
+        if (t.exit != 0) ++false_failures;
+        CHECK(t.exit == 0);
+        worst_elem = std::max(worst_elem, t.max_ratio), worst_norm = std::max(worst_norm, t.norm_ratio);
+        record(gname, "correct:model-tf32", seed, false, t.exit != 0, t);
+      }
+      if (s < 0) {
+        stale = cor;
+        continue;
+      }
+
+      // The mutants of the first output.
+      std::mt19937_64 rng(seed);
+      std::vector<std::pair<std::string, std::vector<float>>> muts;
+      const std::vector<float>& c0 = cor.at(out0.name);
+      muts.push_back({"dropped K term", run_model(g, inputs, {Fault::drop_k}).at(out0.name)});
+      muts.push_back({"relative 2^-8", run_model(g, inputs, {Fault::scale_output, 1.0 + 0x1p-8}).at(out0.name)});
+      muts.push_back({"relative 2^-10", run_model(g, inputs, {Fault::scale_output, 1.0 + 0x1p-10}).at(out0.name)});
+      if (has_bias_after_product(g))
+        muts.push_back({"bias on the wrong column", run_model(g, inputs, {Fault::bias_wrong_column}).at(out0.name)});
+      muts.push_back({"accumulation in the output dtype",
+                      run_model(g, inputs, {Fault::acc_in_output_dtype}).at(out0.name)});
+      {
+        std::vector<float> m = c0;
+        for (size_t i : tile(d, rng)) m[i] = stale.at(out0.name)[i];
+        muts.push_back({"stale tile", m});
+      }
+      if (d.m / std::min<int64_t>(16, d.m) * (d.n / std::min<int64_t>(16, d.n)) >= 2) {
+        std::vector<float> m = c0;
+        std::vector<size_t> a, b;
+        do {
+          a = tile(d, rng), b = tile(d, rng);
+        } while (a == b);
+        for (size_t q = 0; q < a.size(); ++q) std::swap(m[a[q]], m[b[q]]);
+        muts.push_back({"shuffled tile", m});
+      }
+      {
+        double ss = 0;
+        for (float v : c0) ss += double(v) * v;
+        const double rms = std::sqrt(ss / double(c0.size()));
+        std::vector<size_t> typical;
+        for (size_t i = 0; i < c0.size(); ++i)
+          if (std::fabs(c0[i]) <= rms) typical.push_back(i);
+        std::vector<float> m = c0;
+        const size_t i = typical[std::uniform_int_distribution<size_t>(0, typical.size() - 1)(rng)];
+        m[i] = test::round_dtype(out0.dtype, float(c0[i] + 0.01 * rms));
+        muts.push_back({"one element off by 1% of rms", m});
+      }
+      {
+        std::vector<float> m = c0;
+        for (int64_t e = 0; e < d.batch; ++e)
+          for (int64_t p = 0; p < d.m * d.n; ++p) m[size_t(e * d.m * d.n + p)] = c0[size_t(e * d.m * d.n + (p % d.m) * d.n + p / d.m)];
+        muts.push_back({"transposed store", m});
+      }
+
+      for (auto& [kind, values] : muts) {
+        Arrays all = cor;
+        all[out0.name] = values;
+        const fs::path mdir = dir / ("mut" + std::to_string(mutants));
+        write_outputs(mdir, g, all);
+        const Checked c = run_check(graph_path, dir / "run", mdir);
+        const double u = unit_roundoff(out0.dtype);
+        const bool vis = kind == "relative 2^-8"    ? 0x1p-8 > u
+                         : kind == "relative 2^-10" ? 0x1p-10 > u
+                                                    : visible(out0.dtype, c0, values);
+        ++mutants;
+        visible_mutants += vis;
+        record(gname, kind, seed, vis, c.exit == 1, c);
+        INFO(gname << " seed " << seed << ", " << kind << ": exit " << c.exit << ", ratios " << c.max_ratio << " / "
+                   << c.norm_ratio << "\n" << c.text);
+        CHECK((c.exit == 1 || c.exit == 0));
+        if (vis) {
+          if (c.exit != 1) ++missed;
+          CHECK(c.exit == 1);
+        }
+      }
+    }
+  }
+  std::cout << "check suite: " << correct_runs << " correct runs, " << false_failures << " false failures (worst ratios "
+            << worst_elem << " per element, " << worst_norm << " normwise); " << mutants << " mutants, "
+            << visible_mutants << " visible, " << missed << " missed\n";
+  CHECK(false_failures == 0);
+  CHECK(missed == 0);
+  CHECK(visible_mutants > 0);
+}
