@@ -1,30 +1,52 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target (preset fuzz) and runs it: scripts/fuzz.sh [SECONDS, default 60]
-# The seed corpus (graphs/, tests/data/bad/, tests/data/fuzz/) is copied to a temporary
-# directory so that a run never writes into the repository; a crash's input is kept in
-# build/fuzz/findings/. Exits non-zero on any crash, leak, timeout or undefined behaviour.
+# Builds the libFuzzer targets (preset fuzz) and runs them: scripts/fuzz.sh [SECONDS] [graph|npy|all]
+#   graph: graph files through loading, the passes, selection, planning and the report writer
+#   npy:   .npy files through read_npy, the dtype rule, a write-back and the report writer
+#   all (the default): one after the other, SECONDS (default 60) each.
+# The seed corpus (graphs/, tests/data/bad/, tests/data/fuzz/; tests/data/npy/ for npy) is
+# copied to a temporary directory so that a run never writes into the repository; a crash's
+# input is kept in build/fuzz/findings/. Exits non-zero on any crash, leak, timeout or undefined
+# behaviour.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
+which=${2:-all}
+case "$which" in graph|npy|all) ;; *) echo "usage: scripts/fuzz.sh [SECONDS] [graph|npy|all]" >&2; exit 2;; esac
 
 bash scripts/setup.sh --fuzz
 
 args=()
 if command -v ninja >/dev/null && [ ! -f build/fuzz/CMakeCache.txt ]; then args+=(-G Ninja); fi
 cmake --preset fuzz "${args[@]}" >/dev/null
-cmake --build --preset fuzz --parallel "$(nproc)"
+cmake --build build/fuzz --parallel "$(nproc)" --target gexec_fuzz_graph gexec_fuzz_npy
 
-corpus=$(mktemp -d)
-trap 'rm -rf "$corpus"' EXIT
-for f in graphs/*.json tests/data/bad/* tests/data/fuzz/*; do
-  [ -f "$f" ] && cp "$f" "$corpus/$(echo "$f" | tr / _)"
-done
 findings=build/fuzz/findings
 mkdir -p "$findings"
-
 # One job: the fuzzer shares the machine. stdin is /dev/null so that an init.file naming
 # /dev/stdin cannot wait for input.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-build/fuzz/tests/fuzz/gexec_fuzz_graph "$corpus" \
-  -dict=tests/fuzz/graph.dict -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-  -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$findings/" </dev/null
+
+run_target() {  # NAME DICT SEED_GLOB...
+  local name=$1 dict=$2
+  shift 2
+  local corpus
+  corpus=$(mktemp -d)
+  for f in "$@"; do
+    [ -f "$f" ] && cp "$f" "$corpus/$(echo "$f" | tr / _)"
+  done
+  local dict_arg=()
+  [ -n "$dict" ] && dict_arg=(-dict="$dict")
+  local rc=0
+  "build/fuzz/tests/fuzz/gexec_fuzz_$name" "$corpus" "${dict_arg[@]}" -max_len=65536 -timeout=10 \
+    -rss_limit_mb=2048 -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$findings/$name-" \
+    </dev/null || rc=$?
+  rm -rf "$corpus"
+  return $rc
+}
+
+if [ "$which" = graph ] || [ "$which" = all ]; then
+  run_target graph tests/fuzz/graph.dict graphs/*.json tests/data/bad/* tests/data/fuzz/*
+fi
+if [ "$which" = npy ] || [ "$which" = all ]; then
+  run_target npy "" tests/data/npy/*
+fi

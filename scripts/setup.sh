@@ -5,8 +5,11 @@
 # elsewhere (the GPU machine, which reaches no registry: OpenBLAS and Catch2 built from source)
 # installs nothing. A header that another package also ships (cblas.h, which the reference BLAS
 # has too) is never taken as proof.
-#   scripts/setup.sh [--fuzz] [--check]
+#   scripts/setup.sh [--fuzz] [--optional] [--check]
 #     --fuzz: also clang and libFuzzer's runtime, for scripts/fuzz.sh
+#     --optional: also install the optional packages when nothing required is missing (they are
+#       otherwise installed only together with a required one, so that a machine without a
+#       registry never waits on apt-get for them)
 #     --check: say what is missing and install nothing (exit 1 when something required is missing)
 #   GEXEC_SETUP_IGNORE_DPKG=1 ignores the package database, to try the other checks (a test does).
 set -euo pipefail
@@ -14,12 +17,13 @@ set -euo pipefail
 multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 prefixes=(/usr/local /usr /opt/OpenBLAS)
 [ -n "${CMAKE_PREFIX_PATH:-}" ] && IFS=: read -ra extra <<<"$CMAKE_PREFIX_PATH" && prefixes+=("${extra[@]}")
-fuzz=0 check=0
+fuzz=0 check=0 optional=0
 for a in "$@"; do
   case $a in
     --fuzz) fuzz=1 ;;
     --check) check=1 ;;
-    *) echo "setup: unknown option $a (expected --fuzz, --check)" >&2; exit 2 ;;
+    --optional) optional=1 ;;
+    *) echo "setup: unknown option $a (expected --fuzz, --optional, --check)" >&2; exit 2 ;;
   esac
 done
 where=""  # set by the checks: what was found in place of the package
@@ -130,6 +134,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 1
   fi
   echo "setup: installed ${missing[*]} ${missing_optional[*]}"
+elif [ ${#missing_optional[@]} -gt 0 ] && [ $optional = 0 ]; then
+  echo "setup: every required dependency present, nothing installed; optional and missing: ${missing_optional[*]} (bash scripts/setup.sh --optional installs them)"
 elif [ ${#missing_optional[@]} -gt 0 ]; then
   echo "setup: installing ${missing_optional[*]} (optional)"
   if apt_install "${missing_optional[@]}"; then

@@ -11,5 +11,6 @@ ctest --test-dir build/release --output-on-failure --timeout 1200 || status=$?
 log=build/release/Testing/Temporary/LastTest.log
 if [ -f "$log" ]; then
   awk '/^[0-9]+\/[0-9]+ Testing: /{t=$3} /skipped: / && !/regular expression/{sub(/^.*skipped: /, ""); print "skipped: " t ": " $0}' "$log" | sort -u
+  grep -h "^SKIPPED \[" "$log" | sed 's/^/skipped: python_api: /' | sort -u || true  # pytest -rs
 fi
 exit $status

@@ -4,8 +4,11 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <limits>
+#include <new>
 
 #include "gexec/app/commands.hpp"
+#include "option_checks.hpp"
 #include "gexec/app/version.hpp"
 
 int main(int argc, char** argv) {
@@ -17,37 +20,46 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "Only errors on stderr");
 
   gexec::RunOptions run;
-  uint64_t seed = 0;
+  std::string seed;
   std::string arch;
   double atol = 0, rtol = 0;
   auto* run_cmd = app.add_subcommand("run", "Run a graph and check its outputs against the CPU reference");
   run_cmd->add_option("graph", run.graph_path, "Graph file (JSON)")->required();
-  auto* seed_opt = run_cmd->add_option("--seed", seed, "Seed for the inputs (overrides the graph's; default 0)");
+  // Unsigned 64-bit and checked as text: CLI11 would wrap -1 and saturate 2^64.
+  auto* seed_opt = run_cmd->add_option("--seed", seed, "Seed for the inputs (overrides the graph's; default 0)")
+                       ->check(gexec::cli::integer_in(0, std::numeric_limits<uint64_t>::max()));
   run_cmd->add_flag("--dry-run", run.dry_run, "Load, run the passes, select kernels and plan buffers; touch no device");
   auto* arch_opt = run_cmd->add_option("--arch", arch, "Device to assume in a dry-run, e.g. sm_90 (default: detected, else sm_90)");
-  run_cmd->add_option("--device", run.device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
+  run_cmd->add_option("--device", run.device, "CUDA device ordinal")->check(gexec::cli::integer_in(0, 1023));
   run_cmd->add_option("--backend", run.backend, "auto, cuda or cpu")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
-  auto* atol_opt = run_cmd->add_option("--atol", atol, "Absolute allowance near zero (default per output dtype)")->check(CLI::NonNegativeNumber);
-  auto* rtol_opt = run_cmd->add_option("--rtol", rtol, "Extra allowance, times each element's scale (default 0)")->check(CLI::NonNegativeNumber);
+  auto* atol_opt = run_cmd->add_option("--atol", atol, "Absolute allowance near zero (default per output dtype)")
+                       ->check(gexec::cli::number_in(0, 1e300));
+  auto* rtol_opt = run_cmd->add_option("--rtol", rtol, "Extra allowance, times each element's scale (default 0)")
+                       ->check(gexec::cli::number_in(0, 1e300));
   run_cmd->add_option("--passes", run.passes, "Pass pipeline: default, none, or a comma-separated list");
   run_cmd->add_flag("--print-after-all", run.print_after_all, "Print the graph after every pass");
   run_cmd->add_option("--print-after", run.print_after, "Print the graph after the named pass");
-  run_cmd->add_option("--emit-graph", run.emit_graph, "Write the graph after the passes to this file");
-  run_cmd->add_option("--dump", run.dump_dir, "Write every graph input and output as .npy into this folder");
+  run_cmd->add_option("--emit-graph", run.emit_graph, "Write the graph after the passes to this file")
+      ->check(gexec::cli::non_empty_path());
+  run_cmd->add_option("--dump", run.dump_dir, "Write every graph input and output as .npy into this folder")
+      ->check(gexec::cli::non_empty_path());
   run_cmd->add_option("--verify", run.verify,
                       "Check the outputs: auto (full below 2^33 reference multiply-adds, else sampled), full, sample, "
                       "exact (integer inputs, bit equality) or none")
       ->check(CLI::IsMember({"auto", "full", "sample", "exact", "none"}));
   run_cmd->add_option("--samples", run.samples, "Output elements a sampled check compares, per output (default 4096)")
-      ->check(CLI::PositiveNumber);
-  run_cmd->add_option("--report", run.report_path, "Write a JSON report of the run to this file");
-  run_cmd->add_option("--load-inputs", run.load_inputs_dir, "Replace graph inputs by DIR/<name>.npy where present");
-  run_cmd->add_option("--iters", run.timing.iters, "Time this many iterations after the checked run")
-      ->check(CLI::NonNegativeNumber);
+      ->check(gexec::cli::integer_in(1, uint64_t(std::numeric_limits<int64_t>::max())));
+  run_cmd->add_option("--report", run.report_path, "Write a JSON report of the run to this file")
+      ->check(gexec::cli::non_empty_path());
+  run_cmd->add_option("--load-inputs", run.load_inputs_dir, "Replace graph inputs by DIR/<name>.npy where present")
+      ->check(gexec::cli::non_empty_path());
+  // Bounded so that the per-iteration samples always fit in memory (16 bytes each).
+  run_cmd->add_option("--iters", run.timing.iters, "Time this many iterations after the checked run (at most 10^7)")
+      ->check(gexec::cli::integer_in(0, 10000000));
   run_cmd->add_option("--warmup", run.timing.warmup_iters, "Untimed iterations before timing (default 10)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(gexec::cli::integer_in(0, 10000000));
   run_cmd->add_option("--warmup-ms", run.timing.warmup_ms, "Also warm up for this many milliseconds")
-      ->check(CLI::NonNegativeNumber);
+      ->check(gexec::cli::number_in(0, 3600000));
   bool graph = false, no_graph = false;
   auto* graph_flag = run_cmd->add_flag("--cuda-graph", graph, "Replay a captured CUDA graph when timing (the default)");
   run_cmd->add_flag("--no-cuda-graph", no_graph, "Time direct launches instead of a graph replay")->excludes(graph_flag);
@@ -55,12 +67,16 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--autotune", run.autotune,
                     "Time the top cuBLASLt candidates of each GEMM and keep the fastest that passes the check");
   run_cmd->add_option("--autotune-top", run.autotune_top, "How many candidates --autotune times (default 16)")
-      ->check(CLI::PositiveNumber);
+      ->check(gexec::cli::integer_in(1, 1000));
   run_cmd->add_option("--tuning-cache", run.tuning_cache,
-                      "Save the tuned choices to this file and reload them (same device and versions only)");
+                      "Save the tuned choices to this file and reload them (same device and versions only)")
+      ->check(gexec::cli::non_empty_path());
+  run_cmd->add_flag("--force", run.force,
+                    "Let an output overwrite one of the run's inputs (the graph, an init.file, a --load-inputs file, "
+                    "a file --tuning-cache names that is not a tuning cache)");
   double peak = 0;
   auto* peak_opt = run_cmd->add_option("--peak-tflops", peak, "The device's peak for '% of peak' (default: measured once, cached)")
-      ->check(CLI::PositiveNumber);
+      ->check(gexec::cli::number_in(0, 1e9, true));
 
   std::vector<std::string> files;
   auto* validate_cmd = app.add_subcommand("validate", "Check graph files and report every problem");
@@ -69,7 +85,7 @@ int main(int argc, char** argv) {
   auto* kernels_cmd = app.add_subcommand("kernels", "Print the kernel table");
 
   gexec::CheckOptions check;
-  uint64_t check_seed = 0;
+  std::string check_seed;
   double check_atol = 0, check_rtol = 0;
   auto* check_cmd = app.add_subcommand("check", "Check outputs from .npy files against the reference of a graph");
   check_cmd->add_option("graph", check.graph_path, "Graph file (JSON)")->required();
@@ -78,10 +94,13 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--verify", check.verify, "auto, full, sample or exact (bit equality)")
       ->check(CLI::IsMember({"auto", "full", "sample", "exact"}));
   check_cmd->add_option("--samples", check.samples, "Output elements a sampled check compares (default 4096)")
-      ->check(CLI::PositiveNumber);
-  auto* check_seed_opt = check_cmd->add_option("--seed", check_seed, "Seed choosing the sampled elements");
-  auto* check_atol_opt = check_cmd->add_option("--atol", check_atol, "Absolute allowance near zero")->check(CLI::NonNegativeNumber);
-  auto* check_rtol_opt = check_cmd->add_option("--rtol", check_rtol, "Extra allowance times each element's scale")->check(CLI::NonNegativeNumber);
+      ->check(gexec::cli::integer_in(1, uint64_t(std::numeric_limits<int64_t>::max())));
+  auto* check_seed_opt = check_cmd->add_option("--seed", check_seed, "Seed choosing the sampled elements")
+                             ->check(gexec::cli::integer_in(0, std::numeric_limits<uint64_t>::max()));
+  auto* check_atol_opt = check_cmd->add_option("--atol", check_atol, "Absolute allowance near zero")
+                             ->check(gexec::cli::number_in(0, 1e300));
+  auto* check_rtol_opt = check_cmd->add_option("--rtol", check_rtol, "Extra allowance times each element's scale")
+                             ->check(gexec::cli::number_in(0, 1e300));
   check_cmd->add_option("--precision", check.precision, "The products' arithmetic: f32, or tf32 (f32 operands rounded to TF32)")
       ->check(CLI::IsMember({"f32", "tf32"}));
   check_cmd->add_option("--report", check.report_path, "Write a JSON report of the check to this file");
@@ -96,23 +115,35 @@ int main(int argc, char** argv) {
   spdlog::set_level(quiet ? spdlog::level::err : verbose ? spdlog::level::debug : spdlog::level::info);
 
   gexec::Exit status = gexec::Exit::ok;
-  if (*run_cmd) {
-    if (seed_opt->count()) run.seed = seed;
-    if (arch_opt->count()) run.arch = arch;
-    if (atol_opt->count()) run.atol = atol;
-    if (rtol_opt->count()) run.rtol = rtol;
-    if (peak_opt->count()) run.peak_tflops = peak;
-    run.timing.cuda_graph = !no_graph;
-    status = gexec::run_command(run, std::cout, std::cerr);
-  } else if (*validate_cmd) {
-    status = gexec::validate_command(files, std::cout, std::cerr);
-  } else if (*check_cmd) {
-    if (check_seed_opt->count()) check.seed = check_seed;
-    if (check_atol_opt->count()) check.atol = check_atol;
-    if (check_rtol_opt->count()) check.rtol = check_rtol;
-    status = gexec::check_command(check, std::cout, std::cerr);
-  } else if (*kernels_cmd) {
-    status = gexec::kernels_command(std::cout);
+  // The library turns errors into values; what escapes (std::bad_alloc above all) still ends
+  // as exit 3 with a message, not an abort.
+  try {
+    if (*run_cmd) {
+      if (seed_opt->count()) run.seed = std::stoull(seed);  // checked above: digits, in range
+      if (arch_opt->count()) run.arch = arch;
+      if (atol_opt->count()) run.atol = atol;
+      if (rtol_opt->count()) run.rtol = rtol;
+      if (peak_opt->count()) run.peak_tflops = peak;
+      run.timing.cuda_graph = !no_graph;
+      status = gexec::run_command(run, std::cout, std::cerr);
+    } else if (*validate_cmd) {
+      status = gexec::validate_command(files, std::cout, std::cerr);
+    } else if (*check_cmd) {
+      if (check_seed_opt->count()) check.seed = std::stoull(check_seed);  // checked above
+      if (check_atol_opt->count()) check.atol = check_atol;
+      if (check_rtol_opt->count()) check.rtol = check_rtol;
+      status = gexec::check_command(check, std::cout, std::cerr);
+    } else if (*kernels_cmd) {
+      status = gexec::kernels_command(std::cout);
+    }
+  } catch (const std::bad_alloc&) {
+    std::cout.flush();
+    std::cerr << "gexec: out of host memory (an allocation failed); nothing more was done\n";
+    return static_cast<int>(gexec::Exit::runtime);
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "gexec: internal error: " << e.what() << "\n";
+    return static_cast<int>(gexec::Exit::runtime);
   }
   return static_cast<int>(status);
 }

@@ -11,13 +11,6 @@
 namespace gexec {
 namespace {
 
-// Tensor ids by name, built once: Graph::find_tensor is a linear search.
-std::unordered_map<std::string_view, TensorId> names_of(const Graph& g) {
-  std::unordered_map<std::string_view, TensorId> names;
-  names.reserve(g.tensors.size());
-  for (size_t t = 0; t < g.tensors.size(); ++t) names.emplace(g.tensors[t].name, TensorId(t));
-  return names;
-}
 
 TensorId lookup(const std::unordered_map<std::string_view, TensorId>& names, const std::string& name) {
   const auto it = names.find(name);
@@ -26,16 +19,27 @@ TensorId lookup(const std::unordered_map<std::string_view, TensorId>& names, con
 
 }  // namespace
 
+std::unordered_map<std::string_view, TensorId> tensor_ids(const Graph& g) {
+  std::unordered_map<std::string_view, TensorId> names;
+  names.reserve(g.tensors.size());
+  for (size_t t = 0; t < g.tensors.size(); ++t) names.emplace(g.tensors[t].name, TensorId(t));
+  return names;
+}
+
 Result<std::map<std::string, std::vector<uint8_t>>> reference_inputs(
-    const Graph& original, const Executor& ex, uint64_t seed, const std::map<std::string, std::vector<uint8_t>>& loaded) {
+    const Graph& original, const Executor& ex, uint64_t seed, const std::map<std::string, std::vector<uint8_t>>& loaded,
+    bool with_unread) {
   std::map<std::string, std::vector<uint8_t>> inputs;
   const GraphIndex idx(original);
-  const auto run_names = names_of(ex.graph());
+  const auto run_names = tensor_ids(ex.graph());
   for (size_t t = 0; t < original.tensors.size(); ++t) {
     if (!idx.is_input(TensorId(t))) continue;
+    if (!with_unread && idx.consumers[t].empty()) continue;  // the reference never reads it
     const Tensor& tensor = original.tensors[t];
     const TensorId there = lookup(run_names, tensor.name);
-    if (there == kNone) {
+    // Not on the device (a pass removed its readers, or none ever read it): the host draws the
+    // same values the device would have, bit for bit (rng/init.hpp).
+    if (there == kNone || !ex.has_buffer(there)) {
       const auto l = loaded.find(tensor.name);
       inputs[tensor.name] = l != loaded.end() ? l->second : generate_input(tensor, seed);
       continue;
@@ -96,7 +100,7 @@ Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
 
 Result<std::map<std::string, std::vector<uint8_t>>> read_outputs(const Graph& original, const Executor& ex) {
   std::map<std::string, std::vector<uint8_t>> outputs;
-  const auto run_names = names_of(ex.graph());
+  const auto run_names = tensor_ids(ex.graph());
   for (TensorId id : original.outputs) {
     const std::string& name = original.tensor(id).name;
     const TensorId there = lookup(run_names, name);

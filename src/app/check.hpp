@@ -5,6 +5,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "gexec/app/commands.hpp"
@@ -17,11 +19,18 @@ namespace gexec {
 // (seconds of CPU time), and samples above it.
 constexpr double kFullCheckWork = 8589934592.0;  // 2^33
 
+// Tensor ids by name, built once: Graph::find_tensor is a linear search, and a graph may have
+// tens of thousands of outputs.
+std::unordered_map<std::string_view, TensorId> tensor_ids(const Graph& g);
+
 // The stored bytes of every input of the graph as loaded: read back from the device where the
 // executed graph still has it, else taken from `loaded` (--load-inputs) or generated on the host
-// (the same bits as the device's) where passes removed it.
+// (the same bits as the device's) where passes removed it or the planner gave it no buffer.
+// Inputs that no op of the graph as loaded reads are left out unless `with_unread` (--dump
+// writes them; the reference needs none of them, and they may be huge).
 Result<std::map<std::string, std::vector<uint8_t>>> reference_inputs(
-    const Graph& original, const Executor& ex, uint64_t seed, const std::map<std::string, std::vector<uint8_t>>& loaded);
+    const Graph& original, const Executor& ex, uint64_t seed, const std::map<std::string, std::vector<uint8_t>>& loaded,
+    bool with_unread = false);
 
 // The outputs of the graph as loaded, read back from the executed graph by name.
 Result<std::map<std::string, std::vector<uint8_t>>> read_outputs(const Graph& original, const Executor& ex);

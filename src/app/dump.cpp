@@ -1,28 +1,45 @@
 // --dump DIR: graph inputs and outputs as .npy files.
 #include "dump.hpp"
 
+#include <cstdio>
 #include <filesystem>
+#include <string_view>
+#include <unordered_map>
 
 #include "gexec/io/npy.hpp"
+#include "gexec/io/text.hpp"
 
 namespace gexec {
+
+std::string tensor_file_name(const std::string& name) {
+  constexpr size_t kNameMax = 255;  // NAME_MAX of Linux file systems
+  if (name.size() + 4 <= kNameMax) return name + ".npy";
+  uint64_t h = 1469598103934665603ull;  // FNV-1a: stable across runs and builds
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return name.substr(0, 200) + "~" + hex + ".npy";
+}
 
 Result<std::vector<std::string>> dump_tensors(const std::string& dir, const Graph& g,
                                               const std::map<std::string, std::vector<uint8_t>>& bytes) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return runtime_error("--dump: cannot create " + dir + ": " + ec.message());
+  if (ec) return runtime_error("--dump: cannot create " + path_text(dir) + ": " + ec.message());
   std::vector<std::string> widened;
+  std::unordered_map<std::string_view, TensorId> ids;  // find_tensor is a linear search
+  for (size_t t = 0; t < g.tensors.size(); ++t) ids.emplace(g.tensors[t].name, TensorId(t));
   for (const auto& [name, data] : bytes) {
-    const TensorId id = g.find_tensor(name);
-    if (id == kNone) continue;
+    const auto found = ids.find(name);
+    if (found == ids.end()) continue;
+    const TensorId id = found->second;
     const Tensor& t = g.tensor(id);
     const int64_t n = t.numel();
     const bool transpose = t.layout == Layout::colmajor;
     const int64_t rows = transpose ? t.shape[0] : 0, cols = transpose ? t.shape[1] : 0;
     // Element i of the C-order array is stored at src(i).
     auto src = [&](int64_t i) { return transpose ? (i % cols) * rows + i / cols : i; };
-    const std::string path = (std::filesystem::path(dir) / (name + ".npy")).string();
+    const std::string path = (std::filesystem::path(dir) / tensor_file_name(name)).string();
     Status s;
     if (t.dtype == DType::f16) {
       std::vector<uint16_t> out(static_cast<size_t>(n));

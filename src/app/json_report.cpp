@@ -2,8 +2,9 @@
 #include "json_report.hpp"
 
 #include <cmath>
-#include <fstream>
 
+#include "gexec/io/file.hpp"
+#include "gexec/io/text.hpp"
 #include "timing_report.hpp"
 
 namespace gexec {
@@ -142,11 +143,11 @@ json report_json(const RunReport& r) {
   return rep;
 }
 
+// Any text may have reached the report (file names, messages quoting a file's bytes): invalid
+// UTF-8 is replaced rather than thrown on, and the file is replaced only once written whole.
 Status write_report(const std::string& path, const json& doc) {
-  std::ofstream f(path);
-  if (!f) return runtime_error("--report: cannot write " + path);
-  f << doc.dump(2) << "\n";
-  if (!f) return runtime_error("--report: error writing " + path);
+  Status s = write_file_atomic(path, dump_json(doc, 2) + "\n");
+  if (!s) return s.error().with("--report");
   return {};
 }
 

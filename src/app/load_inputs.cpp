@@ -1,38 +1,52 @@
 // --load-inputs DIR: .npy files read and converted to the stored form of their tensors.
 #include "load_inputs.hpp"
 
+#include <spdlog/spdlog.h>
+
+#include <cmath>
 #include <filesystem>
 
+#include "dump.hpp"
 #include "gexec/io/npy.hpp"
+#include "gexec/io/text.hpp"
 
 namespace gexec {
 
 Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::string& dir, const Graph& g) {
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) return bad_input("--load-inputs: " + dir + " is not a folder");
+  if (dir.empty()) return bad_input("--load-inputs: the folder path is empty");
+  if (!std::filesystem::is_directory(dir, ec))
+    return bad_input("--load-inputs: " + path_text(dir) + (ec ? ": " + ec.message() : std::string(" is not a folder")));
   std::map<std::string, std::vector<uint8_t>> out;
   const GraphIndex idx(g);
   for (size_t id = 0; id < g.tensors.size(); ++id) {
     if (!idx.is_input(TensorId(id))) continue;
     const Tensor& t = g.tensors[id];
-    const std::string path = (std::filesystem::path(dir) / (t.name + ".npy")).string();
-    if (!std::filesystem::exists(path, ec)) continue;
+    const std::string path = (std::filesystem::path(dir) / tensor_file_name(t.name)).string();
+    // A dangling symlink or a FIFO by that name is there: read_npy says what it is.
+    if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) continue;
     auto a = read_npy(path);
     if (!a) return a.error().with("--load-inputs");
     if (a->shape != t.shape)
-      return bad_input("--load-inputs: " + path + " has shape " + shape_str(a->shape) + ", input " + t.name +
-                       " is " + shape_str(t.shape));
-    const std::string kind = a->descr.size() >= 2 ? a->descr.substr(1) : a->descr;
-    if (kind != "f2" && kind != "f4" && kind != "f8")
-      return bad_input("--load-inputs: " + path + " has dtype " + a->descr + "; float16, float32 or float64 expected");
+      return bad_input("--load-inputs: " + path_text(path) + " has shape " + shape_str(a->shape) + ", input " +
+                       t.name + " is " + shape_str(t.shape));
+    // The same dtype rule as init.file.
+    if (const std::string why = npy_dtype_problem(a->descr, t.dtype); !why.empty())
+      return bad_input("--load-inputs: " + path_text(path) + " " + why);
     std::vector<uint8_t> bytes(static_cast<size_t>(t.bytes()));
     const bool colmajor = t.rank() == 2 && t.layout == Layout::colmajor;
     const int64_t n = t.numel();
+    int64_t overflowed = 0;
     for (int64_t l = 0; l < n; ++l) {
       // The array is in C order; a colmajor tensor stores element (r, c) at c * rows + r.
       const int64_t at = colmajor ? (l % t.shape[1]) * t.shape[0] + l / t.shape[1] : l;
-      store_from_float(bytes.data(), t.dtype, at, static_cast<float>(a->values[size_t(l)]));
+      const double v = a->values[size_t(l)];
+      store_from_float(bytes.data(), t.dtype, at, static_cast<float>(v));
+      overflowed += std::isfinite(v) && !std::isfinite(load_as_float(bytes.data(), t.dtype, at));
     }
+    if (overflowed > 0)
+      spdlog::warn("--load-inputs: {}: {} finite value{} beyond the range of {} became inf", path_text(path),
+                   overflowed, overflowed == 1 ? "" : "s", dtype_name(t.dtype));
     out[t.name] = std::move(bytes);
   }
   return out;

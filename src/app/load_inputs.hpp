@@ -11,9 +11,9 @@
 
 namespace gexec {
 
-// For every graph input of g with a DIR/<name>.npy: its values converted to the tensor's dtype
-// and laid out as the tensor is stored. The array's shape must equal the tensor's; float16,
-// float32 and float64 files are read. Inputs without a file are left out. bad_input when DIR is
+// For every graph input of g with a DIR/<name>.npy (dump.hpp's tensor_file_name): its values
+// converted to the tensor's dtype and laid out as the tensor is stored. The array's shape must
+// equal the tensor's, its dtype pass npy_dtype_problem (the rule of init.file). Inputs without a file are left out. bad_input when DIR is
 // not a folder or a file does not fit its tensor.
 Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::string& dir, const Graph& g);
 

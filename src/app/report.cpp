@@ -3,7 +3,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "gexec/exec/buffer_plan.hpp"
 #include "timing_report.hpp"
@@ -129,10 +131,10 @@ constexpr size_t kSectionCount = sizeof kSections / sizeof kSections[0];
 }  // namespace
 
 std::string human_bytes(int64_t bytes) {
-  const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double v = double(bytes);
   int u = 0;
-  while (v >= 1024 && u < 4) {
+  while (v >= 1024 && u < 6) {
     v /= 1024;
     ++u;
   }
@@ -142,10 +144,30 @@ std::string human_bytes(int64_t bytes) {
 }
 
 void print_plan(std::ostream& out, const BufferSummary& plan) {
-  out << "buffers: one arena of " << human_bytes(plan.arena_bytes) << " for " << plan.tensors.size() << " tensors ("
-      << human_bytes(plan.total_bytes) << " without reuse), " << plan.alignment << "-byte aligned\n";
-  for (const PlacedBuffer& b : plan.tensors)
-    out << "  " << b.tensor << " @" << b.offset << " (" << human_bytes(b.bytes) << ")\n";
+  if (!plan.fits) {
+    out << "buffers: the arena would exceed " << plan.arena_bytes << " bytes (2^63 - 1, the largest size) for "
+        << plan.tensors.size() << " tensors; no device can hold it\n";
+  } else {
+    out << "buffers: one arena of " << human_bytes(plan.arena_bytes) << " for " << plan.tensors.size()
+        << " tensors (" << human_bytes(plan.total_bytes) << " without reuse), " << plan.alignment
+        << "-byte aligned\n";
+  }
+  // Offsets past 2^63 - 1 are clamped there (BufferPlan::fits): shown as such, not as a shared offset.
+  const int64_t beyond = std::numeric_limits<int64_t>::max();
+  for (const PlacedBuffer& b : plan.tensors) {
+    out << "  " << b.tensor;
+    if (b.offset == beyond) out << " @beyond 2^63";
+    else out << " @" << b.offset;
+    out << " (" << human_bytes(b.bytes) << ")\n";
+  }
+}
+
+std::string value_text(double v) {
+  if (std::isnan(v)) return "NaN (non-finite)";
+  if (std::isinf(v)) return v > 0 ? "inf (non-finite)" : "-inf (non-finite)";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.8g", v);
+  return buf;
 }
 
 void print_checks(std::ostream& out, const std::vector<CheckedOutput>& checks) {
@@ -168,10 +190,16 @@ void print_checks(std::ostream& out, const std::vector<CheckedOutput>& checks) {
                   c.pass ? "pass" : "FAIL");
     out << line;
     if (c.worst >= 0) {
-      std::snprintf(line, sizeof line, "      worst element %lld: got %.8g, expected %.8g, bound %.3g\n",
-                    (long long)c.worst, c.worst_got, c.worst_ref, c.worst_bound);
+      std::snprintf(line, sizeof line, "      worst element %lld: got %s, expected %s, bound %.3g\n",
+                    (long long)c.worst, value_text(c.worst_got).c_str(), value_text(c.worst_ref).c_str(),
+                    c.worst_bound);
       out << line;
     }
+    // inf against inf is a failure, not a match: said so rather than left to puzzle over.
+    if (c.got_nonfinite > 0 || c.ref_nonfinite > 0)
+      out << "      the output holds " << c.got_nonfinite << " non-finite value" << (c.got_nonfinite == 1 ? "" : "s")
+          << " (inf or NaN) and the reference " << c.ref_nonfinite << ", of " << c.checked
+          << " checked; a non-finite element never passes\n";
     out << "      checked " << (c.mode == "sample" ? "a sample of " + std::to_string(c.checked) + " of the "
                                                      : std::string("all "))
         << c.count << " elements against the " << (c.mode == "sample" ? "sampled" : "full") << " reference"

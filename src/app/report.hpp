@@ -12,6 +12,8 @@ namespace gexec {
 
 std::string human_bytes(int64_t bytes);
 void print_plan(std::ostream& out, const BufferSummary& plan);
+// "1.5", or "inf (non-finite)" / "NaN (non-finite)".
+std::string value_text(double v);
 // The check's table: per output the errors, the normwise bound and the ratios to both bounds.
 void print_checks(std::ostream& out, const std::vector<CheckedOutput>& checks);
 

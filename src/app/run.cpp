@@ -1,6 +1,8 @@
 // `gexec run`: load, passes, selection, planning, execution, reference check; the report as
 // data (run_graph), printed as text and written as JSON by the command (run_command).
 #include <chrono>
+#include <filesystem>
+#include <new>
 #include <iostream>
 #include <sstream>
 
@@ -9,13 +11,16 @@
 #include "gexec/exec/autotune.hpp"
 #include "gexec/exec/executor.hpp"
 #include "gexec/io/load.hpp"
+#include "gexec/io/text.hpp"
 #include "gexec/ir/printer.hpp"
 #include "gexec/passes/pipeline.hpp"
 #include "gexec/verify/exact.hpp"
 #include "check.hpp"
 #include "dump.hpp"
+#include "host_memory.hpp"
 #include "json_report.hpp"
 #include "load_inputs.hpp"
+#include "output_paths.hpp"
 #include "report.hpp"
 #include "target.hpp"
 #include "timing_report.hpp"
@@ -42,7 +47,7 @@ std::vector<KernelChoice> kernel_choices(const Graph& g, const Selection& s) {
 }
 
 BufferSummary buffer_summary(const Graph& g, const BufferPlan& plan) {
-  BufferSummary b{plan.arena_bytes, plan.total_bytes, kArenaAlignment, {}};
+  BufferSummary b{plan.arena_bytes, plan.total_bytes, kArenaAlignment, plan.fits, {}};
   for (size_t t = 0; t < g.tensors.size() && t < plan.offset.size(); ++t)
     if (plan.offset[t] >= 0) b.tensors.push_back({g.tensors[t].name, plan.offset[t], g.tensors[t].bytes()});
   return b;
@@ -64,6 +69,8 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   rep.graph = GraphSummary{original.name, opts.graph_path, seed, int64_t(original.tensors.size()),
                            int64_t(original.ops.size())};
   tell();
+  // Every output writable, none of them an input: known now, not after the run (output_paths.hpp).
+  GEXEC_TRY(check_run_paths(opts, original, &rep.refused_outputs));
 
   // Passes.
   auto names = parse_pass_list(opts.passes);
@@ -80,7 +87,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   if (opts.dry_run) rep.printed_after = print_graph(graph);
   tell();
   if (!opts.emit_graph.empty()) {
-    GEXEC_TRY(save_graph_file(graph, opts.emit_graph));
+    GEXEC_TRY(save_graph_file(graph, opts.emit_graph, std::filesystem::path(opts.graph_path).parent_path().string()));
     rep.emitted_graph = opts.emit_graph;
   }
 
@@ -111,6 +118,8 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     return {};
   }
   tell();
+  // The host side is sized up front like the device's arena: refused now rather than aborted later.
+  GEXEC_TRY(check_host_memory(estimate_host_memory(opts, original, check_mode(original, opts.verify), plan, target->backend)));
 
   // Inputs from .npy files, where given; the others are drawn from the seed.
   std::map<std::string, std::vector<uint8_t>> host_inputs;
@@ -155,7 +164,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
 
   // Check against the reference of the graph as loaded.
   t0 = Clock::now();
-  auto inputs = reference_inputs(original, **ex, seed, host_inputs);
+  auto inputs = reference_inputs(original, **ex, seed, host_inputs, !opts.dump_dir.empty());
   if (!inputs) return inputs.error();
   auto outputs = read_outputs(original, **ex);
   if (!outputs) return outputs.error();
@@ -181,9 +190,10 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     tell();  // a sampled check says so before the reference's work starts
     auto checks = check_outputs(original, *inputs, *outputs, settings);
     if (!checks) return checks.error();
+    const auto ids = tensor_ids(original);  // find_tensor per output would be quadratic
     for (OutputCheck& c : *checks) {
-      const TensorId id = original.find_tensor(c.name);
-      std::vector<int64_t> shape = id == kNone ? std::vector<int64_t>{} : original.tensor(id).shape;
+      const auto id = ids.find(c.name);
+      std::vector<int64_t> shape = id == ids.end() ? std::vector<int64_t>{} : original.tensor(id->second).shape;
       rep.check->outputs.push_back({std::move(c), std::move(shape)});
     }
   }
@@ -216,7 +226,14 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
 
 RunReport run_graph(const RunOptions& opts, const RunObserver& observer) {
   RunReport rep;
-  if (Status s = run_into(opts, rep, observer); !s) {
+  Status s;
+  try {
+    s = run_into(opts, rep, observer);
+  } catch (const std::bad_alloc&) {
+    // The estimate (host_memory.hpp) should have refused first; this is the backstop.
+    s = runtime_error("out of host memory: an allocation failed (the run needs more than this process may use)");
+  }
+  if (!s) {
     rep.result = RunReport::Result::error;
     rep.error = s.error();
   }
@@ -228,8 +245,9 @@ Exit run_command(const RunOptions& opts, std::ostream& out, std::ostream& err) {
   const RunReport rep = run_graph(opts, [&](const RunReport& r) { text.update(r); });
   text.update(rep);
   Exit code = rep.exit_code();
-  if (rep.error) err << "gexec: " << rep.error->message << "\n";
-  if (opts.report_path.empty()) return code;
+  if (rep.error) err << "gexec: " << printable(rep.error->message, true) << "\n";
+  // A report path refused before the run (it is the graph, say) is not written either.
+  if (opts.report_path.empty() || rep.refused_outputs.find("--report") != std::string::npos) return code;
   if (Status s = write_report(opts.report_path, report_json(rep)); !s) {
     err << "gexec: " << s.error().message << "\n";
     return code == Exit::ok ? s.error().code : code;

@@ -1,25 +1,28 @@
 // The buffer planner: a linear sweep over the ops with a best-fit free list of arena ranges.
 #include "gexec/exec/buffer_plan.hpp"
 
+#include <limits>
 #include <map>
 #include <set>
 
 namespace gexec {
 namespace {
 
-constexpr int64_t kHuge = int64_t(1) << 62;  // beyond any device: sizes saturate here instead of overflowing
+// Offsets are summed in 128 bits: tensors of up to 2^63 - 1 bytes each cannot overflow them,
+// so a graph too large for any machine still gets exact (distinct) figures.
+__extension__ typedef __int128 Wide;
+constexpr Wide kMax64 = std::numeric_limits<int64_t>::max();
 
-int64_t aligned(int64_t bytes) {
-  if (bytes >= kHuge) return kHuge;
-  return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
-}
+Wide aligned(int64_t bytes) { return (Wide(bytes) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+
+int64_t clamp64(Wide v) { return v > kMax64 ? std::numeric_limits<int64_t>::max() : int64_t(v); }
 
 // Ranges of the arena, merged when adjacent; grows the arena when nothing free fits. Free ranges
 // are indexed by offset (to merge neighbours) and by size (best fit in log time), so that graphs
 // leaving many holes stay linear-logarithmic.
 class Arena {
  public:
-  int64_t take(int64_t size) {
+  Wide take(Wide size) {
     auto best = by_size_.lower_bound({size, 0});
     if (best != by_size_.end()) {
       const auto [have, at] = *best;
@@ -31,18 +34,18 @@ class Arena {
     if (!by_offset_.empty()) {
       auto last = std::prev(by_offset_.end());
       if (last->first + last->second == top_) {
-        const int64_t at = last->first;
+        const Wide at = last->first;
         erase(at, last->second);
         top_ = at + size;
         return at;
       }
     }
-    int64_t at = top_;
-    top_ = top_ >= kHuge - size ? kHuge : top_ + size;
+    const Wide at = top_;
+    top_ += size;
     return at;
   }
 
-  void give_back(int64_t at, int64_t size) {
+  void give_back(Wide at, Wide size) {
     auto next = by_offset_.lower_bound(at);
     if (next != by_offset_.end() && at + size == next->first) {
       size += next->second;
@@ -57,21 +60,21 @@ class Arena {
     insert(at, size);
   }
 
-  int64_t top() const { return top_; }
+  Wide top() const { return top_; }
 
  private:
-  void insert(int64_t at, int64_t size) {
+  void insert(Wide at, Wide size) {
     by_offset_[at] = size;
     by_size_.insert({size, at});
   }
-  void erase(int64_t at, int64_t size) {
+  void erase(Wide at, Wide size) {
     by_offset_.erase(at);
     by_size_.erase({size, at});
   }
 
-  std::map<int64_t, int64_t> by_offset_;          // offset -> size
-  std::set<std::pair<int64_t, int64_t>> by_size_;  // (size, offset)
-  int64_t top_ = 0;
+  std::map<Wide, Wide> by_offset_;          // offset -> size
+  std::set<std::pair<Wide, Wide>> by_size_;  // (size, offset)
+  Wide top_ = 0;
 };
 
 }  // namespace
@@ -94,9 +97,10 @@ BufferPlan plan_buffers(const Graph& g) {
   }
 
   Arena arena;
+  std::vector<Wide> at(n, -1);
   for (size_t t = 0; t < n; ++t) {
     if (!whole_run[t]) continue;
-    plan.offset[t] = arena.take(aligned(g.tensors[t].bytes()));
+    at[t] = arena.take(aligned(g.tensors[t].bytes()));
   }
   std::vector<std::vector<TensorId>> dies_after(g.ops.size());
   for (size_t t = 0; t < n; ++t)
@@ -104,15 +108,18 @@ BufferPlan plan_buffers(const Graph& g) {
   for (size_t i = 0; i < g.ops.size(); ++i) {
     // Outputs are placed before this op's dead inputs are released, so they never alias.
     for (TensorId t : g.ops[i].outputs)
-      if (!whole_run[size_t(t)]) plan.offset[size_t(t)] = arena.take(aligned(g.tensor(t).bytes()));
-    for (TensorId t : dies_after[i]) arena.give_back(plan.offset[size_t(t)], aligned(g.tensor(t).bytes()));
+      if (!whole_run[size_t(t)]) at[size_t(t)] = arena.take(aligned(g.tensor(t).bytes()));
+    for (TensorId t : dies_after[i]) arena.give_back(at[size_t(t)], aligned(g.tensor(t).bytes()));
   }
+  Wide total = 0;
   for (size_t t = 0; t < n; ++t)
-    if (plan.offset[t] >= 0) {
-      const int64_t a = aligned(g.tensors[t].bytes());
-      plan.total_bytes = plan.total_bytes >= kHuge - a ? kHuge : plan.total_bytes + a;
+    if (at[t] >= 0) {
+      total += aligned(g.tensors[t].bytes());
+      plan.offset[t] = clamp64(at[t]);
     }
-  plan.arena_bytes = arena.top();
+  plan.fits = arena.top() <= kMax64;
+  plan.arena_bytes = clamp64(arena.top());
+  plan.total_bytes = clamp64(total);
   return plan;
 }
 

@@ -1,9 +1,14 @@
 // The executor: a short fixed set-up sequence, then runs that only launch kernels.
 #include "gexec/exec/executor.hpp"
 
+#include <algorithm>
+
 namespace gexec {
 
-void* Executor::address(TensorId t) const { return base_ + offset_[size_t(t)]; }
+void* Executor::address(TensorId t) const {
+  void* bound = bound_[size_t(t)];
+  return bound ? bound : base_ + offset_[size_t(t)];
+}
 
 Result<std::unique_ptr<Executor>> Executor::create(Device& device, Graph graph, const Selection& selection,
                                                    const BufferPlan& plan, uint64_t seed,
@@ -11,6 +16,7 @@ Result<std::unique_ptr<Executor>> Executor::create(Device& device, Graph graph, 
   std::unique_ptr<Executor> ex(new Executor(device, std::move(graph)));
   const Graph& g = ex->graph_;
   ex->offset_ = plan.offset;
+  ex->bound_.assign(g.tensors.size(), nullptr);
 
   auto arena = device.allocate_arena(plan.arena_bytes);
   if (!arena) return arena.error();
@@ -40,8 +46,23 @@ Result<std::unique_ptr<Executor>> Executor::create(Device& device, Graph graph, 
     if (!s) return s.error().with("initialising input " + g.tensors[t].name);
   }
 
+  ex->users_.resize(g.tensors.size());
+  ex->unbindable_.assign(g.tensors.size(), "");
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    const bool output = std::find(g.outputs.begin(), g.outputs.end(), TensorId(t)) != g.outputs.end();
+    std::string& why = ex->unbindable_[t];
+    if (!idx.is_input(TensorId(t)) && !output) why = "it is an intermediate of the graph, not an input or output";
+    else if (plan.offset[t] < 0) why = "no op reads or writes it";
+  }
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const Op& op = g.ops[i];
+    ex->defs_.push_back(selection.ops[i].kernel);
+    for (const auto* ids : {&op.inputs, &op.outputs})
+      for (TensorId t : *ids) {
+        if (op.hoisted && ex->unbindable_[size_t(t)].empty())
+          ex->unbindable_[size_t(t)] = "op " + op.name + " reads or writes it once, before the runs";
+        if (!op.hoisted) ex->users_[size_t(t)].push_back(ex->kernels_.size());
+      }
     auto k = device.make_kernel(*selection.ops[i].kernel, g, op, ex->binding_of(op));
     if (!k) return k.error().with("op " + op.name);
     // Hoisted ops run now, in order, so that kernels preparing later see their results
@@ -65,6 +86,43 @@ Result<std::unique_ptr<Executor>> Executor::create(Device& device, Graph graph, 
   }
   if (Status s = device.synchronize(); !s) return s.error().with("preparing the kernels");
   return ex;
+}
+
+std::string Executor::why_not_bindable(TensorId t) const {
+  if (t < 0 || size_t(t) >= graph_.tensors.size()) return "no such tensor";
+  return unbindable_[size_t(t)];
+}
+
+Status Executor::move_kernel(size_t k) {
+  const Op& op = op_of_kernel(k);
+  const Binding b = binding_of(op);
+  if (kernels_[k]->move_operands(b)) return {};
+  // Built again, as in create(): the kernel could not move (e.g. a buffer less aligned than
+  // the old one, which its algorithm choice assumed).
+  auto fresh = device_.make_kernel(*defs_[run_ops_[k]], graph_, op, b);
+  if (!fresh) return fresh.error().with("op " + op.name);
+  if (Status s = (*fresh)->prepare(); !s) return s.error().with("preparing op " + op.name);
+  kernels_[k] = std::move(*fresh);
+  return {};
+}
+
+Status Executor::bind(TensorId t, void* address) {
+  if (const std::string why = why_not_bindable(t); !why.empty())
+    return bad_input("tensor " + (t >= 0 && size_t(t) < graph_.tensors.size() ? graph_.tensor(t).name : "?") +
+                     " cannot be bound to a caller's buffer: " + why);
+  void* old = bound_[size_t(t)];
+  if (old == address) return {};
+  bound_[size_t(t)] = address;
+  ++bindings_version_;
+  for (size_t k : users_[size_t(t)]) {
+    if (Status s = move_kernel(k); !s) {
+      // Back to the old buffer, so that the executor stays usable; the kernels that moved move back.
+      bound_[size_t(t)] = old;
+      for (size_t j : users_[size_t(t)]) (void)move_kernel(j);
+      return s.error().with("binding " + graph_.tensor(t).name);
+    }
+  }
+  return {};
 }
 
 Binding Executor::binding_of(const Op& op) const {
@@ -106,6 +164,8 @@ std::vector<std::string> Executor::notes() const {
 }
 
 Result<std::vector<uint8_t>> Executor::read(TensorId t) const {
+  if (!has_buffer(t))
+    return runtime_error("internal: tensor " + graph_.tensor(t).name + " has no buffer (no op reads or writes it)");
   std::vector<uint8_t> bytes(size_t(graph_.tensor(t).bytes()));
   Status s = device_.download(bytes.data(), address(t), bytes.size());
   if (!s) return s.error().with("reading " + graph_.tensor(t).name);

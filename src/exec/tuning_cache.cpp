@@ -3,8 +3,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include <fstream>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+
+#include "gexec/io/file.hpp"
+#include "gexec/io/text.hpp"
 
 namespace gexec {
 
@@ -14,10 +17,20 @@ TuningCache load_tuning_cache(const std::string& path, const DeviceCaps& caps) {
   c.cuda = caps.cuda_runtime;
   c.cublaslt = caps.cublaslt;
   if (path.empty()) return c;  // no cache file asked for
-  std::ifstream in(path);
-  if (!in) return c;  // no cache yet: it is written after tuning
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return c;  // written after tuning
+  auto f = InputFile::open(path);  // never waits on a FIFO
+  if (!f) {
+    spdlog::warn("{}; ignored", printable(f.error().message));
+    return c;
+  }
+  auto text = f->read_all();
+  if (!text) {
+    spdlog::warn("{}; ignored", printable(text.error().message));
+    return c;
+  }
   try {
-    const nlohmann::json j = nlohmann::json::parse(in);
+    const nlohmann::json j = nlohmann::json::parse(*text);
     if (j.value("format", "") != "gexec.tuning") {
       spdlog::warn("tuning cache {} is not a gexec.tuning file; ignored", path);
       return c;
@@ -55,10 +68,23 @@ Status save_tuning_cache(const std::string& path, const TuningCache& cache) {
   for (const auto& [sig, e] : cache.entries)
     j["entries"][sig] = {{"variant", e.variant}, {"config", e.name}, {"default_us", e.default_us},
                          {"best_us", e.best_us}};
-  std::ofstream out(path);
-  if (!out) return runtime_error("cannot write the tuning cache " + path);
-  out << j.dump(2) << "\n";
-  if (!out) return runtime_error("writing the tuning cache " + path + " failed");
+  Status s = write_file_atomic(path, dump_json(j, 2) + "\n");
+  if (!s) return s.error().with("writing the tuning cache");
+  return {};
+}
+
+Status check_tuning_cache_file(const std::string& path) {
+  std::error_code ec;
+  if (path.empty() || !std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return {};
+  auto f = InputFile::open(path);
+  if (!f) return f.error().with("--tuning-cache");
+  auto text = f->read_all();
+  if (!text) return text.error().with("--tuning-cache");
+  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("format", nlohmann::json()) != "gexec.tuning")
+    return bad_input("--tuning-cache: " + path_text(path) +
+                     " exists and is not a gexec tuning cache (no \"format\": \"gexec.tuning\"); it would be "
+                     "overwritten after tuning: name another file, or pass --force");
   return {};
 }
 

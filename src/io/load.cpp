@@ -2,10 +2,11 @@
 #include "gexec/io/load.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <unordered_set>
 
+#include "gexec/io/file.hpp"
+#include "gexec/io/text.hpp"
 #include "load_context.hpp"
 
 namespace gexec {
@@ -101,9 +102,16 @@ void check_graph(LoadState& s) {
     for (const std::string& msg : check_op(g, op)) s.p.add(ptr_index("/ops", s.op_pos[i]), msg);
   }
   if (auto cycle = topo_sort(g)) {
+    // A cycle of 100k ops would be a megabyte line: the first few ops name it, the count sizes it.
+    constexpr size_t kShown = 6;
     std::string text;
-    for (OpId o : *cycle) text += g.ops[size_t(o)].name + " -> ";
-    text += g.ops[size_t(cycle->front())].name;
+    auto name = [&g](OpId o) {
+      const std::string& n = g.ops[size_t(o)].name;
+      return n.size() > kQuoteChars ? n.substr(0, kQuoteChars) + "..." : n;
+    };
+    for (size_t i = 0; i < cycle->size() && i < kShown; ++i) text += name((*cycle)[i]) + " -> ";
+    if (cycle->size() > kShown) text += "... (" + std::to_string(cycle->size()) + " ops in all) -> ";
+    text += name(cycle->front());
     s.p.add("/ops", "cycle through " + text);
   }
 }
@@ -142,18 +150,16 @@ Result<Graph> load_graph_text(std::string_view text, const std::string& display_
 }
 
 Result<Graph> load_graph_file(const std::string& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) return bad_input(path + ": cannot read the file: " + ec.message());
-  if (size > kMaxFileBytes)
-    return bad_input(path + ": /: the file is " + std::to_string(size) + " bytes; graph files are limited to " +
-                     std::to_string(kMaxFileBytes >> 20) + " MiB");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return bad_input(path + ": cannot open the file");
-  std::string text(size, '\0');
-  if (!f.read(text.data(), std::streamsize(size))) return bad_input(path + ": cannot read the file");
+  auto f = InputFile::open(path);
+  if (!f) return f.error();
+  const int64_t size = f->size();
+  if (uint64_t(size) > kMaxFileBytes)
+    return bad_input(path_text(path) + ": /: the file is " + std::to_string(size) +
+                     " bytes; graph files are limited to " + std::to_string(kMaxFileBytes >> 20) + " MiB");
+  auto text = f->read_all();
+  if (!text) return text.error();
   const std::string dir = std::filesystem::path(path).parent_path().string();
-  return load_graph_text(text, path, dir);
+  return load_graph_text(*text, path_text(path), dir);
 }
 
 }  // namespace gexec

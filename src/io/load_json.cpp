@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "gexec/io/load.hpp"
+#include "gexec/io/text.hpp"
 #include "load_context.hpp"
 
 namespace gexec::load_detail {
@@ -114,13 +115,24 @@ class DuplicateKeyFinder : public nlohmann::json_sax<json> {
 // "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ..." -> "syntax error ..."
 // The text it quotes may hold any bytes of the file; those that are not printable ASCII
 // become '?', so that the message stays one readable line.
+// The token it quotes ("last read: '...'") can be megabytes (a 10 MB number): it is shortened.
 std::string syntax_message(const std::string& what) {
   size_t at = what.find("column ");
   if (at != std::string::npos) at = what.find(": ", at);
   if (at == std::string::npos) at = what.find("] ");
   std::string msg = at == std::string::npos ? what : what.substr(at + 2);
+  const std::string marker = "last read: '";
+  if (const size_t lr = msg.find(marker); lr != std::string::npos) {
+    const size_t from = lr + marker.size();
+    const size_t to = msg.rfind('\'');
+    if (to != std::string::npos && to >= from) {
+      const std::string token = msg.substr(from, to - from);
+      msg = msg.substr(0, lr) + "last read: " + quote_text(token) + msg.substr(to + 1);
+    }
+  }
   for (char& c : msg)
     if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  if (msg.size() > 240) msg = msg.substr(0, 240) + "...";
   return msg;
 }
 
@@ -149,6 +161,14 @@ bool parse_json(std::string_view text, Problems& p, json* out) {
     p.add_at(1, 1, "JSON syntax error: the file is empty");
     return false;
   }
+  // nlohmann's lexer takes a NUL byte for the end of the input, which would let anything after
+  // it through; JSON text holds no raw NUL anywhere (not even inside a string).
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    auto [line, col] = line_col(text, nul);
+    p.add_at(line, col, "JSON syntax error: a NUL byte; JSON text holds none, and only whitespace may follow the "
+                        "top-level value");
+    return false;
+  }
   if (auto deep = too_deep_at(text)) {
     auto [line, col] = line_col(text, *deep);
     p.add_at(line, col, "JSON nesting deeper than " + std::to_string(kMaxDepth) + " levels");
@@ -167,50 +187,37 @@ bool parse_json(std::string_view text, Problems& p, json* out) {
 
 // A pointer is shown inside a one-line problem: control characters in a key are escaped and a
 // very long key is shortened, as quote() does for values.
+// Bytes that are not UTF-8 are escaped (printable()), and the cut falls between characters.
 std::string ptr_key(const std::string& base, std::string_view key) {
   constexpr size_t kMax = 64;
-  std::string s = base + "/";
-  for (size_t i = 0; i < key.size() && i < kMax; ++i) {
-    const unsigned char c = static_cast<unsigned char>(key[i]);
-    if (c == '~') s += "~0";
-    else if (c == '/') s += "~1";
-    else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      s += buf;
-    } else s += char(c);
+  size_t cut = std::min(key.size(), kMax);
+  while (cut > 0 && cut < key.size() && (static_cast<unsigned char>(key[cut]) & 0xc0) == 0x80) --cut;
+  std::string escaped;
+  for (size_t i = 0; i < cut; ++i) {
+    const char c = key[i];
+    if (c == '~') escaped += "~0";
+    else if (c == '/') escaped += "~1";
+    else escaped += c;
   }
-  if (key.size() > kMax) s += "...";
+  std::string s = base + "/" + printable(escaped);
+  if (cut < key.size()) s += "...";
   return s;
 }
 
 std::string ptr_index(const std::string& base, size_t i) { return base + "/" + std::to_string(i); }
 
-std::string quote(std::string_view s) {
-  constexpr size_t kMax = 64;
-  // Cut long strings on a character boundary, not inside a UTF-8 sequence.
-  size_t cut = std::min(s.size(), kMax);
-  while (cut > 0 && cut < s.size() && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80) --cut;
-  std::string q = "\"";
-  for (size_t i = 0; i < cut; ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == '"' || c == '\\') q += '\\', q += char(c);
-    else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      q += buf;
-    } else q += char(c);
-  }
-  if (cut < s.size()) q += "...";
-  return q + "\"";
-}
+std::string quote(std::string_view s) { return quote_text(s, 64); }
 
 std::string describe(const json& v) {
   switch (v.type()) {
     case json::value_t::string: return "string " + quote(v.get_ref<const std::string&>());
     case json::value_t::number_integer:
     case json::value_t::number_unsigned:
-    case json::value_t::number_float: return "number " + v.dump();
+    case json::value_t::number_float: {
+      // A number of megabytes of digits is quoted like a long string.
+      const std::string text = v.dump();
+      return "number " + (text.size() > kQuoteChars ? text.substr(0, kQuoteChars) + "..." : text);
+    }
     case json::value_t::boolean: return v.get<bool>() ? "true" : "false";
     case json::value_t::null: return "null";
     case json::value_t::array: return "an array";

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "gexec/io/npy.hpp"
+#include "gexec/io/text.hpp"
 #include "load_context.hpp"
 
 namespace gexec::load_detail {
@@ -27,18 +28,20 @@ std::optional<std::vector<int64_t>> load_shape(Problems& p, const json& v, const
     ok = ok && d.has_value();
   }
   if (!ok) return std::nullopt;
+  // Sizes are signed 64-bit: the limit is 2^63 - 1, for the element count and the bytes.
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const std::string limit = std::to_string(kMax) + " (2^63 - 1)";
   int64_t n = 1;
   for (int64_t d : shape) {
     if (n > kMax / d) {
-      p.add(ptr, "the element count of " + shape_str(shape) + " does not fit in 64 bits");
+      p.add(ptr, "the element count of " + shape_str(shape) + " exceeds the largest tensor size, " + limit);
       return std::nullopt;
     }
     n *= d;
   }
   if (n > kMax / elem_size) {
     p.add(ptr, "the byte size of " + shape_str(shape) + " (" + std::to_string(n) + " elements of " +
-                   std::to_string(elem_size) + " bytes) does not fit in 64 bits");
+                   std::to_string(elem_size) + " bytes) exceeds the largest tensor size, " + limit + " bytes");
     return std::nullopt;
   }
   return shape;
@@ -126,13 +129,14 @@ void load_init_file(LoadState& s, const Tensor& t, const std::string& ptr, Init&
     // read_npy starts its message with the path it opened; the problem line shows the path as
     // written instead, quoted, so that a path with a newline or of megabytes stays one short line.
     std::string why = arr.error().message;
-    if (why.starts_with(path.string())) why = quote(init.file) + why.substr(path.string().size());
+    const std::string shown = path_text(path.string());
+    if (why.starts_with(shown)) why = quote(init.file) + why.substr(shown.size());
+    else why = quote(init.file) + ": " + why;
     s.p.add(ptr, why);
     return;
   }
-  const char kind = arr->descr.size() == 3 ? arr->descr[2] : '?';
-  if (kind == '2' && t.dtype == DType::bf16) {
-    s.p.add(ptr, quote(init.file) + " holds float16 data; a bf16 tensor reads float32 (or float64) files");
+  if (const std::string why = npy_dtype_problem(arr->descr, t.dtype); !why.empty()) {
+    s.p.add(ptr, quote(init.file) + " " + why);
     return;
   }
   if (arr->shape != t.shape) {
@@ -234,6 +238,10 @@ void load_init(LoadState& s, TensorId id) {
     check_keys(p, v, ptr, {"file"});
     auto file = get_string(p, v["file"], ptr_key(ptr, "file"));
     if (!file) return;
+    if (file->empty()) {
+      p.add(ptr_key(ptr, "file"), "the file path is empty");
+      return;
+    }
     init.file = *file;
     if (s.tensor_ok[size_t(id)]) load_init_file(s, t, ptr_key(ptr, "file"), init);
   }

@@ -4,9 +4,10 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <fstream>
 #include <limits>
 
+#include "gexec/io/file.hpp"
+#include "gexec/io/text.hpp"
 #include "gexec/ir/dtype.hpp"
 
 namespace gexec {
@@ -97,42 +98,41 @@ Status write_npy(const std::string& path, const std::vector<int64_t>& shape, con
   const size_t total = 10 + dict.size() + 1;
   dict.append((64 - total % 64) % 64, ' ');
   dict += '\n';
-  if (dict.size() > 65535) return runtime_error(path + ": .npy header too long");
-  std::ofstream f(path, std::ios::binary);
-  if (!f) return runtime_error(path + ": cannot open for writing");
+  if (dict.size() > 65535) return runtime_error(path_text(path) + ": .npy header too long");
+  auto f = OutputFile::create(path);
+  if (!f) return f.error();
   const unsigned char magic[8] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
-  f.write(reinterpret_cast<const char*>(magic), 8);
+  GEXEC_TRY(f->write(magic, 8));
   const unsigned char len[2] = {static_cast<unsigned char>(dict.size() & 0xff),
                                 static_cast<unsigned char>(dict.size() >> 8)};
-  f.write(reinterpret_cast<const char*>(len), 2);
-  f.write(dict.data(), std::streamsize(dict.size()));
+  GEXEC_TRY(f->write(len, 2));
+  GEXEC_TRY(f->write(dict));
   if (std::endian::native == std::endian::little) {
-    f.write(static_cast<const char*>(data), std::streamsize(n * elem_size));
+    GEXEC_TRY(f->write(data, n * elem_size));
   } else {
     const unsigned char* p = static_cast<const unsigned char*>(data);
+    std::vector<unsigned char> swapped(n * elem_size);
     for (size_t i = 0; i < n; ++i) {
-      unsigned char b[4];
-      std::memcpy(b, p + i * elem_size, elem_size);
-      std::reverse(b, b + elem_size);
-      f.write(reinterpret_cast<const char*>(b), std::streamsize(elem_size));
+      std::memcpy(swapped.data() + i * elem_size, p + i * elem_size, elem_size);
+      std::reverse(swapped.data() + i * elem_size, swapped.data() + (i + 1) * elem_size);
     }
+    GEXEC_TRY(f->write(swapped.data(), swapped.size()));
   }
-  if (!f) return runtime_error(path + ": write failed");
-  return Status::success();
+  // Complete or absent: the rename happens only after every byte is written.
+  return f->commit();
 }
 
 }  // namespace
 
 Result<NpyArray> read_npy(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return bad_input(path + ": cannot open the file");
-  f.seekg(0, std::ios::end);
-  const std::streamoff file_size = f.tellg();
-  f.seekg(0);
+  auto opened = InputFile::open(path);
+  if (!opened) return opened.error();
+  InputFile& f = *opened;
+  const std::string name = path_text(path);
+  const int64_t file_size = f.size();
   unsigned char pre[10];
-  if (file_size < 10 || !f.read(reinterpret_cast<char*>(pre), 10) || pre[0] != 0x93 ||
-      std::memcmp(pre + 1, "NUMPY", 5) != 0)
-    return bad_input(path + ": not a .npy file (no \\x93NUMPY magic)");
+  if (file_size < 10 || !f.read(pre, 10) || pre[0] != 0x93 || std::memcmp(pre + 1, "NUMPY", 5) != 0)
+    return bad_input(name + ": not a .npy file (no \\x93NUMPY magic)");
   const int major = pre[6];
   size_t header_len = 0, prefix = 0;
   if (major == 1) {
@@ -140,31 +140,33 @@ Result<NpyArray> read_npy(const std::string& path) {
     prefix = 10;
   } else if (major == 2 || major == 3) {
     unsigned char l[2];
-    if (!f.read(reinterpret_cast<char*>(l), 2)) return bad_input(path + ": truncated .npy header");
+    if (file_size < 12 || !f.read(l, 2)) return bad_input(name + ": truncated .npy header");
     header_len = size_t(pre[8]) | size_t(pre[9]) << 8 | size_t(l[0]) << 16 | size_t(l[1]) << 24;
     prefix = 12;
   } else {
-    return bad_input(path + ": .npy format version " + std::to_string(major) + " is not supported (1 to 3 are)");
+    return bad_input(name + ": .npy format version " + std::to_string(major) + " is not supported (1 to 3 are)");
   }
-  if (std::streamoff(prefix + header_len) > file_size) return bad_input(path + ": truncated .npy header");
+  if (int64_t(prefix + header_len) > file_size) return bad_input(name + ": truncated .npy header");
   std::string header(header_len, '\0');
-  f.read(header.data(), std::streamsize(header_len));
+  GEXEC_TRY(f.read(header.data(), header_len));
 
+  // Header text is quoted, printable and short: it may hold any bytes of the file.
   NpyArray a;
   const auto descr = dict_value(header, "descr");
   const auto order = dict_value(header, "fortran_order");
   const auto shape = dict_value(header, "shape");
-  if (!descr || !order || !shape) return bad_input(path + ": malformed .npy header: " + header);
+  if (!descr || !order || !shape) return bad_input(name + ": malformed .npy header " + quote_text(header));
   a.descr = *descr;
-  if (*order != "True" && *order != "False") return bad_input(path + ": malformed fortran_order: " + *order);
+  if (*order != "True" && *order != "False") return bad_input(name + ": malformed fortran_order " + quote_text(*order));
   a.fortran_order = *order == "True";
   auto dims = parse_shape(*shape);
-  if (!dims) return bad_input(path + ": malformed .npy shape " + *shape);
+  if (!dims) return bad_input(name + ": malformed .npy shape " + quote_text(*shape));
   a.shape = *dims;
 
   if (a.descr.size() != 3 || a.descr[1] != 'f' || (a.descr[2] != '2' && a.descr[2] != '4' && a.descr[2] != '8') ||
       (a.descr[0] != '<' && a.descr[0] != '>' && a.descr[0] != '=' && a.descr[0] != '|'))
-    return bad_input(path + ": dtype '" + a.descr + "' is not supported; expected float16, float32 or float64 (<f2, <f4, <f8)");
+    return bad_input(name + ": dtype " + quote_text(a.descr) +
+                     " is not supported; expected float16, float32 or float64 (<f2, <f4, <f8)");
   const int size = a.descr[2] - '0';
   const bool big = a.descr[0] == '>' || (a.descr[0] != '<' && std::endian::native == std::endian::big);
   const bool swap = big != (std::endian::native == std::endian::big);
@@ -172,16 +174,15 @@ Result<NpyArray> read_npy(const std::string& path) {
   int64_t n = 1;
   for (int64_t d : a.shape) {
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / 8 / d)
-      return bad_input(path + ": shape " + *shape + " is too large");
+      return bad_input(name + ": shape " + quote_text(*shape) + " is too large");
     n *= d;
   }
-  const std::streamoff data_bytes = file_size - std::streamoff(prefix + header_len);
-  if (data_bytes < std::streamoff(n) * size)
-    return bad_input(path + ": holds " + std::to_string(data_bytes) + " bytes of data; shape " + *shape +
+  const int64_t data_bytes = file_size - int64_t(prefix + header_len);
+  if (data_bytes < n * size)
+    return bad_input(name + ": holds " + std::to_string(data_bytes) + " bytes of data; shape " + quote_text(*shape) +
                      " needs " + std::to_string(n * size));
   std::vector<unsigned char> raw(size_t(n) * size_t(size));
-  if (!f.read(reinterpret_cast<char*>(raw.data()), std::streamsize(raw.size())))
-    return bad_input(path + ": cannot read the data");
+  GEXEC_TRY(f.read(raw.data(), raw.size()));
 
   a.values.resize(size_t(n));
   if (!a.fortran_order || a.shape.size() < 2) {
@@ -203,6 +204,16 @@ Result<NpyArray> read_npy(const std::string& path) {
     }
   }
   return a;
+}
+
+std::string npy_dtype_problem(const std::string& descr, DType tensor) {
+  const char kind = descr.size() == 3 ? descr[2] : '?';
+  if (kind != '2' && kind != '4' && kind != '8')
+    return "dtype " + quote_text(descr) + " is not supported; expected float16, float32 or float64";
+  // float16 covers a small part of bf16's range (to 65504) with other precision: float16 data
+  // for a bf16 tensor is almost always a mistake, so it is refused rather than converted.
+  if (kind == '2' && tensor == DType::bf16) return "holds float16 data; a bf16 tensor reads float32 or float64 files";
+  return {};
 }
 
 Status write_npy_f16(const std::string& path, const std::vector<int64_t>& shape, const uint16_t* bits) {

@@ -4,11 +4,13 @@
 // is pass state with no place in the format, and is not written, nor is the `constant` mark that
 // fold_constant_casts puts on a hoisted op's output (the format keeps `constant` for graph
 // inputs; the pass marks it again when the file runs).
-#include <fstream>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
+#include "gexec/io/file.hpp"
 #include "gexec/io/load.hpp"
+#include "gexec/io/text.hpp"
 
 namespace gexec {
 
@@ -17,7 +19,7 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 // Names are bytes to the IR; invalid UTF-8 is replaced rather than thrown on.
-std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
+std::string dump(const ojson& j) { return dump_json(j, -1); }
 
 ojson init_json(const Init& in) {
   ojson j = ojson::object();
@@ -115,13 +117,19 @@ std::string save_graph(const Graph& g) {
   return s;
 }
 
-Status save_graph_file(const Graph& g, const std::string& path) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) return runtime_error(path + ": cannot open for writing");
-  f << save_graph(g);
-  f.close();
-  if (!f) return runtime_error(path + ": write failed");
-  return Status::success();
+Status save_graph_file(const Graph& g, const std::string& path, const std::string& from_dir) {
+  namespace fs = std::filesystem;
+  Graph out = g;
+  // init.file paths are relative to the file that names them: rewritten for the new folder.
+  const fs::path old_dir = fs::absolute(from_dir.empty() ? fs::path(".") : fs::path(from_dir)).lexically_normal();
+  const fs::path new_dir = fs::absolute(fs::path(path)).parent_path().lexically_normal();
+  for (Tensor& t : out.tensors) {
+    if (!t.init || t.init->kind != InitKind::file || fs::path(t.init->file).is_absolute()) continue;
+    const fs::path target = (old_dir / t.init->file).lexically_normal();
+    const fs::path rel = target.lexically_relative(new_dir);
+    t.init->file = rel.empty() ? target.string() : rel.string();
+  }
+  return write_file_atomic(path, save_graph(out));
 }
 
 }  // namespace gexec

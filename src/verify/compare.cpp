@@ -46,6 +46,8 @@ void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTenso
     const double g = load_as_float(got, t.dtype, i), r = ref.value[size_t(k)];
     const double bound = element_bound(t.dtype, ref, size_t(k), tol);
     // A non-finite value on either side is never a match, even inf against inf.
+    c.got_nonfinite += !std::isfinite(g);
+    c.ref_nonfinite += !std::isfinite(r);
     const bool finite = std::isfinite(g) && std::isfinite(r) && std::isfinite(bound);
     const double err = finite ? std::fabs(g - r) : inf;
     const bool over = !finite || err > bound;

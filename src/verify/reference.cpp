@@ -272,6 +272,16 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
     for (TensorId t : op.outputs)
       if (t >= 0 && static_cast<size_t>(t) < count) written[t] = true;
 
+  // A tensor's values are dropped after its last reader (outputs are kept): the reference then
+  // holds its live tensors only, not two doubles per element of every tensor of the graph.
+  std::vector<size_t> last_reader(count, 0);
+  std::vector<bool> keep(count, false);
+  for (size_t o = 0; o < g.ops.size(); ++o)
+    for (TensorId t : g.ops[o].inputs)
+      if (t >= 0 && static_cast<size_t>(t) < count) last_reader[t] = o;
+  for (TensorId t : g.outputs)
+    if (t >= 0 && static_cast<size_t>(t) < count) keep[t] = true;
+
   std::vector<Vals> vals(count);
   std::vector<bool> ready(count, false);
   auto need = [&](TensorId t) -> Status {
@@ -321,6 +331,10 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
     if (!r) return r.error().with("reference, op " + op.name);
     vals[op.outputs[0]] = std::move(r.value());
     ready[op.outputs[0]] = true;
+    const size_t here = static_cast<size_t>(&op - g.ops.data());
+    for (TensorId t : op.inputs)
+      if (last_reader[t] == here && !keep[t] && static_cast<size_t>(t) != static_cast<size_t>(op.outputs[0]))
+        vals[t] = Vals{};  // ready stays true: nothing reads it again
     if (progress && total_work > 0) {
       if (auto s = product ? gemm_shape(g, op) : std::nullopt) done_work += gemm_flops(*s) / 2;
       progress(std::min(1.0, done_work / total_work));

@@ -26,7 +26,7 @@ def dump(name, g):
         f.write("\n")
 
 def raw(name, text):
-    with open(os.path.join(OUT, name), "w") as f:
+    with open(os.path.join(OUT, name), "w", encoding="utf-8") as f:
         f.write(text)
 
 def mut(name, fn, base=BASE):
@@ -180,3 +180,13 @@ mut("group_bias_as_value.json", lambda g: (setk(["tensors", 1, "shape"], [8])(g)
 mut("group_no_attrs.json", lambda g: g["ops"][0].pop("attrs"), GROUP)
 mut("group_approximate_on_relu.json", lambda g: (setk(["ops", 0, "attrs", "steps", 0, "op"], "RELU")(g),
                                                  setk(["ops", 0, "attrs", "steps", 0, "approximate"], "none")(g)), GROUP)
+# Bytes after the top-level value: a NUL byte ends nothing, and garbage after it is refused.
+raw("nul_then_garbage.json", json.dumps(BASE, indent=1) + "\0garbage")
+raw("nul_then_unknown_key.json", json.dumps(BASE, indent=1)[:-1] + '\0, "comment": 1}')
+raw("trailing_garbage.json", json.dumps(BASE, indent=1) + "\n{}\n")
+# A key of 63 ASCII bytes and then two-byte characters: the 64-byte cut of its pointer falls
+# inside a character, and must not produce invalid UTF-8.
+raw("key_cut_utf8.json", json.dumps(BASE, indent=1).replace('"name": "bad"', '"name": "bad", "' + "k" * 63 + "\u00e9" * 10 + '": 1', 1))
+mut("init_file_empty_path.json", extra({"name": "x", "shape": [3], "dtype": "f32", "init": {"file": ""}}))
+mut("init_file_folder.json", extra({"name": "x", "shape": [3], "dtype": "f32", "init": {"file": "../npy"}}))
+mut("init_file_bad_header.json", extra({"name": "x", "shape": [3], "dtype": "f32", "init": {"file": "../npy/bad_header.npy"}}))

@@ -46,6 +46,11 @@ def main():
         f.write(header("<f4", False, (2, 3), 1) + struct.pack("<3f", 0.5, 1.5, 2.5))
     with open(os.path.join(HERE, "int32.npy"), "wb") as f:
         f.write(header("<i4", False, (2,), 1) + struct.pack("<2i", 1, 2))
+    # A header with terminal escapes, a newline, Latin-1 bytes and 2 KB of text, and no shape:
+    # messages must quote it short, printable, on one line.
+    with open(os.path.join(HERE, "bad_header.npy"), "wb") as f:
+        h = b"{'descr': '\x1b[31m<f4\n\xe9" + b"z" * 2000 + b"', }\n"
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
 
 #include "gexec/exec/buffer_plan.hpp"
 #include "gexec/io/load.hpp"
+#include "gexec/io/text.hpp"
 #include "gexec/ir/printer.hpp"
 #include "gexec/kernels/select.hpp"
 #include "gexec/passes/pipeline.hpp"
@@ -54,16 +55,20 @@ void check_refusal(const Error& e) {
                           line[kName.size() + 1] >= '0' && line[kName.size() + 1] <= '9');
     check(located || line.starts_with("... and "), "every problem line names the file and a location",
           e.message);
+    // One bounded line of valid UTF-8, which the JSON report takes without throwing.
+    check(printable(line) == line, "every problem line is printable UTF-8", e.message);
+    check(line.size() <= 8192, "every problem line is bounded", std::string(line.substr(0, 300)));
     start = end + 1;
   }
+  const std::string report = dump_json(nlohmann::json{{"result", "error"}, {"error", e.message}});
+  check(nlohmann::json::accept(report), "the report of a refusal is valid JSON", report);
 }
 
 // Offsets are aligned and inside the arena, every tensor an op touches has one, and no two
 // tensors whose lifetimes meet share a byte.
 void check_plan(const Graph& g, const BufferPlan& plan) {
-  constexpr int64_t kSaturated = int64_t(1) << 62;  // the planner's ceiling: offsets are then moot
   check(plan.offset.size() == g.tensors.size(), "one offset per tensor");
-  if (plan.arena_bytes >= kSaturated || plan.total_bytes >= kSaturated) return;
+  if (!plan.fits) return;  // beyond 2^63 - 1 bytes the offsets are clamped: moot
   check(plan.arena_bytes <= plan.total_bytes, "the arena is never larger than one buffer per tensor");
 
   const GraphIndex idx(g);

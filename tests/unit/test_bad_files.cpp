@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "catch.hpp"
+#include "gexec/io/text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -96,6 +97,12 @@ TEST_CASE("gexec validate refuses every bad file with its pointer and reason", "
     else
       CHECK(has_line_with(r.output, {path + ": " + e.pointer + ": ", e.fragment}));
     CHECK(r.output.find(": ok (") == std::string::npos);
+    // Every message is bounded, valid UTF-8 with no control characters.
+    std::istringstream lines(r.output);
+    for (std::string line; std::getline(lines, line);) {
+      CHECK(gexec::printable(line) == line);
+      CHECK(line.size() <= 600);
+    }
   }
 }
 

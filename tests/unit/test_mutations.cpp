@@ -21,9 +21,13 @@
 #include "gexec/verify/bound.hpp"
 #include "model_kernel.hpp"
 #include "process.hpp"
+#include "skip.hpp"
 
 using namespace gexec;
 using namespace gexec::test;
+// The correct runs take the CPU backend unless GEXEC_CHECK_BACKEND names another.
+#if GEXEC_HAVE_CPU
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -207,7 +211,7 @@ bool visible(DType dt, const std::vector<float>& cor, const std::vector<float>& 
 
 }  // namespace
 
-TEST_CASE("check: correct kernels pass over many seeds and every graph; mutants are refused", "[check][mutation]") {
+TEST_CASE("check: correct kernels pass over many seeds and every graph; mutants are refused", "[check][mutation][cpu]") {
   const int seeds = seeds_from_env(3);
   int correct_runs = 0, false_failures = 0, mutants = 0, visible_mutants = 0, missed = 0;
   double worst_elem = 0, worst_norm = 0;
@@ -335,3 +339,6 @@ TEST_CASE("check: correct kernels pass over many seeds and every graph; mutants 
   CHECK(missed == 0);
   CHECK(visible_mutants > 0);
 }
+#else
+GEXEC_SKIPPED_TEST("check: correct kernels pass and mutants are refused", "[check][mutation][cpu]", GEXEC_NO_CPU_BACKEND)
+#endif  // GEXEC_HAVE_CPU

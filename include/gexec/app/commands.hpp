@@ -36,6 +36,7 @@ struct RunOptions {
   bool autotune = false;             // time the top cuBLASLt candidates per GEMM, keep the fastest that passes
   int autotune_top = 16;             // how many candidates --autotune times
   std::string tuning_cache;          // save and reload the tuned choices in this file
+  bool force = false;                // allow outputs to overwrite the run's own inputs (output_paths.hpp)
 };
 
 // `gexec run`: run_graph, its report printed on `out` as the run goes, the error once on `err`,

@@ -57,6 +57,7 @@ struct BufferSummary {
   int64_t arena_bytes = 0;  // the one arena, intermediates reused
   int64_t total_bytes = 0;  // one buffer per tensor
   int64_t alignment = 0;
+  bool fits = true;  // BufferPlan::fits: the arena fits in 2^63 - 1 bytes
   std::vector<PlacedBuffer> tensors;
 };
 
@@ -141,6 +142,9 @@ struct RunReport {
   std::optional<RunTiming> timing;
   std::optional<PhaseTimes> times_ms;  // set when the run completed
   std::vector<RunWarning> warnings;
+  // Options whose output paths were refused before the run (output_paths.hpp): their files are
+  // not written, not even the error report.
+  std::string refused_outputs;
 
   // 0 pass (and dry run), 1 check failed, else the error's status.
   Exit exit_code() const;

@@ -13,6 +13,9 @@ struct BufferPlan {
   std::vector<int64_t> offset;  // per tensor; -1 for a tensor no op reads or writes
   int64_t arena_bytes = 0;      // the peak: the arena's size
   int64_t total_bytes = 0;      // what one buffer per tensor would need, for comparison
+  // Whether the arena fits in 2^63 - 1 bytes. When it does not, arena_bytes, total_bytes and
+  // the offsets beyond that are clamped to it (no device has that much memory anyway).
+  bool fits = true;
 };
 
 // Graph inputs, hoisted results and outputs live for the whole run; an intermediate lives from

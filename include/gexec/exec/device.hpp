@@ -47,11 +47,29 @@ class Kernel {
     (void)b;
     return false;
   }
+  // For buffers a caller owns (Executor::bind): points the runs at the given buffers for every
+  // operand that is not fixed before the runs, exactly, with nothing kept from the old ones.
+  // False, changing nothing, where the kernel cannot (an operand fixed before the runs moved, an
+  // address less aligned than what the kernel was built for); the executor then builds the kernel
+  // again on the new buffers.
+  virtual bool move_operands(const Binding& b) {
+    (void)b;
+    return false;
+  }
 };
 
 // The device addresses of an op's operands, in the op's input and output order.
 struct Binding {
   std::vector<void*> inputs, outputs;
+};
+
+// One run captured once and launched as a whole (a CUDA graph), for a caller that runs the same
+// bindings again and again: valid only while the kernels keep their buffers.
+class Replay {
+ public:
+  virtual ~Replay() = default;
+  // Enqueues the captured run on the device's stream; no synchronisation.
+  virtual Status launch() = 0;
 };
 
 class Device {
@@ -63,6 +81,12 @@ class Device {
   // The one arena for every tensor; runtime error naming the bytes needed and free when it
   // does not fit. Released with the Device.
   virtual Result<void*> allocate_arena(int64_t bytes) = 0;
+  // A buffer outside the arena, freed when the last reference goes: results handed to a caller
+  // who keeps them after the next run (the Python binding's outputs). Aligned as the arena.
+  virtual Result<std::shared_ptr<void>> allocate_buffer(int64_t bytes) {
+    (void)bytes;
+    return runtime_error("this backend cannot allocate buffers outside the arena");
+  }
 
   // Writes a graph input's values at dst: drawn on the device from (seed, name) when the init
   // is random or constant, bit-identical to generate_input(); uploaded otherwise.
@@ -76,6 +100,24 @@ class Device {
                                                       const Binding& binding) = 0;
   // Waits for all enqueued work; reports any asynchronous failure.
   virtual Status synchronize() = 0;
+
+  // For callers whose own work runs on the legacy default stream (CuPy's and PyTorch's default):
+  // the stream runs are enqueued on as an integer (cudaStream_t; 0 where there is none), what a
+  // DLPack producer is asked to order its work before.
+  virtual uintptr_t stream_handle() const { return 0; }
+  // Orders the device's stream after the work enqueued so far on the legacy default stream, and
+  // (default_stream_waits) that stream after the device's work so far: a caller's work and the
+  // runs interleave in program order without a host synchronisation. Nothing on the CPU.
+  virtual Status wait_for_default_stream() { return {}; }
+  virtual Status default_stream_waits() { return {}; }
+
+  // Captures what `enqueue` enqueues (one run, not executed by the capture) for replays; a null
+  // Replay, with the reason in *why, where it cannot be captured (and always off CUDA).
+  virtual Result<std::unique_ptr<Replay>> capture(const std::function<Status()>& enqueue, std::string* why) {
+    (void)enqueue;
+    *why = "this backend has no captured runs";
+    return std::unique_ptr<Replay>();
+  }
 
   // Times `enqueue` (one run of the graph): warm-up, then opts.iters timed iterations; returns
   // one time per iteration in microseconds. *graph_used says whether a captured graph was

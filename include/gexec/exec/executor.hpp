@@ -35,10 +35,30 @@ class Executor {
   Kernel& kernel(size_t k) const { return *kernels_[k]; }
   // The buffers the k-th kernel was built on (Kernel::rebind returns it to them).
   Binding binding_of_kernel(size_t k) const { return binding_of(op_of_kernel(k)); }
+  // Points tensor t at `address`, a buffer the caller owns and keeps alive while bound, instead of
+  // its arena slot, for the runs that follow; nullptr returns it to its slot (which keeps the
+  // values it was initialised with). Only graph inputs and outputs that no hoisted op reads or
+  // writes can be bound (why_not_bindable()). The kernels on t move their operands
+  // (Kernel::move_operands) or are built again on the new buffers; binding the same address again
+  // does nothing. A constant is read when its kernels are built (so again after it moves), and
+  // its values are taken as fixed between. The command line never binds: its tensors stay in
+  // the arena.
+  Status bind(TensorId t, void* address);
+  // Empty when t can be bound, else why not ("it is constant", ...).
+  std::string why_not_bindable(TensorId t) const;
+  // The address t is read or written at: its bound buffer or its arena slot.
+  void* address(TensorId t) const;
+  // Changes whenever a kernel's buffers change (bind() moving one): a captured run
+  // (Device::capture) of an older version points at old buffers.
+  uint64_t bindings_version() const { return bindings_version_; }
+
   // Fills a tensor with NaN bytes (Device::poison), so that a run that does not write it shows.
   Status poison(TensorId t) { return device_.poison(address(t), size_t(graph_.tensor(t).bytes())); }
 
-  // The stored bytes of a tensor, copied to the host.
+  // Whether the tensor has bytes in the arena: the planner leaves out tensors no op reads or
+  // writes (an unused graph input), and those have nothing to read.
+  bool has_buffer(TensorId t) const { return t >= 0 && size_t(t) < offset_.size() && offset_[size_t(t)] >= 0; }
+  // The stored bytes of a tensor, copied to the host; an error for one without a buffer.
   Result<std::vector<uint8_t>> read(TensorId t) const;
 
   // "op NAME: NOTE" for every kernel with a note (Kernel::note()), in op order.
@@ -50,8 +70,8 @@ class Executor {
 
  private:
   Executor(Device& device, Graph graph) : device_(device), graph_(std::move(graph)) {}
-  void* address(TensorId t) const;
-  Binding binding_of(const Op& op) const;  // its operands' addresses in the arena
+  Binding binding_of(const Op& op) const;  // its operands' addresses (bound buffers or arena)
+  Status move_kernel(size_t k);            // kernel k onto its operands' current addresses
 
   Device& device_;
   Graph graph_;
@@ -61,6 +81,11 @@ class Executor {
   std::vector<std::unique_ptr<Kernel>> kernels_;  // the ops that run every time, in order
   std::vector<size_t> run_ops_;                   // their op indexes
   std::vector<std::unique_ptr<Kernel>> once_;     // hoisted ops, kept alive with their buffers
+  std::vector<const KernelDef*> defs_;            // per op: its kernel, to build it again
+  std::vector<void*> bound_;                      // per tensor: the caller's buffer, or null
+  std::vector<std::vector<size_t>> users_;        // per tensor: the kernels (k) reading or writing it
+  std::vector<std::string> unbindable_;           // per tensor: why it cannot be bound, or empty
+  uint64_t bindings_version_ = 0;
 };
 
 }  // namespace gexec

@@ -25,6 +25,12 @@ struct TuningCache {
 // (with a warning saying why) when it is from elsewhere or unreadable; empty when it is missing
 // or `path` is empty. An empty cache still names this device and these versions.
 TuningCache load_tuning_cache(const std::string& path, const DeviceCaps& caps);
+// Written atomically (io/file.hpp).
 Status save_tuning_cache(const std::string& path, const TuningCache& cache);
+
+// A file that exists at `path` but is not a gexec tuning cache (another JSON file, a folder, a
+// FIFO): refused with bad_input, since the save after tuning would overwrite it. A missing
+// file, or an empty path, is fine.
+Status check_tuning_cache_file(const std::string& path);
 
 }  // namespace gexec

@@ -24,6 +24,9 @@ Result<Graph> load_graph_text(std::string_view text, const std::string& display_
 
 // A graph file that loads back to an equal Graph (file inits keep their path).
 std::string save_graph(const Graph& g);
-Status save_graph_file(const Graph& g, const std::string& path);
+// Written atomically (io/file.hpp). Relative init.file paths, relative to `from_dir` (the folder
+// of the file the graph came from), are rewritten relative to the folder of `path`, so that
+// the new file loads from wherever it is written.
+Status save_graph_file(const Graph& g, const std::string& path, const std::string& from_dir = {});
 
 }  // namespace gexec

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "gexec/ir/dtype.hpp"
 #include "gexec/status.hpp"
 
 namespace gexec {
@@ -16,10 +17,17 @@ struct NpyArray {
   std::vector<double> values;  // in C (row-major) order of `shape`, whatever the file's order
 };
 
-// Errors are bad_input, naming the file and what is wrong.
+// Errors are bad_input, naming the file and what is wrong. Only a regular file is opened (a FIFO
+// is refused, not waited on); header text in messages is quoted and shortened.
 Result<NpyArray> read_npy(const std::string& path);
 
-// Writes little-endian "<f2" (dtype_size 2 with f16 bits) or "<f4" data in C order.
+// Why an array with this descr cannot fill a tensor of `tensor`'s dtype, or "" when it can.
+// The one rule for init.file and --load-inputs (graph-format.md): float16, float32 and float64
+// files fill f16 and f32 tensors (rounded to nearest even), float32 and float64 fill bf16.
+std::string npy_dtype_problem(const std::string& descr, DType tensor);
+
+// Writes little-endian "<f2" (dtype_size 2 with f16 bits) or "<f4" data in C order, atomically
+// (io/file.hpp: the file is whole or absent, an old one kept on failure).
 Status write_npy_f16(const std::string& path, const std::vector<int64_t>& shape, const uint16_t* bits);
 Status write_npy_f32(const std::string& path, const std::vector<int64_t>& shape, const float* data);
 

@@ -59,6 +59,14 @@ class CpuDevice final : public Device {
     return p;
   }
 
+  Result<std::shared_ptr<void>> allocate_buffer(int64_t bytes) override {
+    if (bytes < 0) return bad_input("buffer of " + std::to_string(bytes) + " bytes");
+    const int64_t size = (std::max<int64_t>(bytes, 1) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+    void* p = ::operator new(static_cast<size_t>(size), std::align_val_t(kArenaAlignment), std::nothrow);
+    if (!p) return runtime_error("allocating a buffer of " + std::to_string(bytes) + " bytes of host memory");
+    return std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t(kArenaAlignment)); });
+  }
+
   Status fill_input(const Tensor& t, void* dst, uint64_t seed) override {
     const std::vector<uint8_t> bytes = generate_input(t, seed);
     std::memcpy(dst, bytes.data(), bytes.size());

@@ -34,6 +34,13 @@ class ElementwiseKernel final : public Kernel {
       : type_(op.type), approx_(op.attrs.approximate), in_(std::move(in)), out_(out), count_(count), bias_len_(bias_len) {}
 
   Status prepare() override { return {}; }
+  // Nothing is kept from the buffers between runs.
+  bool move_operands(const Binding& b) override {
+    if (b.inputs.size() != in_.size() || b.outputs.size() != 1) return false;
+    for (size_t i = 0; i < in_.size(); ++i) in_[i].data = b.inputs[i];
+    out_.data = b.outputs[0];
+    return true;
+  }
 
   Status run() override {
     // Below 32K elements a thread costs more than the work it takes over.

@@ -129,6 +129,19 @@ class GemmKernel final : public Kernel {
     return {};
   }
 
+  // The constant operands were converted once from their buffers: those may not move.
+  bool move_operands(const Binding& b) override {
+    if (b.inputs.size() < (s_.has_bias ? 3u : 2u) || b.outputs.size() != 1) return false;
+    auto movable = [](const Source& src, const void* p) { return !src.constant || src.data == p; };
+    if (!movable(a_, b.inputs[0]) || !movable(b_, b.inputs[1]) || (s_.has_bias && !movable(bias_, b.inputs[2])))
+      return false;
+    a_.data = b.inputs[0];
+    b_.data = b.inputs[1];
+    if (s_.has_bias) bias_.data = b.inputs[2];
+    c_ = b.outputs[0];
+    return true;
+  }
+
   Status run() override {
     if (!prepared_) return runtime_error("cpu.gemm: run() before prepare()");
     const float* a = a_.ready();

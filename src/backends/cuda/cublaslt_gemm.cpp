@@ -368,6 +368,28 @@ bool CublasLtGemm::rebind(const Binding& b) {
   return true;
 }
 
+bool CublasLtGemm::move_operands(const Binding& b) {
+  const bool bias = shape_.has_bias;
+  if (!prepared_ || b.inputs.size() < (bias ? 3u : 2u) || b.outputs.size() != 1) return false;
+  // The algorithm was chosen for the old addresses' alignment (the strides do not change).
+  auto fits = [](const void* now, const void* was, bool fixed) {
+    if (now == was) return true;
+    return !fixed && alignment(now, 0, 1) >= alignment(was, 0, 1);
+  };
+  if (!fits(b.inputs[0], a_, a_ready_) || !fits(b.inputs[1], b_, b_ready_) || !fits(b.outputs[0], c_, false) ||
+      (bias && !fits(b.inputs[2], bias_, bias_ready_)))
+    return false;
+  if (bias && b.inputs[2] != bias_ && fused_ && !bias_pad_.get() && !epi_.convert_bias) {
+    // The epilogue reads the bias itself: its address is in the descriptor.
+    if (!set_attribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, b.inputs[2])) return false;
+  }
+  a_ = b.inputs[0];
+  b_ = b.inputs[1];
+  if (bias) bias_ = b.inputs[2];
+  c_ = b.outputs[0];
+  return true;
+}
+
 Status CublasLtGemm::select_candidate(int i) {
   if (i < 0 || i >= candidate_count())
     return runtime_error("op " + op_name_ + ": no cuBLASLt candidate " + std::to_string(i) + " (there are " +

@@ -47,6 +47,10 @@ class CublasLtGemm final : public Kernel {
   // A and C (and B) move to the given buffers; the bias keeps its own, whose address (or that of
   // its converted or padded copy) is part of the cuBLASLt descriptor.
   bool rebind(const Binding& b) override;
+  // Every operand not fixed before the runs moves, the bias too (in the descriptor where the
+  // epilogue reads it directly); false where one is less aligned than the one the algorithm was
+  // chosen for, or a fixed one would move.
+  bool move_operands(const Binding& b) override;
   // Whether the operands are copied into buffers with 16-byte rows (gemm_padding.hpp), and why.
   const PadPlan& padding() const { return pad_; }
 

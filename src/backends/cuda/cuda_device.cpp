@@ -1,6 +1,7 @@
 // The CUDA backend's Device: capabilities, memory, input initialisation, kernel dispatch.
 #include "cuda_device.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,64 @@ Result<void*> CudaDevice::allocate_arena(int64_t bytes) {
   void* p = m->get();
   arenas_.push_back(std::move(*m));
   return p;
+}
+
+Result<std::shared_ptr<void>> CudaDevice::allocate_buffer(int64_t bytes) {
+  if (bytes < 0) return runtime_error("buffer of negative size " + std::to_string(bytes) + " bytes requested");
+  auto m = DeviceMemory::allocate(size_t(std::max<int64_t>(bytes, 1)));
+  if (!m) return m.error().with("allocating a buffer of " + std::to_string(bytes) + " bytes");
+  auto owner = std::make_shared<DeviceMemory>(std::move(*m));
+  return std::shared_ptr<void>(owner, owner->get());
+}
+
+// cudaEventDisableTiming: these only order, and such events are the cheapest to record.
+Status CudaDevice::wait_for_default_stream() {
+  if (!from_default_) {
+    auto e = make_event(cudaEventDisableTiming);
+    if (!e) return e.error();
+    from_default_ = std::move(*e);
+  }
+  GEXEC_CUDA_TRY(cudaEventRecord(from_default_.get(), cudaStreamLegacy));
+  GEXEC_CUDA_TRY(cudaStreamWaitEvent(stream(), from_default_.get(), 0));
+  return {};
+}
+
+namespace {
+
+// A captured run: one cudaGraphLaunch instead of a launch per kernel.
+class GraphReplay final : public Replay {
+ public:
+  GraphReplay(GraphExec exec, cudaStream_t stream) : exec_(std::move(exec)), stream_(stream) {}
+  // Launches still pending use the graph: it goes only once they are done.
+  ~GraphReplay() override { (void)cudaStreamSynchronize(stream_); }
+  Status launch() override {
+    GEXEC_CUDA_TRY(cudaGraphLaunch(exec_.get(), stream_));
+    return {};
+  }
+
+ private:
+  GraphExec exec_;
+  cudaStream_t stream_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Replay>> CudaDevice::capture(const std::function<Status()>& enqueue, std::string* why) {
+  auto exec = capture_run(stream(), enqueue, why);
+  if (!exec) return exec.error();
+  if (!*exec) return std::unique_ptr<Replay>();
+  return std::unique_ptr<Replay>(std::make_unique<GraphReplay>(std::move(*exec), stream()));
+}
+
+Status CudaDevice::default_stream_waits() {
+  if (!to_default_) {
+    auto e = make_event(cudaEventDisableTiming);
+    if (!e) return e.error();
+    to_default_ = std::move(*e);
+  }
+  GEXEC_CUDA_TRY(cudaEventRecord(to_default_.get(), stream()));
+  GEXEC_CUDA_TRY(cudaStreamWaitEvent(cudaStreamLegacy, to_default_.get(), 0));
+  return {};
 }
 
 Result<void*> CudaDevice::gemm_workspace() {

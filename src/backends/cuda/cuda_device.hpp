@@ -23,6 +23,7 @@ class CudaDevice final : public Device {
   Backend backend() const override { return Backend::cuda; }
   const DeviceCaps& caps() const override { return caps_; }
   Result<void*> allocate_arena(int64_t bytes) override;
+  Result<std::shared_ptr<void>> allocate_buffer(int64_t bytes) override;
   Status fill_input(const Tensor& t, void* dst, uint64_t seed) override;
   Status upload(void* dst, const void* src, size_t bytes) override;
   Status download(void* dst, const void* src, size_t bytes) override;
@@ -33,6 +34,10 @@ class CudaDevice final : public Device {
   Result<std::vector<double>> time_runs(const std::function<Status()>& enqueue, const TimingOptions& opts,
                                         bool* graph_used) override;
   Result<double> peak_tflops() override;
+  uintptr_t stream_handle() const override { return reinterpret_cast<uintptr_t>(stream_.get()); }
+  Status wait_for_default_stream() override;
+  Status default_stream_waits() override;
+  Result<std::unique_ptr<Replay>> capture(const std::function<Status()>& enqueue, std::string* why) override;
 
   // For timing and the kernels. Kernels hold these, so they must be destroyed before the device.
   int ordinal() const { return ordinal_; }
@@ -52,6 +57,7 @@ class CudaDevice final : public Device {
   DeviceMemory workspace_;
   Stream stream_;
   LtHandle lt_;
+  Event from_default_, to_default_;  // the cross-stream orderings, created on first use
 };
 
 }  // namespace gexec::cuda

@@ -31,7 +31,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using GraphHandle = Handle<cudaGraph_t, &cudaGraphDestroy>;
-using GraphExec = Handle<cudaGraphExec_t, &cudaGraphExecDestroy>;
 
 constexpr double kWarmupChunkMs = 10;
 
@@ -56,8 +55,14 @@ void abandon_capture(cudaStream_t stream) {
   (void)cudaGetLastError();
 }
 
-// One run captured as an instantiated, uploaded graph; an empty GraphExec, with the reason in
-// *why, when the run cannot be captured. Errors outside the capture itself are returned.
+Result<double> elapsed_us(const Event& from, const Event& to) {
+  float ms = 0;
+  GEXEC_CUDA_TRY(cudaEventElapsedTime(&ms, from.get(), to.get()));
+  return double(ms) * 1000.0;
+}
+
+}  // namespace
+
 Result<GraphExec> capture_run(cudaStream_t stream, const std::function<Status()>& enqueue, std::string* why) {
   // Earlier work must be complete and clean, so that its errors are not blamed on the capture.
   GEXEC_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -91,14 +96,6 @@ Result<GraphExec> capture_run(cudaStream_t stream, const std::function<Status()>
   if (waited != cudaSuccess) return cuda_error(waited, "cudaStreamSynchronize", __FILE__, __LINE__);
   return owned;
 }
-
-Result<double> elapsed_us(const Event& from, const Event& to) {
-  float ms = 0;
-  GEXEC_CUDA_TRY(cudaEventElapsedTime(&ms, from.get(), to.get()));
-  return double(ms) * 1000.0;
-}
-
-}  // namespace
 
 Result<std::vector<double>> time_on_stream(cudaStream_t stream, const std::function<Status()>& enqueue,
                                            const TimingOptions& opts, bool* graph_used) {

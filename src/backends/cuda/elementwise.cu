@@ -206,6 +206,15 @@ class ElementwiseKernel final : public Kernel {
       : args_(args), ta_(ta), tb_(tb), to_(to), stream_(stream) {}
   Status prepare() override { return Status::success(); }
   Status run() override { return launch_ew(args_, ta_, tb_, to_, stream_); }
+  // Nothing is kept from the buffers between runs.
+  bool move_operands(const Binding& b) override {
+    if (b.inputs.empty() || b.outputs.size() != 1 || (args_.second != Second::none) != (b.inputs.size() == 2))
+      return false;
+    args_.a = b.inputs[0];
+    if (b.inputs.size() == 2) args_.b = b.inputs[1];
+    args_.out = b.outputs[0];
+    return true;
+  }
 
  private:
   EwArgs args_;

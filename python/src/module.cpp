@@ -1,0 +1,222 @@
+// The Python module `gexec`: Graph, Executor, Array and the two exceptions, over the library.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <filesystem>
+
+#include "arrays.hpp"
+#include "gexec/io/load.hpp"
+#include "runner.hpp"
+
+namespace py = pybind11;
+using namespace gexec;
+using namespace gexec::py_binding;
+
+namespace gexec::py_binding {
+namespace {
+PyObject* graph_error = nullptr;
+PyObject* runtime_error_type = nullptr;
+}  // namespace
+
+void throw_graph_error(const std::string& message) {
+  PyErr_SetString(graph_error, message.c_str());
+  throw py::error_already_set();
+}
+void throw_runtime_error(const std::string& message) {
+  PyErr_SetString(runtime_error_type, message.c_str());
+  throw py::error_already_set();
+}
+void throw_error(const Error& e) {
+  if (e.code == Exit::bad_input) throw_graph_error(e.message);
+  throw_runtime_error(e.message);
+}
+}  // namespace gexec::py_binding
+
+namespace {
+
+PyGraph load_file(const std::string& path) {
+  auto g = load_graph_file(path);
+  if (!g) throw_graph_error(g.error().message);
+  return {std::move(*g), path};
+}
+
+PyGraph from_dict(const py::dict& d, const std::string& base_dir) {
+  const std::string text = py::module_::import("json").attr("dumps")(d).cast<std::string>();
+  const std::string dir = base_dir.empty() ? std::filesystem::current_path().string() : base_dir;
+  auto g = load_graph_text(text, "<dict>", dir);
+  if (!g) throw_graph_error(g.error().message);
+  return {std::move(*g), "<dict>"};
+}
+
+py::dict tensor_info(const Tensor& t) {
+  py::dict d;
+  d["shape"] = py::tuple(py::cast(t.shape));
+  d["dtype"] = std::string(dtype_name(t.dtype));
+  d["layout"] = std::string(layout_name(t.layout));
+  d["constant"] = t.constant;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(gexec, m) {
+  m.doc() = R"doc(gexec: JSON graphs of GEMMs and elementwise ops run through the pass pipeline, kernel selection
+and buffer plan of the gexec library, on the caller's NumPy, CuPy or PyTorch arrays without copies.
+
+    g = gexec.Graph.load("graphs/gemm_bias_relu.json")
+    ex = gexec.Executor(g)                       # passes, selection, plan: once
+    out = ex.run({"A": a, "B": b, "Bias": bias}, outputs={"C": c})
+    ex.check()                                   # the last run against the CPU reference
+    ex.time(iters=100)                           # the figures of `gexec run --iters`
+)doc";
+  m.attr("__version__") = GEXEC_VERSION;
+
+  graph_error = PyErr_NewExceptionWithDoc(
+      "gexec.GraphError",
+      "A graph that does not load or cannot run as written. The message holds one line per problem, "
+      "\"SOURCE: /json/pointer: what is wrong\", as `gexec validate` prints them.",
+      PyExc_ValueError, nullptr);
+  runtime_error_type = PyErr_NewExceptionWithDoc(
+      "gexec.RuntimeError", "A failure while setting up or running on the device, with the command line's message.",
+      PyExc_RuntimeError, nullptr);
+  m.attr("GraphError") = py::handle(graph_error);
+  m.attr("RuntimeError") = py::handle(runtime_error_type);
+
+  py::class_<PyGraph>(m, "Graph", "A loaded and checked graph (docs/graph-format.md).")
+      .def_static("load", &load_file, py::arg("path"),
+                  "Loads and checks a graph file. Raises GraphError with the lines of `gexec validate`.")
+      .def_static("from_dict", &from_dict, py::arg("graph"), py::arg("base_dir") = "",
+                  "The same from a dict with the file's structure; `base_dir` (default: the current folder) "
+                  "resolves init.file paths. Problems are reported against \"<dict>\".")
+      .def_property_readonly("name", [](const PyGraph& g) { return g.graph.name; })
+      .def_property_readonly("source", [](const PyGraph& g) { return g.source; }, "The file, or \"<dict>\".")
+      .def_property_readonly(
+          "seed", [](const PyGraph& g) { return g.graph.seed; }, "The graph's seed, or None (0 is used).")
+      .def_property_readonly(
+          "inputs",
+          [](const PyGraph& g) {
+            std::vector<std::string> n;
+            const GraphIndex idx(g.graph);
+            for (size_t t = 0; t < g.graph.tensors.size(); ++t)
+              if (idx.is_input(TensorId(t))) n.push_back(g.graph.tensors[t].name);
+            return n;
+          },
+          "Names of the graph inputs (tensors no op writes), constants included.")
+      .def_property_readonly(
+          "outputs",
+          [](const PyGraph& g) {
+            std::vector<std::string> n;
+            for (TensorId t : g.graph.outputs) n.push_back(g.graph.tensor(t).name);
+            return n;
+          },
+          "Names of the graph outputs.")
+      .def_property_readonly(
+          "tensors",
+          [](const PyGraph& g) {
+            py::dict d;
+            for (const Tensor& t : g.graph.tensors) d[py::str(t.name)] = tensor_info(t);
+            return d;
+          },
+          "{name: {shape, dtype, layout, constant}} for every tensor.")
+      .def("__repr__", [](const PyGraph& g) {
+        return "gexec.Graph(" + g.graph.name + ", " + std::to_string(g.graph.tensors.size()) + " tensors, " +
+               std::to_string(g.graph.ops.size()) + " ops)";
+      });
+
+  py::class_<Array>(m, "Array",
+                    "A buffer gexec allocated for an output the caller did not give. Exports __dlpack__ (so "
+                    "cupy.from_dlpack, torch.from_dlpack and numpy.from_dlpack take it without a copy) and, on "
+                    "CUDA, __cuda_array_interface__ (cupy.asarray, numba).")
+      .def(
+          "__dlpack__",
+          [](const Array& a, py::object stream, py::object max_version, py::object dl_device, py::object copy) {
+            // max_version: the unversioned capsule is what every consumer still takes (the protocol
+            // lets a producer answer so); a copy is never made.
+            (void)max_version, (void)dl_device;
+            if (!copy.is_none() && copy.cast<bool>())
+              throw py::buffer_error("gexec.Array exports its buffer without copies (copy=True asked)");
+            return a.dlpack(std::move(stream));
+          },
+          py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
+          py::arg("dl_device") = py::none(), py::arg("copy") = py::none(),
+          "A DLPack capsule of the buffer (no copy). The run that wrote it is ordered before the legacy default "
+          "stream's later work.")
+      .def("__dlpack_device__", &Array::dlpack_device)
+      .def_property_readonly("__cuda_array_interface__", &Array::cuda_array_interface)
+      .def_property_readonly("shape", [](const Array& a) { return py::tuple(py::cast(a.shape())); })
+      .def_property_readonly("dtype", [](const Array& a) { return std::string(dtype_name(a.dtype())); })
+      .def_property_readonly("nbytes", &Array::nbytes)
+      .def_property_readonly("ptr", [](const Array& a) { return reinterpret_cast<uintptr_t>(a.data()); },
+                             "The buffer's address.")
+      .def("to_numpy", &Array::to_numpy, "A host copy as a NumPy array (bf16 widened to float32).")
+      .def("__repr__", &Array::repr);
+
+  py::class_<Runner>(m, "Executor",
+                     R"doc(A graph prepared to run: its passes, kernel selection, buffer plan and kernels, done once.
+
+Executor(graph, backend="auto", device=0, passes="default", seed=None, *, atol=None, rtol=None,
+         verify="auto", samples=4096, cuda_graph=True)
+
+backend: "auto" (CUDA where a device is present, else the CPU, with a RuntimeWarning), "cuda" or "cpu".
+passes: "default", "none" or a comma-separated list, as `gexec run --passes`.
+seed: draws the inputs that run() is not given (default: the graph's seed, else 0).
+atol, rtol, verify, samples: how check() compares, as the command line's options.
+cuda_graph: on CUDA, once three runs in a row used the same buffers, the run is captured as a CUDA
+graph and replayed (one launch) until a buffer changes; False launches the kernels every time.)doc")
+      .def(py::init([](const PyGraph& g, const std::string& backend, int device, const std::string& passes,
+                       std::optional<uint64_t> seed, std::optional<double> atol, std::optional<double> rtol,
+                       const std::string& verify, int64_t samples, bool cuda_graph) {
+             ExecutorOptions o;
+             o.backend = backend;
+             o.device = device;
+             o.passes = passes;
+             o.seed = seed;
+             o.atol = atol;
+             o.rtol = rtol;
+             o.verify = verify;
+             o.samples = samples;
+             o.cuda_graph = cuda_graph;
+             return std::make_unique<Runner>(g, o);
+           }),
+           py::arg("graph"), py::arg("backend") = "auto", py::arg("device") = 0, py::arg("passes") = "default",
+           py::arg("seed") = py::none(), py::kw_only(), py::arg("atol") = py::none(), py::arg("rtol") = py::none(),
+           py::arg("verify") = "auto", py::arg("samples") = 4096, py::arg("cuda_graph") = true)
+      .def("run", &Runner::run, py::arg("inputs") = py::dict(), py::arg("outputs") = py::none(),
+           R"doc(Runs the graph once; returns {output name: array} for every output.
+
+inputs, outputs: {tensor name: array}, any object with __dlpack__ (NumPy on the CPU backend; CuPy or
+PyTorch on CUDA). An array on the executor's device, in the tensor's dtype (f16: float16, bf16:
+bfloat16, f32: float32), shape and layout (strides) is bound without a copy; anything else raises
+TypeError (dtype, not an array) or ValueError (device, shape, strides, alignment), and an unknown name
+KeyError, each naming the tensor and what was expected. Inputs left out keep the values drawn from the
+graph's init and the seed; outputs left out are allocated (NumPy on the CPU, gexec.Array on CUDA) and
+returned. The same array object passed again is not imported again (do not resize_/set_ a bound
+PyTorch tensor).
+
+On CUDA the run is enqueued after the work already on the legacy default stream (CuPy's and
+PyTorch's default) and that stream's later work waits for it; run() returns without waiting for the
+device (call synchronize(), or the caller's own). The GIL is released while the device work is enqueued
+or waited for. Nothing is planned again: a new array only moves the kernels' pointers.)doc")
+      .def("check", &Runner::check,
+           "Compares the outputs of the last run with the CPU reference of the graph as loaded, on the inputs of "
+           "that run (read from the arrays as they are now). Returns one dict per output: name, dtype, mode, "
+           "count, checked, max_abs, max_rel, rel_fro, rel_fro_bound, norm_ratio, max_ratio, beyond, worst, worst_got, "
+           "worst_ref, worst_bound, atol, rtol, passed (as `gexec run` reports them).")
+      .def("time", &Runner::time, py::arg("iters") = 100, py::kw_only(), py::arg("warmup_iters") = 10,
+           py::arg("warmup_ms") = 0.0, py::arg("cuda_graph") = true, py::arg("profile") = false,
+           py::arg("peak_tflops") = py::none(),
+           "Times runs on the arrays of the last run (or the executor's own buffers) as `gexec run --iters` does; "
+           "returns the dict of its timing-json line (median_us, min_us, ..., tflops, gbps, peak_pct).")
+      .def("synchronize", &Runner::synchronize, "Waits for the device; raises gexec.RuntimeError on a failure.")
+      .def_property_readonly("selection", &Runner::selection, "[(op name, kernel name), ...] after the passes.")
+      .def_property_readonly("backend", &Runner::backend, "\"cuda\" or \"cpu\".")
+      .def_property_readonly("device_name", &Runner::device_name)
+      .def_property_readonly("seed", &Runner::seed, "The seed the inputs left out are drawn from.")
+      .def_property_readonly("inputs", &Runner::input_names, "Names run() accepts in inputs.")
+      .def_property_readonly("outputs", &Runner::output_names, "Names run() returns (and accepts in outputs).")
+      .def_property_readonly("notes", &Runner::notes, "\"op NAME: NOTE\" for each kernel with something to say.")
+      .def_property_readonly("replaying", &Runner::replaying,
+                             "Whether the last run was the replay of a captured CUDA graph.")
+      .def_property_readonly("rebinds", &Runner::rebinds,
+                             "How many times a run moved a tensor to another buffer (the same arrays again: none).");
+}

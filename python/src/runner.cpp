@@ -1,0 +1,355 @@
+// gexec.Executor: the steps of `gexec run` up to the executor's set-up, once; then runs on the
+// caller's arrays, each bound in place of its arena slot (Executor::bind), with the GIL released
+// while the device works.
+#include "runner.hpp"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <sstream>
+
+#include "check.hpp"
+#include "gexec/app/run_report.hpp"
+#include "gexec/passes/pipeline.hpp"
+#include "target.hpp"
+#include "timing_report.hpp"
+
+namespace gexec::py_binding {
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s.empty() ? "none" : s;
+}
+
+py::object json_to_python(const nlohmann::json& j) {
+  return py::module_::import("json").attr("loads")(j.dump());
+}
+
+}  // namespace
+
+Runner::Runner(const PyGraph& g, const ExecutorOptions& o) : original_(g.graph) {
+  seed_ = o.seed.value_or(original_.seed.value_or(0));
+  if (o.verify != "auto" && o.verify != "full" && o.verify != "sample" && o.verify != "exact" && o.verify != "none")
+    throw py::value_error("verify: \"" + o.verify + "\"; expected one of auto, full, sample, exact, none");
+  check_opts_.verify = o.verify;
+  check_opts_.atol = o.atol;
+  check_opts_.rtol = o.rtol;
+  check_opts_.samples = o.samples;
+  use_replay_ = o.cuda_graph;
+
+  auto names = parse_pass_list(o.passes);
+  if (!names) throw py::value_error("passes: " + names.error().message);
+  Graph graph = original_;
+  std::ostringstream prints;
+  auto records = run_pipeline(graph, {*names, false, ""}, prints);
+  if (!records) throw_error(records.error());
+
+  RunOptions where;
+  where.backend = o.backend;
+  where.device = o.device;
+  auto target = choose_target(where);
+  if (!target) {
+    if (target.error().code == Exit::bad_input) throw py::value_error(target.error().message);
+    throw_runtime_error(target.error().message);
+  }
+  if (!target->notice.empty()) PyErr_WarnEx(PyExc_RuntimeWarning, target->notice.c_str(), 1);
+  backend_ = target->backend;
+  auto selection = select_kernels(graph, target->caps, target->backend);
+  if (!selection) throw_error(selection.error());
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const KernelDef* k = selection->ops[i].kernel;
+    selection_.emplace_back(graph.ops[i].name, k ? k->name : "");
+  }
+  const BufferPlan plan = plan_buffers(graph);
+  device_ = std::shared_ptr<Device>(std::move(target->device));
+  Result<std::unique_ptr<Executor>> ex = runtime_error("not created");
+  {
+    py::gil_scoped_release nogil;
+    ex = Executor::create(*device_, std::move(graph), *selection, plan, seed_);
+  }
+  if (!ex) throw_error(ex.error());
+  ex_ = std::move(*ex);
+  place_ = {backend_, o.device, device_->stream_handle()};
+
+  const GraphIndex idx(original_);
+  auto slot = [&](TensorId t, bool output) {
+    Slot s;
+    s.tensor = &original_.tensor(t);
+    s.name = s.tensor->name;
+    s.output = output;
+    s.key = py::str(s.name);
+    s.id = ex_->graph().find_tensor(s.name);
+    if (s.id != kNone) s.why_not = ex_->why_not_bindable(s.id);
+    return s;
+  };
+  for (size_t t = 0; t < original_.tensors.size(); ++t)
+    if (idx.is_input(TensorId(t))) inputs_.push_back(slot(TensorId(t), false));
+  for (TensorId t : original_.outputs) outputs_.push_back(slot(t, true));
+}
+
+Runner::~Runner() {
+  // The caller's arrays are released with the slots: no run may still be reading them.
+  if (device_) (void)device_->synchronize();
+}
+
+// Waits (without the GIL, so that the thread holding the lock can finish) only when contended.
+std::unique_lock<std::mutex> Runner::hold() {
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    py::gil_scoped_release nogil;
+    lock.lock();
+  }
+  return lock;
+}
+
+Runner::Slot* Runner::find(std::vector<Slot>& slots, const std::string& name) {
+  for (Slot& s : slots)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+void Runner::bind_address(Slot& s, void* address) {
+  if (s.id == kNone || ex_->address(s.id) == address) return;
+  ++rebinds_;
+  if (Status st = ex_->bind(s.id, address); !st) throw_runtime_error(st.error().message);
+}
+
+void Runner::bind_given(Slot& s, const py::handle& obj) {
+  const char* role = s.output ? "output" : "input";
+  // The same array object as in the last run: imported and checked then, and an array's memory
+  // does not move (see the module's notes on PyTorch's resize_/set_).
+  if (s.bound && s.bound->object.is(obj)) {
+    if (s.output) s.result = s.bound->object;
+    return;
+  }
+  if (!s.why_not.empty())
+    throw py::value_error(std::string(role) + " " + s.name + ": cannot be given: " + s.why_not);
+  Imported in = import_array(obj, *s.tensor, role, place_);
+  bind_address(s, in.data);
+  s.bound = std::move(in);  // the array of the run before is released only now
+  if (s.output) s.result = s.bound->object;
+}
+
+void Runner::bind_fresh_output(Slot& s) {
+  if (s.id == kNone) throw_runtime_error("output " + s.name + " is missing after the passes");
+  const Tensor& t = *s.tensor;
+  Imported in;
+  if (backend_ == Backend::cpu && t.dtype != DType::bf16) {
+    std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end()), strides;
+    for (int64_t st : layout_strides(t)) strides.push_back(py::ssize_t(st * dtype_size(t.dtype)));
+    py::array a(py::dtype(t.dtype == DType::f16 ? "float16" : "float32"), shape, strides);
+    in.data = a.mutable_data();
+    in.object = std::move(a);
+  } else {
+    auto buffer = device_->allocate_buffer(t.bytes());
+    if (!buffer) throw_runtime_error(buffer.error().with("output " + s.name).message);
+    in.data = buffer->get();
+    in.object = py::cast(Array(*buffer, t, place_, device_));
+  }
+  bind_address(s, in.data);
+  s.bound = std::move(in);
+  s.result = s.bound->object;
+}
+
+void Runner::unbind(Slot& s) {
+  if (s.why_not.empty()) bind_address(s, nullptr);
+  s.bound.reset();
+}
+
+void Runner::unknown_names(const py::dict& inputs, const py::dict& outputs) {
+  auto names = [](const std::vector<Slot>& slots) {
+    std::vector<std::string> n;
+    for (const Slot& s : slots) n.push_back(s.name);
+    return n;
+  };
+  for (const auto* which : {&inputs, &outputs}) {
+    const bool out = which == &outputs;
+    for (auto item : *which) {
+      if (!py::isinstance<py::str>(item.first)) throw py::type_error("tensor names must be str");
+      const std::string name = item.first.cast<std::string>();
+      if (find(out ? outputs_ : inputs_, name)) continue;
+      std::string msg = name + ": not an " + (out ? "output" : "input") + " of graph " + original_.name + " (its " +
+                        (out ? "outputs: " + joined(names(outputs_)) : "inputs: " + joined(names(inputs_))) + ")";
+      if (find(out ? inputs_ : outputs_, name))
+        msg += std::string("; it is an ") + (out ? "input: pass it in inputs" : "output: pass it in outputs=");
+      throw py::key_error(msg);
+    }
+  }
+  throw py::key_error("a tensor name matched none of the graph's");  // not reached: a count differed
+}
+
+py::dict Runner::run(const py::dict& inputs, const py::object& outputs) {
+  std::unique_lock<std::mutex> lock = hold();
+  if (!outputs.is_none() && !py::isinstance<py::dict>(outputs))
+    throw py::type_error("outputs: expected a dict {name: array} or None");
+  const py::dict given_out = outputs.is_none() ? py::dict() : outputs.cast<py::dict>();
+  // Every name checked before anything is bound: the slots' own name objects looked up (borrowed
+  // references, no strings made per run); only when some given name matched none is each looked at.
+  std::vector<PyObject*> in_obj(inputs_.size()), out_obj(outputs_.size());
+  Py_ssize_t found_in = 0, found_out = 0;
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    found_in += (in_obj[i] = PyDict_GetItem(inputs.ptr(), inputs_[i].key.ptr())) != nullptr;
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    found_out += (out_obj[i] = PyDict_GetItem(given_out.ptr(), outputs_[i].key.ptr())) != nullptr;
+  if (found_in != PyDict_Size(inputs.ptr()) || found_out != PyDict_Size(given_out.ptr()))
+    unknown_names(inputs, given_out);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (in_obj[i]) bind_given(inputs_[i], in_obj[i]);
+    else unbind(inputs_[i]);
+  }
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    if (out_obj[i]) bind_given(outputs_[i], out_obj[i]);
+    else bind_fresh_output(outputs_[i]);
+  }
+  Status st;
+  {
+    py::gil_scoped_release nogil;
+    st = device_->wait_for_default_stream();
+    if (st) st = enqueue_run();
+    if (st) st = device_->default_stream_waits();
+  }
+  if (!st) throw_runtime_error(st.error().message);
+  ran_ = true;
+  py::dict result;
+  for (const Slot& s : outputs_) result[s.key] = s.result;
+  return result;
+}
+
+Status Runner::enqueue_run() {
+  const uint64_t v = ex_->bindings_version();
+  if (v != version_) {
+    replay_.reset();  // it points at the old buffers
+    version_ = v;
+    same_runs_ = 0;
+    capture_refused_ = false;
+  }
+  ++same_runs_;
+  replayed_ = false;
+  if (use_replay_ && !replay_ && !capture_refused_ && same_runs_ >= kRunsBeforeCapture) {
+    std::string why;
+    auto r = device_->capture([this] { return ex_->enqueue(); }, &why);
+    if (!r) return r.error();
+    replay_ = std::move(*r);
+    capture_refused_ = !replay_;  // direct launches for these buffers (`why` says why; not an error)
+  }
+  if (replay_) {
+    replayed_ = true;
+    return replay_->launch();
+  }
+  return ex_->enqueue();
+}
+
+py::list Runner::check() {
+  std::unique_lock<std::mutex> lock = hold();
+  if (!ran_) throw_runtime_error("check(): there is no run to check yet; call run() first");
+  Result<std::vector<OutputCheck>> checks = std::vector<OutputCheck>{};
+  {
+    py::gil_scoped_release nogil;
+    checks = [&]() -> Result<std::vector<OutputCheck>> {
+      GEXEC_TRY(device_->wait_for_default_stream());
+      auto inputs = reference_inputs(original_, *ex_, seed_, {});
+      if (!inputs) return inputs.error();
+      auto outputs = read_outputs(original_, *ex_);
+      if (!outputs) return outputs.error();
+      const std::string mode = check_mode(original_, check_opts_.verify);
+      if (mode == "none") return std::vector<OutputCheck>{};
+      // As `gexec run` checks: cuBLASLt runs f32 operands on TF32 tensor cores.
+      CheckSettings settings;
+      settings.mode = mode;
+      settings.samples = check_opts_.samples;
+      settings.seed = seed_;
+      settings.atol = check_opts_.atol;
+      settings.rtol = check_opts_.rtol;
+      settings.precision.tf32 = backend_ == Backend::cuda;
+      return check_outputs(original_, *inputs, *outputs, settings);
+    }();
+  }
+  if (!checks) throw_runtime_error(checks.error().message);
+  py::list out;
+  for (const OutputCheck& c : *checks) {
+    py::dict d;
+    d["name"] = c.name;
+    d["dtype"] = std::string(dtype_name(c.dtype));
+    d["mode"] = c.mode;
+    d["count"] = c.count;
+    d["checked"] = c.checked;
+    d["max_abs"] = c.max_abs;
+    d["max_rel"] = c.max_rel;
+    d["rel_fro"] = c.rel_fro;
+    d["rel_fro_bound"] = c.rel_fro_bound;
+    d["norm_ratio"] = c.norm_ratio;
+    d["max_ratio"] = c.max_ratio;
+    d["beyond"] = c.beyond;
+    d["worst"] = c.worst;
+    d["worst_got"] = c.worst_got;
+    d["worst_ref"] = c.worst_ref;
+    d["worst_bound"] = c.worst_bound;
+    d["atol"] = c.tol.atol;
+    d["rtol"] = c.tol.rtol;
+    d["passed"] = c.pass;
+    out.append(d);
+  }
+  return out;
+}
+
+py::dict Runner::time(int iters, int warmup_iters, double warmup_ms, bool cuda_graph, bool profile,
+                      std::optional<double> peak_tflops) {
+  if (iters <= 0) throw py::value_error("iters: " + std::to_string(iters) + "; expected at least 1");
+  if (warmup_iters < 0 || warmup_ms < 0) throw py::value_error("warmup_iters and warmup_ms must not be negative");
+  std::unique_lock<std::mutex> lock = hold();
+  TimingOptions opts;
+  opts.iters = iters;
+  opts.warmup_iters = warmup_iters;
+  opts.warmup_ms = warmup_ms;
+  opts.cuda_graph = cuda_graph;
+  opts.profile = profile;
+  RunTiming timing;
+  Status st;
+  {
+    py::gil_scoped_release nogil;
+    // As the command line: the peak measured once (and cached) where not given.
+    if (!peak_tflops)
+      if (auto measured = device_->peak_tflops()) peak_tflops = *measured;
+    st = device_->wait_for_default_stream();
+    if (st) st = measure_timing(*ex_, opts, peak_tflops, timing);
+    if (Status w = device_->default_stream_waits(); st && !w) st = w;
+  }
+  if (!st) throw_runtime_error(st.error().message);
+  return json_to_python(timing_json(timing)).cast<py::dict>();
+}
+
+void Runner::synchronize() {
+  Status st;
+  {
+    py::gil_scoped_release nogil;
+    st = device_->synchronize();
+  }
+  if (!st) throw_runtime_error(st.error().message);
+}
+
+py::list Runner::selection() const {
+  py::list l;
+  for (const auto& [op, kernel] : selection_) l.append(py::make_tuple(op, kernel));
+  return l;
+}
+
+std::string Runner::backend() const { return std::string(backend_name(backend_)); }
+std::string Runner::device_name() const { return device_->caps().name; }
+
+py::list Runner::input_names() const {
+  py::list l;
+  for (const Slot& s : inputs_) l.append(s.name);
+  return l;
+}
+
+py::list Runner::output_names() const {
+  py::list l;
+  for (const Slot& s : outputs_) l.append(s.name);
+  return l;
+}
+
+py::list Runner::notes() const { return py::cast(ex_->notes()); }
+
+}  // namespace gexec::py_binding

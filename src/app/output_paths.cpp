@@ -1,0 +1,154 @@
+// Output paths checked before the run: writable, distinct, and never one of the run's inputs.
+#include "output_paths.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <vector>
+
+#include "dump.hpp"
+#include "gexec/exec/tuning_cache.hpp"
+#include "gexec/io/file.hpp"
+#include "gexec/io/text.hpp"
+
+namespace gexec {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Named {
+  std::string option;  // "--report", "the graph file", ...
+  fs::path path;
+};
+
+Error refuse(const Named& out, const std::string& why) {
+  return bad_input(out.option + ": " + path_text(out.path.string()) + ": " + why);
+}
+
+// The folder a file would be created in ("." for a bare name).
+fs::path folder_of(const fs::path& p) { return p.parent_path().empty() ? fs::path(".") : p.parent_path(); }
+
+Status check_folder_writable(const Named& out, const fs::path& dir) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (!fs::exists(st)) return refuse(out, "its folder " + path_text(dir.string()) + " does not exist");
+  if (!fs::is_directory(st)) return refuse(out, "its folder " + path_text(dir.string()) + " is not a folder");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    const int err = errno;
+    return refuse(out, "cannot write in its folder " + path_text(dir.string()) + ": " + errno_text(err));
+  }
+  return {};
+}
+
+// A file output: nothing there yet, or a regular file; its folder exists and is writable.
+Status check_file_output(const Named& out) {
+  if (out.path.empty()) return bad_input(out.option + ": the path is empty");
+  std::error_code ec;
+  const fs::file_status st = fs::status(out.path, ec);
+  if (fs::exists(st)) {
+    if (fs::is_directory(st)) return refuse(out, "is a folder; name a file");
+    if (!fs::is_regular_file(st)) return refuse(out, "exists and is not a regular file; name a file");
+  } else if (fs::is_symlink(fs::symlink_status(out.path, ec))) {
+    return refuse(out, "is a symbolic link to nothing");
+  }
+  return check_folder_writable(out, folder_of(out.path));
+}
+
+// The --dump folder: a folder, or nothing under a writable folder (it is then created).
+Status check_dump_folder(const Named& out) {
+  if (out.path.empty()) return bad_input(out.option + ": the path is empty");
+  std::error_code ec;
+  const fs::file_status st = fs::status(out.path, ec);
+  if (fs::exists(st)) {
+    if (!fs::is_directory(st)) return refuse(out, "exists and is not a folder");
+    return check_folder_writable(out, out.path);
+  }
+  // The nearest folder that exists must let us create the rest.
+  fs::path up = fs::absolute(out.path, ec).lexically_normal();
+  while (!up.empty() && !fs::exists(up, ec) && up != up.root_path()) up = up.parent_path();
+  return check_folder_writable(out, up.empty() ? fs::path(".") : up);
+}
+
+// Records which option was refused and passes the refusal on.
+Status refused_by(std::string* refused, const std::string& option, Status s) {
+  *refused = option;
+  return s;
+}
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  const bool eq = fs::equivalent(a, b, ec);
+  return !ec && eq;
+}
+
+}  // namespace
+
+Status check_run_paths(const RunOptions& opts, const Graph& original, std::string* refused) {
+  // The run's inputs: what it reads and must not destroy.
+  std::vector<Named> inputs{{"the graph file", opts.graph_path}};
+  const fs::path graph_dir = fs::path(opts.graph_path).parent_path();
+  for (const Tensor& t : original.tensors)
+    if (t.init && t.init->kind == InitKind::file) {
+      const fs::path p(t.init->file);
+      inputs.push_back({"the init.file of tensor " + quote_text(t.name), p.is_relative() ? graph_dir / p : p});
+    }
+  if (!opts.load_inputs_dir.empty()) {
+    const GraphIndex idx(original);
+    for (size_t t = 0; t < original.tensors.size(); ++t)
+      if (idx.is_input(TensorId(t)))
+        inputs.push_back({"the --load-inputs file of " + quote_text(original.tensors[t].name),
+                          fs::path(opts.load_inputs_dir) / tensor_file_name(original.tensors[t].name)});
+  }
+  // A gexec tuning cache is the run's own to rewrite; any other file is the user's.
+  if (!opts.tuning_cache.empty() && !opts.force)
+    if (Status s = check_tuning_cache_file(opts.tuning_cache); !s) return refused_by(refused, "--tuning-cache", s);
+
+  // The run's outputs.
+  std::vector<Named> outputs;
+  if (!opts.report_path.empty()) outputs.push_back({"--report", opts.report_path});
+  if (!opts.emit_graph.empty()) outputs.push_back({"--emit-graph", opts.emit_graph});
+  if (!opts.tuning_cache.empty() && !opts.dry_run) outputs.push_back({"--tuning-cache", opts.tuning_cache});
+  if (!opts.dump_dir.empty()) {
+    const Named dir{"--dump", opts.dump_dir};
+    if (Status s = check_dump_folder(dir); !s) return refused_by(refused, dir.option, s);
+    // Created now rather than after the run: another output (the report) may go inside it.
+    std::error_code ec;
+    if (!opts.dry_run && !fs::create_directories(opts.dump_dir, ec) && ec)
+      return refused_by(refused, dir.option, refuse(dir, "cannot create the folder: " + ec.message()));
+  }
+  for (const Named& out : outputs)
+    if (Status s = check_file_output(out); !s) return refused_by(refused, out.option, s);
+  if (!opts.dump_dir.empty()) {
+    if (!opts.dry_run) {
+      const GraphIndex idx(original);
+      for (size_t t = 0; t < original.tensors.size(); ++t)
+        if (idx.is_input(TensorId(t)) || idx.is_output[t]) {
+          const Named f{"--dump", fs::path(opts.dump_dir) / tensor_file_name(original.tensors[t].name)};
+          std::error_code ec;
+          if (fs::exists(fs::symlink_status(f.path, ec)) || fs::exists(f.path, ec))
+            if (Status s = check_file_output(f); !s) return refused_by(refused, f.option, s);
+          outputs.push_back(f);
+        }
+    }
+  }
+
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j)
+      if (same_file(outputs[i].path, outputs[j].path) ||
+          fs::absolute(outputs[i].path).lexically_normal() == fs::absolute(outputs[j].path).lexically_normal()) {
+        *refused = outputs[i].option + " " + outputs[j].option;
+        return refuse(outputs[i], "is also the file of " + outputs[j].option + "; name two different files");
+      }
+    if (opts.force) continue;
+    for (const Named& in : inputs)
+      if (same_file(outputs[i].path, in.path))
+        return refused_by(refused, outputs[i].option,
+                          refuse(outputs[i], "is " + in.option +
+                                                 " of this run; gexec does not overwrite its own inputs "
+                                                 "(pass --force to allow it)"));
+  }
+  return {};
+}
+
+}  // namespace gexec

@@ -1,0 +1,111 @@
+// The file layer (io/file.hpp) and message text (io/text.hpp): regular-file reads that never
+// wait on a FIFO, writes that are whole or absent, and text that is always printable UTF-8.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "catch.hpp"
+#include "gexec/io/file.hpp"
+#include "gexec/io/text.hpp"
+
+using namespace gexec;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path scratch(const std::string& tag) {
+  const fs::path p = fs::temp_directory_path() / ("gexec_fileio_" + tag + "_" + std::to_string(getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+
+}  // namespace
+
+TEST_CASE("printable escapes what is not UTF-8 and keeps what is", "[text]") {
+  CHECK(printable("plain ascii") == "plain ascii");
+  CHECK(printable("caf\xc3\xa9") == "caf\xc3\xa9");
+  CHECK(printable("caf\xe9") == "caf\\xe9");                  // Latin-1
+  CHECK(printable("\xc3") == "\\xc3");                        // a sequence cut short
+  CHECK(printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");      // a surrogate
+  CHECK(printable("\xc0\xaf") == "\\xc0\\xaf");               // an overlong
+  CHECK(printable("a\nb\x1b[31m") == "a\\u000ab\\u001b[31m");
+  CHECK(printable("a\nb", true) == "a\nb");
+  CHECK(quote_text(std::string(100, 'x')) == "\"" + std::string(kQuoteChars, 'x') + "...\"");
+  CHECK(quote_text("say \"hi\"") == "\"say \\\"hi\\\"\"");
+  // The cut counts characters: never inside a UTF-8 sequence.
+  std::string e;
+  for (int i = 0; i < 60; ++i) e += "\xc3\xa9";
+  const std::string qe = quote_text(e, 10);
+  CHECK(printable(qe) == qe);
+  CHECK(qe.size() == 1 + 20 + 3 + 1);
+  const std::string long_path = "/" + std::string(5000, 'd') + "/file.npy";
+  CHECK(path_text(long_path).size() < 300);
+  CHECK(path_text(long_path).ends_with("/file.npy"));
+  CHECK(dump_json(nlohmann::json{{"k", "caf\xe9"}}, -1) == "{\"k\":\"caf\xef\xbf\xbd\"}");  // replaced, not thrown
+}
+
+TEST_CASE("InputFile opens regular files only and gives the system's reason", "[file]") {
+  const fs::path d = scratch("in");
+  REQUIRE(mkfifo((d / "fifo").c_str(), 0600) == 0);
+  auto f = InputFile::open((d / "fifo").string());  // would block forever without O_NONBLOCK
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.error().code == Exit::bad_input);
+  CHECK(f.error().message.ends_with("is not a regular file (a FIFO)"));
+  auto folder = InputFile::open(d.string());
+  REQUIRE_FALSE(folder.ok());
+  CHECK(folder.error().message.ends_with("is a folder, not a file"));
+  auto empty = InputFile::open("");
+  REQUIRE_FALSE(empty.ok());
+  CHECK(empty.error().message == "the file path is empty");
+  auto missing = InputFile::open((d / "missing").string());
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().message.ends_with("cannot read the file: No such file or directory"));
+  std::ofstream(d / "x") << "hello";
+  auto x = InputFile::open((d / "x").string());
+  REQUIRE(x.ok());
+  CHECK(x->size() == 5);
+  auto text = x->read_all();
+  REQUIRE(text.ok());
+  CHECK(*text == "hello");
+  fs::remove_all(d);
+}
+
+TEST_CASE("OutputFile replaces the target only when whole, and only a regular file", "[file]") {
+  const fs::path d = scratch("out");
+  const fs::path target = d / "t.txt";
+  std::ofstream(target) << "old";
+  {
+    auto f = OutputFile::create(target.string());
+    REQUIRE(f.ok());
+    REQUIRE(f->write("new, half written").ok());
+    CHECK(read(target) == "old");  // not yet
+    // Destroyed without commit: as if an error stopped the writer.
+  }
+  CHECK(read(target) == "old");
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(d)) ++files, (void)e;
+  CHECK(files == 1);  // the temporary is gone
+  REQUIRE(write_file_atomic(target.string(), "new").ok());
+  CHECK(read(target) == "new");
+  // A FIFO (or a device such as /dev/null) is never renamed over.
+  REQUIRE(mkfifo((d / "fifo").c_str(), 0600) == 0);
+  Status s = write_file_atomic((d / "fifo").string(), "x");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().message.find("is not a regular file (a FIFO); it is not replaced") != std::string::npos);
+  struct stat st {};
+  REQUIRE(stat((d / "fifo").c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));
+  // No folder: the reason from the system.
+  s = write_file_atomic((d / "no/such/t.txt").string(), "x");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().message.find("No such file or directory") != std::string::npos);
+  fs::remove_all(d);
+}
