@@ -5,8 +5,8 @@ Runs on a machine with a CUDA device and PyTorch; elsewhere it says so and exits
 
     python3 scripts/bench_vs_torch.py --gexec build/release/gexec --out docs
 
-For each shape and dtype it writes two graphs (GEMM_BIAS_ACT with ReLU, and a plain MATMUL),
-times them with `gexec run --iters`, loads the inputs gexec used from its --dump into PyTorch,
+For each shape and dtype it times two products with `gexec gemm` (GEMM + bias + ReLU, and the plain
+product; the graphs are built in memory), loads the inputs gexec used from its --dump into PyTorch,
 checks PyTorch's result against gexec's output, and times three PyTorch versions on those
 tensors with the method gexec uses. Prints one table and writes OUT/performance.md and
 OUT/performance.png.
@@ -43,7 +43,7 @@ COLUMNS = ["gexec fused", "gexec fused tuned", "gexec plain", "torch relu(addmm)
            "torch graph"]
 TORCH_COLUMNS = COLUMNS[3:]
 AUTOTUNE_TOP = 16
-ODD_SHAPE = (4095, 4097, 4093)  # the padding target: padded (the default) against GEXEC_PAD=0
+ODD_SHAPE = (4095, 4097, 4093)  # the padding target: padded (the default) against --pad never
 
 
 def parse_args():
@@ -58,9 +58,11 @@ def parse_args():
 
 
 def samples_for(m, n, k):
-    """Fewer samples for the large shapes: the whole benchmark stays within a few minutes."""
+    """Timed iterations (--iters counts iterations): many for the latency-bound shapes, whose
+    samples batch about a hundred microseconds of launches, fewer for the large ones, so that
+    the whole benchmark stays within a few minutes."""
     macs = m * n * k
-    return 300 if macs < 2 ** 30 else 100 if macs < 2 ** 34 else 40
+    return 20000 if macs < 2 ** 30 else 100 if macs < 2 ** 34 else 40
 
 
 def cases(args):
@@ -83,30 +85,19 @@ def shape_label(m, n, k):
 
 # ---------------------------------------------------------------- gexec
 
-def write_graph(path, m, n, k, dtype, fused):
-    tensors = [{"name": "A", "shape": [m, k], "dtype": dtype},
-               {"name": "B", "shape": [k, n], "dtype": dtype}]
-    if fused:
-        tensors.append({"name": "Bias", "shape": [n], "dtype": dtype, "constant": True})
-        op = {"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "Bias"], "outputs": ["C"],
-              "attrs": {"mnk": [m, n, k], "act": "relu"}}
-    else:
-        op = {"op_type": "MATMUL", "inputs": ["A", "B"], "outputs": ["C"]}
-    tensors.append({"name": "C", "shape": [m, n], "dtype": dtype})
-    graph = {"format": "gexec.graph", "version": 1,
-             "name": f"{'gemm_bias_relu' if fused else 'matmul'}_{m}x{n}x{k}_{dtype}",
-             "tensors": tensors, "ops": [op], "outputs": ["C"]}
-    Path(path).write_text(json.dumps(graph, indent=1) + "\n")
+def gemm_spec(m, n, k, dtype, fused):
+    """The `gexec gemm` options of one product: GEMM + bias + ReLU (a constant bias of the output's
+    dtype), or the plain product."""
+    spec = ["--shapes", f"{m}x{n}x{k}", "--dtype", dtype]
+    return spec + (["--bias", dtype, "--act", "relu"] if fused else ["--bias", "none", "--act", "none"])
 
 
 class GexecError(Exception):
     pass
 
 
-def run_gexec(gexec, graph, extra, timeout, env=None):
-    """Runs `gexec run graph extra...` (with `env` added to the environment); returns (the
-    timing-json object or None, wall seconds)."""
-    cmd = [gexec, "run", str(graph)] + extra
+def run_command(cmd, timeout, env=None):
+    """Runs cmd in the repository; returns (the CompletedProcess, wall seconds)."""
     t0 = time.perf_counter()
     try:
         p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout,
@@ -114,22 +105,43 @@ def run_gexec(gexec, graph, extra, timeout, env=None):
     except subprocess.TimeoutExpired:
         raise GexecError(f"timed out after {timeout:.0f} s: {' '.join(cmd)}")
     wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        last = (p.stderr.strip().splitlines() or p.stdout.strip().splitlines() or ["no output"])[-1]
+        raise GexecError(f"gexec exited with {p.returncode}: {last}")
+    return p, wall
+
+
+def run_gexec(gexec, graph, extra, timeout, env=None):
+    """Runs `gexec run graph extra...`; returns (the timing-json object or None, wall seconds)."""
+    p, wall = run_command([gexec, "run", str(graph)] + extra, timeout, env)
     timing = None
     for line in p.stdout.splitlines():
         if line.startswith("timing-json: "):
             timing = json.loads(line[len("timing-json: "):])
-    if p.returncode != 0:
-        last = (p.stderr.strip().splitlines() or p.stdout.strip().splitlines() or ["no output"])[-1]
-        raise GexecError(f"gexec exited with {p.returncode}: {last}")
     return timing, wall
 
 
 def time_gexec(args, graph, iters, extra=(), env=None):
+    """`gexec run GRAPH --iters N`: the timing-json object."""
     timing, _ = run_gexec(args.gexec, graph, ["--iters", str(iters), "--warmup-ms", str(args.warmup_ms)] + list(extra),
                           args.timeout, env)
     if timing is None:
         raise GexecError("gexec printed no timing-json line")
     return timing
+
+
+def time_gemm(args, spec, iters, extra=()):
+    """`gexec gemm SPEC --iters N --json`: the one point's row (median_us, reps, graph_used, ...)."""
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "gemm.json"
+        run_command([args.gexec, "-q", "gemm"] + spec + ["--iters", str(iters), "--warmup-ms", str(args.warmup_ms),
+                                                         "--json", str(out)] + list(extra), args.timeout)
+        points = json.loads(out.read_text()).get("points", [])
+    if len(points) != 1 or "median_us" not in points[0]:
+        raise GexecError("gexec gemm wrote no timed point")
+    if points[0].get("result") != "pass":
+        raise GexecError(f"gexec gemm: the point did not pass: {points[0].get('error') or points[0].get('result')}")
+    return points[0]
 
 
 # ---------------------------------------------------------------- PyTorch
@@ -217,12 +229,10 @@ def sanity(torch, t, fn):
 def run_case(args, torch, np, tmp, m, n, k, dtype):
     row = {"m": m, "n": n, "k": k, "dtype": dtype, "us": {}, "errors": [], "check": ""}
     iters = samples_for(m, n, k)
-    fused_g, plain_g, dump = tmp / "fused.json", tmp / "plain.json", tmp / "dump"
-    write_graph(fused_g, m, n, k, dtype, True)
-    write_graph(plain_g, m, n, k, dtype, False)
+    fused_g, plain_g, dump = gemm_spec(m, n, k, dtype, True), gemm_spec(m, n, k, dtype, False), tmp / "dump"
     shutil.rmtree(dump, ignore_errors=True)
     try:
-        t = time_gexec(args, fused_g, iters, ["--verify", "sample", "--dump", str(dump)])
+        t = time_gemm(args, fused_g, iters, ["--verify", "sample", "--dump", str(dump)])
         row["us"]["gexec fused"] = t["median_us"]
         row["reps"] = t.get("reps")
         row["graph"] = t.get("graph_used")
@@ -230,17 +240,17 @@ def run_case(args, torch, np, tmp, m, n, k, dtype):
     except (GexecError, ValueError, KeyError) as e:
         row["errors"].append(f"gexec fused: {e}")
     try:
-        row["us"]["gexec fused tuned"] = time_gexec(
+        row["us"]["gexec fused tuned"] = time_gemm(
             args, fused_g, iters, ["--verify", "sample", "--autotune", "--autotune-top", str(AUTOTUNE_TOP)])["median_us"]
     except (GexecError, ValueError, KeyError) as e:
         row["errors"].append(f"gexec fused tuned: {e}")
     try:
-        row["us"]["gexec plain"] = time_gexec(args, plain_g, iters, ["--verify", "sample"])["median_us"]
+        row["us"]["gexec plain"] = time_gemm(args, plain_g, iters, ["--verify", "sample"])["median_us"]
     except (GexecError, ValueError, KeyError) as e:
         row["errors"].append(f"gexec plain: {e}")
     if (m, n, k) == ODD_SHAPE:
         try:
-            row["unpadded_us"] = time_gexec(args, fused_g, iters, ["--verify", "sample"], {"GEXEC_PAD": "0"})["median_us"]
+            row["unpadded_us"] = time_gemm(args, fused_g, iters, ["--verify", "sample", "--pad", "never"])["median_us"]
         except (GexecError, ValueError, KeyError) as e:
             row["errors"].append(f"gexec fused unpadded: {e}")
     if not (dump / "A.npy").exists():
@@ -371,7 +381,7 @@ def targets(rows, ex):
         padded, unpadded = r["us"].get("gexec fused"), r.get("unpadded_us")
         v = unpadded / padded if padded and unpadded else None
         out.append((f"{shape_label(*ODD_SHAPE)} f16 padded >= 3x the unpadded rate",
-                    f"{v:.2f}x ({fmt_us(padded)} us padded, {fmt_us(unpadded)} us with GEXEC_PAD=0)" if v else "-",
+                    f"{v:.2f}x ({fmt_us(padded)} us padded, {fmt_us(unpadded)} us with --pad never)" if v else "-",
                     "not measured" if v is None else "met" if v >= 3 else "missed"))
     g, d, p = ex.get("graph_us"), ex.get("direct_us"), ex.get("process_s")
     # Three decimals: a verdict must not hinge on a digit the table hides.
@@ -399,26 +409,44 @@ def versions(torch, args):
     return v
 
 
+GEXEC_COLUMNS = COLUMNS[:3]
+
+
 def plot(rows, path):
+    """Time ratios of gexec's columns to PyTorch's best on a linear axis (below 1: gexec is
+    faster), with lines at parity and at the 0.95 target; the latency-bound shapes (below
+    TARGET_MIN_MACS, where launch cost dominates and the target does not apply) in their own
+    panel, so that their larger ratios do not squash the others."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         return "matplotlib is not installed: no plot"
-    labels = [f"{shape_label(r['m'], r['n'], r['k'])}\n{r['dtype']}" for r in rows]
-    width = 0.8 / len(COLUMNS)
-    fig, ax = plt.subplots(figsize=(max(10, 1.1 * len(rows)), 5.5))
-    for i, col in enumerate(COLUMNS):
-        xs = [j + (i - (len(COLUMNS) - 1) / 2) * width for j in range(len(rows))]
-        ax.bar(xs, [tflops(r, col) or 0 for r in rows], width, label=col)
-    ax.set_xticks(range(len(rows)))
-    ax.set_xticklabels(labels, fontsize=8)
-    ax.set_yscale("log")
-    ax.set_ylabel("TFLOP/s (2MNK / median time)")
-    ax.set_title("GEMM + bias + ReLU: gexec and PyTorch on the same GPU and data")
-    ax.grid(axis="y", which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    groups = [("compute-bound shapes (>= 1024^3 multiply-adds): target <= 0.95x",
+               [r for r in rows if r["m"] * r["n"] * r["k"] >= TARGET_MIN_MACS]),
+              ("latency-bound shapes", [r for r in rows if r["m"] * r["n"] * r["k"] < TARGET_MIN_MACS])]
+    groups = [(t, g) for t, g in groups if g]
+    if not groups:
+        return "no rows to plot"
+    fig, axes = plt.subplots(1, len(groups), figsize=(max(10, 1.0 * len(rows) + 3), 5.5), squeeze=False,
+                             gridspec_kw={"width_ratios": [len(g) for _, g in groups]})
+    width = 0.8 / len(GEXEC_COLUMNS)
+    for ax, (title, group) in zip(axes[0], groups):
+        for i, col in enumerate(GEXEC_COLUMNS):
+            xs = [j + (i - (len(GEXEC_COLUMNS) - 1) / 2) * width for j in range(len(group))]
+            ax.bar(xs, [best_ratio(r, col) or 0 for r in group], width, label=col)
+        ax.axhline(1.0, color="black", linewidth=1, label="PyTorch's best (parity)")
+        if group is groups[0][1] and title.startswith("compute"):
+            ax.axhline(0.95, color="tab:red", linestyle="--", linewidth=1, label="target 0.95x")
+        ax.set_xticks(range(len(group)))
+        ax.set_xticklabels([f"{shape_label(r['m'], r['n'], r['k'])}\n{r['dtype']}" for r in group], fontsize=8)
+        ax.set_ylim(bottom=0)
+        ax.set_title(title, fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("gexec time / PyTorch's best time (lower is better)")
+    axes[0][0].legend(fontsize=8, loc="upper left")
+    fig.suptitle("GEMM + bias + ReLU: gexec against PyTorch on the same GPU and data")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -467,7 +495,7 @@ Reproduce on a machine with a CUDA device and PyTorch (takes a few minutes):
   CUDA graph replay (the default). **gexec fused tuned**: the same with
   `--autotune --autotune-top {AUTOTUNE_TOP}` (the fastest of cuBLASLt's first {AUTOTUNE_TOP} candidates that matches the
   default's output). **gexec plain**: the same as fused with one `MATMUL` and no bias.
-- {shape_label(*ODD_SHAPE)} is padded to 16-byte rows by default; it is also timed with `GEXEC_PAD=0`:
+- {shape_label(*ODD_SHAPE)} is padded to 16-byte rows by default; it is also timed with `--pad never`:
   {fmt_us(next((r.get("unpadded_us") for r in rows if (r["m"], r["n"], r["k"]) == ODD_SHAPE and r["dtype"] == "f16"), None))} us (f16).
 - gexec's timer: warm-up by duration, then N samples, each of R back-to-back iterations between
   two CUDA events (R chosen once so that a sample lasts at least 100 us; 1 for larger

@@ -2,7 +2,7 @@
 # Everything to run on a GPU machine in one go: build, every test, every graph (checked, timed,
 # under compute-sanitizer), and the benchmark against PyTorch. A summary goes to stdout; the
 # build log, the sanitizer's full output and the benchmark's files go to $OUT (default out/).
-#   scripts/gpu_check.sh [all|build|tests|graphs|check|perf|sanitizer|bench|blocks]...
+#   scripts/gpu_check.sh [all|build|tests|graphs|check|perf|gemm|sanitizer|bench|blocks]...
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out}
@@ -12,24 +12,13 @@ want() { [[ " $stages " == *" all "* || " $stages " == *" $1 "* ]]; }
 gexec=build/release/gexec
 status=0
 note() { printf '\n=== %s\n' "$*"; }
-# gemm_graph M N K BIAS_DTYPE: a graph of one f16 GEMM + bias + ReLU (constant bias) on stdout.
-gemm_graph() {
-  cat <<JSON
-{"format": "gexec.graph", "version": 1, "name": "gemm_$1x$2x$3",
- "tensors": [
-  {"name": "A", "shape": [$1, $3], "dtype": "f16"},
-  {"name": "B", "shape": [$3, $2], "dtype": "f16"},
-  {"name": "bias", "shape": [$2], "dtype": "$4", "constant": true},
-  {"name": "C", "shape": [$1, $2], "dtype": "f16"}],
- "ops": [{"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "bias"], "outputs": ["C"], "attrs": {"act": "relu"}}],
- "outputs": ["C"]}
-JSON
-}
+# GEMM shapes are built in memory by `gexec gemm` (no graph files): odd=(...) is the padding target.
+odd=(--shapes 4095x4097x4093 --dtype f16 --bias f16 --act relu)
 
 note "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.max.sm --format=csv 2>&1
 
-if want build || want tests || want graphs || want check || want perf || want sanitizer || want bench || want blocks; then
+if want build || want tests || want graphs || want check || want perf || want gemm || want sanitizer || want bench || want blocks; then
   note "build"
   bash scripts/setup.sh
   start=$(date +%s)
@@ -46,6 +35,8 @@ if want tests; then
   ctest --test-dir build/release --output-on-failure --timeout 900 2>&1 | tail -40 || status=1
   note "gpu tests (detail)"
   build/release/tests/gexec_gpu_tests 2>&1 | tail -15
+  note "backend ops: every CUDA kernel's declared cases against the reference"
+  build/release/tests/gexec_gpu_tests "[backend-ops]" 2>&1 | tail -15 || status=1
 fi
 
 if want graphs; then
@@ -59,9 +50,7 @@ if want graphs; then
   "$gexec" run graphs/gemm_bias_relu.json --iters 2000 --warmup-ms 200 --no-cuda-graph 2>&1 | tail -12
   "$gexec" run graphs/mlp3.json --iters 200 --profile 2>&1 | tail -16
   note "8192^3 GEMM + bias + ReLU, checked by sampling"
-  gemm_graph 8192 8192 8192 f32 > "$OUT/gemm8192.json"
-  /usr/bin/time -f "wall %e s" "$gexec" run "$OUT/gemm8192.json" --report "$OUT/r8192.json" 2>&1 | tail -8
-  rm -f "$OUT/gemm8192.json"
+  /usr/bin/time -f "wall %e s" "$gexec" gemm --cube 8192 --bias f32 --act relu --iters 20 --json "$OUT/r8192.json" 2>&1 | tail -8
   note "dumped inputs recomputed with PyTorch"
   for g in graphs/*.json; do
     d=$(mktemp -d)
@@ -105,11 +94,9 @@ if want check; then
 fi
 
 if want perf; then
-  note "odd shape 4095x4097x4093 f16: padded (the default) against GEXEC_PAD=0"
-  odd=$(mktemp --suffix=.json)
-  gemm_graph 4095 4097 4093 f16 > "$odd"
-  "$gexec" -v run "$odd" --iters 50 2>&1 | grep -E "padding|median|result|FAIL"
-  GEXEC_PAD=0 "$gexec" run "$odd" --iters 50 2>&1 | grep -E "padding|median|result|FAIL"
+  note "odd shape 4095x4097x4093 f16: padded (the default) against --pad never"
+  "$gexec" gemm "${odd[@]}" --iters 50 2>&1
+  "$gexec" gemm "${odd[@]}" --iters 50 --pad never 2>&1
   # ncu_kernels LABEL COMMAND...: each kernel COMMAND launches, with its median time under ncu.
   ncu_kernels() {
     local label=$1; shift
@@ -130,24 +117,26 @@ for name, t in times.items():
 PY
     rm -f "$OUT/ncu_$label.csv"  # $OUT brings back only a few files
   }
-  note "odd shape: each kernel under ncu (median us per launch), padded and with GEXEC_PAD=0"
-  GEXEC_PAD=1 ncu_kernels pad1 "$gexec" -q run "$odd" --verify none --iters 5 --warmup 2 --no-cuda-graph
-  GEXEC_PAD=0 ncu_kernels pad0 "$gexec" -q run "$odd" --verify none --iters 5 --warmup 2 --no-cuda-graph
+  note "odd shape: each kernel under ncu (median us per launch), padded and with --pad never"
+  ncu_kernels pad1 "$gexec" -q gemm "${odd[@]}" --pad always --verify none --iters 5 --warmup 2 --no-cuda-graph
+  ncu_kernels pad0 "$gexec" -q gemm "${odd[@]}" --pad never --verify none --iters 5 --warmup 2 --no-cuda-graph
   note "4096^3 f16 GEMM + bias + ReLU: the kernels gexec and PyTorch's _addmm_activation run"
-  gemm_graph 4096 4096 4096 f16 > "$OUT/g4096.json"
-  ncu_kernels gexec4096 "$gexec" -q run "$OUT/g4096.json" --verify none --iters 3 --warmup 0 --no-cuda-graph
+  ncu_kernels gexec4096 "$gexec" -q gemm --cube 4096 --bias f16 --act relu --verify none --iters 3 --warmup 0 --no-cuda-graph
   ncu_kernels torch4096 python3 -c "
 import torch
 a, b = (torch.randn(4096, 4096, device='cuda', dtype=torch.half) for _ in range(2))
 bias = torch.randn(4096, device='cuda', dtype=torch.half)
 for _ in range(3): torch._addmm_activation(bias, a, b)
 torch.cuda.synchronize()"
-  rm -f "$OUT/g4096.json"
   note "the example: gexec against a bare cuBLASLt loop, alternating"
   build/release/gexec_bench_launch graphs/gemm_bias_relu.json 5
-  rm -f "$odd"
   note "example, direct launches, autotuned"
   "$gexec" -v run graphs/gemm_bias_relu.json --iters 500 --no-cuda-graph --autotune 2>&1 | tail -25
+fi
+
+if want gemm; then
+  note "gexec gemm: cube sweep (warm and cold L2, NVML) and gexec compare (files in $OUT/gemm)"
+  bash scripts/gemm_profile.sh "$OUT/gemm" "$gexec" 2>&1 || status=1
 fi
 
 if want sanitizer; then

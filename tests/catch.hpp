@@ -5,6 +5,8 @@
 #include <catch2/catch_approx.hpp>
 #include <catch2/catch_session.hpp>
 #include <catch2/catch_test_macros.hpp>
+// Catch2 2 puts Approx in the global namespace; 3 keeps it in Catch: the tests use it unqualified.
+using Catch::Approx;
 #else
 #include <catch2/catch.hpp>
 #endif

@@ -3,13 +3,15 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <iostream>
 #include <limits>
 #include <new>
 
 #include "gexec/app/commands.hpp"
-#include "option_checks.hpp"
+#include "gexec/app/gemm_command.hpp"
 #include "gexec/app/version.hpp"
+#include "option_checks.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"gexec: runs JSON graphs of GEMM and elementwise ops on NVIDIA GPUs and checks them against a CPU reference"};
@@ -71,6 +73,10 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--tuning-cache", run.tuning_cache,
                       "Save the tuned choices to this file and reload them (same device and versions only)")
       ->check(gexec::cli::non_empty_path());
+  run_cmd->add_option("--pad", run.pad,
+                      "Copy GEMM operands with misaligned rows into 16-byte-aligned buffers: auto (by a cost "
+                      "estimate), never or always")
+      ->check(CLI::IsMember({"auto", "never", "always"}));
   run_cmd->add_flag("--force", run.force,
                     "Let an output overwrite one of the run's inputs (the graph, an init.file, a --load-inputs file, "
                     "a file --tuning-cache names that is not a tuning cache)");
@@ -105,6 +111,79 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"f32", "tf32"}));
   check_cmd->add_option("--report", check.report_path, "Write a JSON report of the check to this file");
 
+  gexec::GemmOptions gemm;
+  auto* gemm_cmd = app.add_subcommand("gemm", "Profile GEMM + epilogue over a sweep of shapes and types, each point checked");
+  gemm_cmd->add_option("--m", gemm.sweep.m, "M: a value, a list a,b,c or a range start:end:step");
+  gemm_cmd->add_option("--n", gemm.sweep.n, "N: as --m");
+  gemm_cmd->add_option("--k", gemm.sweep.k, "K: as --m");
+  gemm_cmd->add_option("--shapes", gemm.sweep.shapes, "Instead of --m --n --k: shapes MxNxK,...");
+  gemm_cmd->add_option("--cube", gemm.sweep.cube, "Instead of --m --n --k: M = N = K, sizes as --m");
+  gemm_cmd->add_option("--batch", gemm.sweep.batch, "Batch count(s), as --m (default 1)");
+  gemm_cmd->add_option("--dtype", gemm.sweep.dtype, "Input dtype(s) of A and B: f16, bf16, f32 (a list; default f16)");
+  gemm_cmd->add_option("--out-dtype", gemm.sweep.out_dtype, "Output dtype (default: the input's)");
+  gemm_cmd->add_option("--bias", gemm.sweep.bias, "Bias: none, f16, bf16 or f32 (a list; default none)");
+  gemm_cmd->add_option("--act", gemm.sweep.act, "Activation(s): none, relu, gelu (a list; default none)");
+  gemm_cmd->add_option("--trans", gemm.sweep.trans, "Transposes of A and B: nn, nt, tn, tt (a list; default nn)");
+  gemm_cmd->add_option("--alpha", gemm.sweep.alpha, "Scale of the product (default 1)");
+  gemm_cmd->add_option("--backend", gemm.run.backend, "auto, cuda or cpu")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  gemm_cmd->add_option("--device", gemm.run.device, "CUDA device ordinal")->check(gexec::cli::integer_in(0, 1023));
+  auto* gemm_seed = gemm_cmd->add_option("--seed", seed, "Seed for the inputs (default 0)")
+                        ->check(gexec::cli::integer_in(0, std::numeric_limits<uint64_t>::max()));
+  gemm_cmd->add_option("--pad", gemm.run.pad, "Pad misaligned GEMM operands: auto, never or always")
+      ->check(CLI::IsMember({"auto", "never", "always"}));
+  gemm_cmd->add_option("--verify", gemm.run.verify, "auto, full, sample, exact or none (as for run)")
+      ->check(CLI::IsMember({"auto", "full", "sample", "exact", "none"}));
+  auto* gemm_atol = gemm_cmd->add_option("--atol", atol, "Absolute tolerance (default per output dtype)")
+                        ->check(gexec::cli::number_in(0, 1e300));
+  auto* gemm_rtol = gemm_cmd->add_option("--rtol", rtol, "Relative tolerance (default per output dtype)")
+                        ->check(gexec::cli::number_in(0, 1e300));
+  auto* gemm_iters = gemm_cmd->add_option("--iters", gemm.run.timing.iters, "Timed iterations per point (default 100, at most 10^7)")
+                         ->check(gexec::cli::integer_in(1, 10000000));
+  gemm_cmd->add_option("--warmup", gemm.run.timing.warmup_iters, "Untimed iterations first (default 10)")
+      ->check(gexec::cli::integer_in(0, 10000000));
+  gemm_cmd->add_option("--warmup-ms", gemm.run.timing.warmup_ms, "Also warm up for this many milliseconds")
+      ->check(gexec::cli::number_in(0, 3600000));
+  gemm_cmd->add_option("--duration", gemm.run.timing.duration_s, "Keep timing until S seconds of samples per point")
+      ->check(gexec::cli::number_in(0, 86400));
+  bool gemm_no_graph = false;
+  gemm_cmd->add_flag("--no-cuda-graph", gemm_no_graph, "Time direct launches instead of a graph replay");
+  gemm_cmd->add_flag("--cold-l2", gemm.cold_l2, "Time on rotating operand sets (128 MB in all): a cold L2 cache");
+  gemm_cmd->add_option("--rotating", gemm.rotating_mb, "Rotating operand sets of this many MB in all (implies cold L2)")
+      ->check(gexec::cli::number_in(0, 1048576, true));
+  gemm_cmd->add_option("--percentile", gemm.percentiles, "Percentiles for the table (default 50,90,99)");
+  gemm_cmd->add_flag("--autotune", gemm.run.autotune, "Tune each point's cuBLASLt candidates first");
+  gemm_cmd->add_option("--autotune-top", gemm.run.autotune_top, "Candidates --autotune times (default 16)")
+      ->check(gexec::cli::integer_in(1, 1000));
+  int gemm_algo = 0;
+  auto* gemm_algo_opt = gemm_cmd->add_option("--algo", gemm_algo, "Run cuBLASLt candidate N (the table's algo index)")
+                            ->check(gexec::cli::integer_in(0, 1000000));
+  auto* gemm_peak = gemm_cmd->add_option("--peak-tflops", peak, "The device's peak for '% of peak'")
+                        ->check(gexec::cli::number_in(0, 1e9, true));
+  gemm_cmd->add_option("--csv", gemm.csv_path, "Write the rows as CSV to this file")
+      ->check(gexec::cli::non_empty_path());
+  gemm_cmd->add_flag("--append", gemm.append, "Append to the --csv file (same columns) instead of replacing it");
+  gemm_cmd->add_option("--tags", gemm.tags, "Extra CSV columns: key:value,...");
+  gemm_cmd->add_option("--json", gemm.json_path, "Write the points, options and environment as JSON ('-': stdout)")
+      ->check(gexec::cli::non_empty_path());
+  gemm_cmd->add_option("--dump", gemm.run.dump_dir, "Write the inputs and output as .npy here (each point overwrites the last)")
+      ->check(gexec::cli::non_empty_path());
+  gemm_cmd->add_option("--export-times", gemm.export_times, "Write every timed sample as CSV to this file")
+      ->check(gexec::cli::non_empty_path());
+
+  gexec::CompareOptions compare;
+  auto* compare_cmd = app.add_subcommand("compare", "Compare two gemm --json or run --report files, point by point");
+  compare_cmd->add_option("base", compare.base, "The baseline results")->required();
+  compare_cmd->add_option("new", compare.next, "The results to judge")->required();
+  compare_cmd->add_option("--threshold", compare.threshold,
+                          "Slower by more than this fraction (and than the noise) is a regression (default 0.05)")
+      ->check(gexec::cli::number_in(0, 1e9));
+
+  // -v and -q work after the subcommand too.
+  for (CLI::App* sub : {run_cmd, validate_cmd, kernels_cmd, check_cmd, gemm_cmd, compare_cmd}) {
+    sub->add_flag("-v,--verbose", verbose, "More diagnostics on stderr");
+    sub->add_flag("-q,--quiet", quiet, "Only errors on stderr");
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -113,6 +192,15 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("gexec"));
   spdlog::set_pattern("gexec: %l: %v");
   spdlog::set_level(quiet ? spdlog::level::err : verbose ? spdlog::level::debug : spdlog::level::info);
+
+  // A test aid (fault.hpp): only this entry point passes GEXEC_FAULT on to the CUDA backend.
+  if (const char* faults = std::getenv("GEXEC_FAULT"); faults && *faults)
+    if (gexec::Status s = gexec::install_test_faults(faults); !s)
+      std::cerr << "gexec: " << s.error().message << "; no fault is injected\n";
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  run.command_line = gemm.run.command_line = command_line;
+  run.timing.count_iterations = gemm.run.timing.count_iterations = true;
 
   gexec::Exit status = gexec::Exit::ok;
   // The library turns errors into values; what escapes (std::bad_alloc above all) still ends
@@ -133,6 +221,18 @@ int main(int argc, char** argv) {
       if (check_atol_opt->count()) check.atol = check_atol;
       if (check_rtol_opt->count()) check.rtol = check_rtol;
       status = gexec::check_command(check, std::cout, std::cerr);
+    } else if (*gemm_cmd) {
+      if (gemm_seed->count()) gemm.run.seed = std::stoull(seed);  // checked above
+      if (gemm_peak->count()) gemm.run.peak_tflops = peak;
+      if (gemm_atol->count()) gemm.run.atol = atol;
+      if (gemm_rtol->count()) gemm.run.rtol = rtol;
+      if (gemm_algo_opt->count()) gemm.run.algo = gemm_algo;
+      if (!gemm_iters->count()) gemm.run.timing.iters = 100;
+      gemm.run.timing.cuda_graph = !gemm_no_graph;
+      gemm.progress = !quiet;
+      status = gexec::gemm_command(gemm, std::cout, std::cerr);
+    } else if (*compare_cmd) {
+      status = gexec::compare_command(compare, std::cout, std::cerr);
     } else if (*kernels_cmd) {
       status = gexec::kernels_command(std::cout);
     }

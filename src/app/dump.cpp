@@ -35,10 +35,8 @@ Result<std::vector<std::string>> dump_tensors(const std::string& dir, const Grap
     const TensorId id = found->second;
     const Tensor& t = g.tensor(id);
     const int64_t n = t.numel();
-    const bool transpose = t.layout == Layout::colmajor;
-    const int64_t rows = transpose ? t.shape[0] : 0, cols = transpose ? t.shape[1] : 0;
     // Element i of the C-order array is stored at src(i).
-    auto src = [&](int64_t i) { return transpose ? (i % cols) * rows + i / cols : i; };
+    auto src = [&t](int64_t i) { return storage_index(t, i); };
     const std::string path = (std::filesystem::path(dir) / tensor_file_name(name)).string();
     Status s;
     if (t.dtype == DType::f16) {

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "gexec/io/file.hpp"
 #include "gexec/io/text.hpp"
+#include "output_file.hpp"
 #include "timing_report.hpp"
 
 namespace gexec {
@@ -47,6 +47,9 @@ json kernels_json(const std::vector<KernelChoice>& kernels) {
                  {"hoisted", c.hoisted},
                  {"notes", c.notes},
                  {"rejected", rejected}});
+    // Known once the kernel is prepared: the candidate it runs (--algo takes the index).
+    if (c.variants > 0)
+      a.back()["algo"] = {{"index", c.variant}, {"candidates", c.variants}, {"config", c.algo}};
   }
   return a;
 }
@@ -63,10 +66,7 @@ json buffers_json(const BufferSummary& b) {
 
 json output_json(const CheckedOutput& o) {
   const OutputCheck& c = o.check;
-  return {{"name", c.name},
-          {"dtype", std::string(dtype_name(c.dtype))},
-          {"shape", o.shape},
-          {"mode", c.mode},
+  return {{"name", c.name}, {"dtype", std::string(dtype_name(c.dtype))}, {"shape", o.shape}, {"mode", c.mode},
           {"count", c.count},
           {"checked", c.checked},
           {"max_abs", finite_or_null(c.max_abs)},
@@ -126,6 +126,7 @@ json report_json(const RunReport& r) {
     rep["ops_after_passes"] = r.passes->ops_after;
   }
   if (r.device) rep["device"] = device_json(*r.device);
+  if (r.device) rep["options"] = {{"pad", std::string(pad_policy_name(r.kernel_options.pad))}};
   if (r.kernels) rep["kernels"] = kernels_json(*r.kernels);
   if (r.buffers) rep["buffers"] = buffers_json(*r.buffers);
   if (r.loaded_inputs) {
@@ -145,8 +146,8 @@ json report_json(const RunReport& r) {
 
 // Any text may have reached the report (file names, messages quoting a file's bytes): invalid
 // UTF-8 is replaced rather than thrown on, and the file is replaced only once written whole.
-Status write_report(const std::string& path, const json& doc) {
-  Status s = write_file_atomic(path, dump_json(doc, 2) + "\n");
+Status write_report(const std::string& path, const json& doc, std::ostream* stdout_stream) {
+  const Status s = write_output_file(path, dump_json(doc, 2) + "\n", stdout_stream);
   if (!s) return s.error().with("--report");
   return {};
 }

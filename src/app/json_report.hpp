@@ -2,6 +2,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 
 #include "gexec/app/run_report.hpp"
@@ -23,7 +24,8 @@ nlohmann::json check_json(const CheckSummary& c);
 // A number, or null when it is not finite.
 nlohmann::json finite_or_null(double v);
 
-// Writes the document, indented; runtime_error when the file cannot be written.
-Status write_report(const std::string& path, const nlohmann::json& doc);
+// Writes the document, indented, atomically (whole or not at all); path "-" writes it on
+// `stdout_stream`. Runtime error when the file cannot be written.
+Status write_report(const std::string& path, const nlohmann::json& doc, std::ostream* stdout_stream = nullptr);
 
 }  // namespace gexec

@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -34,12 +35,11 @@ Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::strin
     if (const std::string why = npy_dtype_problem(a->descr, t.dtype); !why.empty())
       return bad_input("--load-inputs: " + path_text(path) + " " + why);
     std::vector<uint8_t> bytes(static_cast<size_t>(t.bytes()));
-    const bool colmajor = t.rank() == 2 && t.layout == Layout::colmajor;
     const int64_t n = t.numel();
     int64_t overflowed = 0;
     for (int64_t l = 0; l < n; ++l) {
-      // The array is in C order; a colmajor tensor stores element (r, c) at c * rows + r.
-      const int64_t at = colmajor ? (l % t.shape[1]) * t.shape[0] + l / t.shape[1] : l;
+      // The array is in C order, element l being the tensor's logical element l.
+      const int64_t at = storage_index(t, l);
       const double v = a->values[size_t(l)];
       store_from_float(bytes.data(), t.dtype, at, static_cast<float>(v));
       overflowed += std::isfinite(v) && !std::isfinite(load_as_float(bytes.data(), t.dtype, at));
@@ -48,6 +48,37 @@ Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::strin
       spdlog::warn("--load-inputs: {}: {} finite value{} beyond the range of {} became inf", path_text(path),
                    overflowed, overflowed == 1 ? "" : "s", dtype_name(t.dtype));
     out[t.name] = std::move(bytes);
+  }
+  return out;
+}
+
+std::vector<std::string> load_inputs_warnings(const std::string& dir, const Graph& g,
+                                              const std::map<std::string, std::vector<uint8_t>>& loaded) {
+  std::vector<std::string> out;
+  const GraphIndex idx(g);
+  // The tensor each file name stands for (the names load_inputs reads, long names hashed).
+  std::map<std::string, TensorId> by_file;
+  for (size_t t = 0; t < g.tensors.size(); ++t) by_file[tensor_file_name(g.tensors[t].name)] = TensorId(t);
+  std::error_code ec;
+  std::vector<std::string> strays;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".npy") continue;
+    const std::string file = entry.path().filename().string();
+    const auto it = by_file.find(file);
+    if (it == by_file.end())
+      strays.push_back(printable(file) + " (no tensor " + printable(entry.path().stem().string()) + ")");
+    else if (!idx.is_input(it->second))
+      strays.push_back(printable(file) + " (" + printable(g.tensors[size_t(it->second)].name) +
+                       " is computed by the graph)");
+  }
+  std::sort(strays.begin(), strays.end());
+  for (const std::string& s : strays) out.push_back("--load-inputs: " + path_text(dir) + "/" + s + " was not loaded");
+  if (loaded.empty()) {
+    std::string names;
+    for (size_t t = 0; t < g.tensors.size(); ++t)
+      if (idx.is_input(TensorId(t))) names += (names.empty() ? "" : ", ") + printable(tensor_file_name(g.tensors[t].name));
+    out.push_back("--load-inputs: no input was loaded from " + path_text(dir) + " (the graph's inputs would be " + names +
+                  "); all were drawn from the seed");
   }
   return out;
 }

@@ -17,4 +17,9 @@ namespace gexec {
 // not a folder or a file does not fit its tensor.
 Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::string& dir, const Graph& g);
 
+// What the user should hear about a --load-inputs DIR: each .npy file in it that names no graph
+// input (a typo, or a tensor the graph computes), and that no input was loaded at all.
+std::vector<std::string> load_inputs_warnings(const std::string& dir, const Graph& g,
+                                              const std::map<std::string, std::vector<uint8_t>>& loaded);
+
 }  // namespace gexec

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "dump.hpp"
-#include "gexec/exec/tuning_cache.hpp"
+#include "gexec/tune/tuning_cache.hpp"
 #include "gexec/io/file.hpp"
 #include "gexec/io/text.hpp"
 
@@ -106,7 +106,8 @@ Status check_run_paths(const RunOptions& opts, const Graph& original, std::strin
 
   // The run's outputs.
   std::vector<Named> outputs;
-  if (!opts.report_path.empty()) outputs.push_back({"--report", opts.report_path});
+  // "-" is stdout, not a file.
+  if (!opts.report_path.empty() && opts.report_path != "-") outputs.push_back({"--report", opts.report_path});
   if (!opts.emit_graph.empty()) outputs.push_back({"--emit-graph", opts.emit_graph});
   if (!opts.tuning_cache.empty() && !opts.dry_run) outputs.push_back({"--tuning-cache", opts.tuning_cache});
   if (!opts.dump_dir.empty()) {
@@ -147,6 +148,25 @@ Status check_run_paths(const RunOptions& opts, const Graph& original, std::strin
                           refuse(outputs[i], "is " + in.option +
                                                  " of this run; gexec does not overwrite its own inputs "
                                                  "(pass --force to allow it)"));
+  }
+  return {};
+}
+
+Status check_output_files(const std::vector<std::pair<std::string, std::string>>& outputs,
+                          const std::vector<std::pair<std::string, std::string>>& inputs, bool force) {
+  std::vector<Named> outs;
+  for (const auto& [option, path] : outputs)
+    if (!path.empty() && path != "-") outs.push_back({option, path});
+  for (const Named& out : outs) GEXEC_TRY(check_file_output(out));
+  for (size_t i = 0; i < outs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j)
+      if (same_file(outs[i].path, outs[j].path) ||
+          fs::absolute(outs[i].path).lexically_normal() == fs::absolute(outs[j].path).lexically_normal())
+        return refuse(outs[i], "is also the file of " + outs[j].option + "; name two different files");
+    if (force) continue;
+    for (const auto& [what, path] : inputs)
+      if (same_file(outs[i].path, path))
+        return refuse(outs[i], "is " + what + " of this run; gexec does not overwrite its own inputs");
   }
   return {};
 }

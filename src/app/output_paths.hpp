@@ -1,6 +1,10 @@
 // The up-front checks of a run's files: every output can be written, and none is an input.
 #pragma once
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "gexec/app/commands.hpp"
 #include "gexec/ir/graph.hpp"
 #include "gexec/status.hpp"
@@ -17,5 +21,12 @@ namespace gexec {
 // On a refusal *refused names the option whose path was refused ("--report", "--dump", ...),
 // so that the command does not then write that file anyway (an error report over the graph).
 Status check_run_paths(const RunOptions& opts, const Graph& original, std::string* refused);
+
+// The same checks for a command's own output files, given as (option, path) pairs ("-" is
+// stdout and is skipped): each names a regular file or nothing in a writable folder, no two are
+// the same file, and none is one of `inputs` (option-like names such as "the --csv file" and
+// their paths) unless `force`. bad_input naming the option, the path and why.
+Status check_output_files(const std::vector<std::pair<std::string, std::string>>& outputs,
+                          const std::vector<std::pair<std::string, std::string>>& inputs = {}, bool force = false);
 
 }  // namespace gexec

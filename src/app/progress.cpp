@@ -1,6 +1,7 @@
 // The progress bar: a carriage-return-redrawn line on stderr.
 #include "progress.hpp"
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,12 +14,17 @@ constexpr int kWidth = 30;
 constexpr double kRedrawS = 0.1;
 }  // namespace
 
-Progress::Progress(std::string label, double delay_s)
-    : label_(std::move(label)), delay_s_(delay_s), enabled_(isatty(STDOUT_FILENO) != 0),
+Progress::Progress(std::string label, double delay_s, bool allowed)
+    : label_(std::move(label)), delay_s_(delay_s),
+      enabled_(allowed && isatty(STDERR_FILENO) != 0 && spdlog::should_log(spdlog::level::info)),
       start_(std::chrono::steady_clock::now()), last_(start_) {}
 
-Progress::~Progress() {
+Progress::~Progress() { clear(); }
+
+void Progress::clear() {
   if (drawn_) std::fprintf(stderr, "\r%*s\r", int(label_.size()) + kWidth + 16, "");
+  std::fflush(stderr);
+  drawn_ = false;
 }
 
 void Progress::update(double done) {

@@ -1,4 +1,5 @@
-// A one-line progress bar on stderr for long work, shown only when stdout is a terminal.
+// A one-line progress bar on stderr for long work, shown only when stderr is a terminal and
+// messages of level info are on (never under -q).
 #pragma once
 
 #include <chrono>
@@ -9,8 +10,8 @@ namespace gexec {
 class Progress {
  public:
   // Nothing is drawn until `delay_s` has passed, so short work prints nothing; nothing at all
-  // when stdout is not a terminal (a pipe or a file gets clean output).
-  explicit Progress(std::string label, double delay_s = 1.0);
+  // when stderr, where it is drawn, is not a terminal, under -q, or when `allowed` is false.
+  explicit Progress(std::string label, double delay_s = 1.0, bool allowed = true);
   ~Progress();  // clears the line, if one was drawn
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
@@ -18,6 +19,8 @@ class Progress {
   // `done` in [0, 1]; safe to call often, draws at most every 100 ms. Not thread-safe: call it
   // from one thread.
   void update(double done);
+  // Erases the line, if drawn, so that other output can follow; the next update draws it again.
+  void clear();
 
  private:
   std::string label_;

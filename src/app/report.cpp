@@ -107,7 +107,10 @@ const Section kSections[] = {
     {[](const RunReport& r) { return r.buffers.has_value(); },
      [](std::ostream& o, const RunReport& r) { print_plan(o, *r.buffers); }},
     {[](const RunReport& r) { return r.result == RunReport::Result::dry_run; },
-     [](std::ostream& o, const RunReport&) { o << "dry run: nothing executed\n"; }},
+     [](std::ostream& o, const RunReport& r) {
+       o << "options: --pad " << pad_policy_name(r.kernel_options.pad) << "\n";
+       o << "dry run: nothing executed\n";
+     }},
     {[](const RunReport& r) { return r.loaded_inputs.has_value() && !r.load_inputs_dir.empty(); }, print_loaded},
     {[](const RunReport& r) { return r.loaded_inputs.has_value() && r.exact_range.has_value(); }, print_exact},
     {[](const RunReport& r) { return !r.tuning_log.empty(); },

@@ -8,7 +8,7 @@
 
 #include "gexec/app/commands.hpp"
 #include "gexec/app/run_report.hpp"
-#include "gexec/exec/autotune.hpp"
+#include "gexec/tune/autotune.hpp"
 #include "gexec/exec/executor.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/io/text.hpp"
@@ -20,7 +20,9 @@
 #include "host_memory.hpp"
 #include "json_report.hpp"
 #include "load_inputs.hpp"
+#include "gexec/app/nvml.hpp"
 #include "output_paths.hpp"
+#include "progress.hpp"
 #include "report.hpp"
 #include "target.hpp"
 #include "timing_report.hpp"
@@ -39,11 +41,71 @@ std::vector<KernelChoice> kernel_choices(const Graph& g, const Selection& s) {
   for (size_t o = 0; o < g.ops.size() && o < s.ops.size(); ++o) {
     const Op& op = g.ops[o];
     const OpChoice& c = s.ops[o];
-    KernelChoice k{op.name, std::string(op_type_name(op.type)), c.kernel ? c.kernel->name : "", op.hoisted, c.notes, {}};
+    KernelChoice k{op.name, std::string(op_type_name(op.type)), c.kernel ? c.kernel->name : "", op.hoisted, c.notes, {}, 0, 0, {}};
     for (const Rejection& r : c.rejected) k.rejected.push_back({r.kernel, r.reason});
     out.push_back(std::move(k));
   }
   return out;
+}
+
+// --algo N: every kernel with variants (the cuBLASLt GEMMs) runs its N-th; one with fewer is
+// refused, so that the user does not time the default believing it is N.
+Status select_algo(Executor& ex, int n) {
+  int tried = 0;
+  for (size_t k = 0; k < ex.kernel_count(); ++k) {
+    Tunable* t = ex.kernel(k).tunable();
+    const int count = t ? t->variant_count() : 1;
+    if (count <= 1 && n == 0) continue;
+    ++tried;
+    if (n < 0 || n >= count)
+      return bad_input("--algo " + std::to_string(n) + ": op " + ex.op_of_kernel(k).name + " has " +
+                       std::to_string(count) + " candidate" + (count == 1 ? "" : "s") + " (0 to " +
+                       std::to_string(count - 1) + ")");
+    GEXEC_TRY(t->select_variant(n));
+  }
+  if (tried == 0 && n != 0) return bad_input("--algo " + std::to_string(n) + ": no kernel of this run has candidates");
+  return {};
+}
+
+// The variant each kernel runs, as the kernel describes it (cuBLASLt: algorithm id, tile, stages,
+// split-K, swizzle); for kernels with a single implementation, nothing.
+void fill_algos(const Executor& ex, std::vector<KernelChoice>& choices) {
+  for (size_t k = 0; k < ex.kernel_count(); ++k) {
+    Kernel& kernel = ex.kernel(k);
+    const Tunable* t = kernel.tunable();
+    const std::string& name = ex.op_of_kernel(k).name;
+    for (KernelChoice& c : choices) {
+      if (c.op != name) continue;
+      c.variants = t ? t->variant_count() : 1;
+      c.variant = t ? t->selected_variant() : 0;
+      c.algo = kernel.algo_description();
+    }
+  }
+}
+
+// The options as given, for the JSON report: what a rerun needs besides the graph.
+nlohmann::json run_options_json(const RunOptions& o) {
+  return {{"graph", o.graph_path},
+          {"seed", o.seed ? nlohmann::json(*o.seed) : nlohmann::json(nullptr)},
+          {"device", o.device},
+          {"backend", o.backend},
+          {"passes", o.passes},
+          {"verify", o.verify},
+          {"samples", o.samples},
+          {"iters", o.timing.iters},
+          {"warmup", o.timing.warmup_iters},
+          {"warmup_ms", o.timing.warmup_ms},
+          {"duration_s", o.timing.duration_s},
+          {"rotate_bytes", o.timing.rotate_bytes},
+          {"cuda_graph", o.timing.cuda_graph},
+          {"profile", o.timing.profile},
+          {"autotune", o.autotune},
+          {"autotune_top", o.autotune_top},
+          {"tuning_cache", o.tuning_cache},
+          {"pad", o.pad},
+          {"algo", o.algo ? nlohmann::json(*o.algo) : nlohmann::json(nullptr)},
+          {"load_inputs", o.load_inputs_dir},
+          {"force", o.force}};
 }
 
 BufferSummary buffer_summary(const Graph& g, const BufferPlan& plan) {
@@ -61,7 +123,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   };
   const auto start = Clock::now();
   PhaseTimes times;
-  auto loaded = load_graph_file(opts.graph_path);
+  auto loaded = opts.graph ? Result<Graph>(*opts.graph) : load_graph_file(opts.graph_path);
   if (!loaded) return loaded.error();
   const Graph& original = *loaded;
   const uint64_t seed = opts.seed.value_or(original.seed.value_or(0));
@@ -71,6 +133,11 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   tell();
   // Every output writable, none of them an input: known now, not after the run (output_paths.hpp).
   GEXEC_TRY(check_run_paths(opts, original, &rep.refused_outputs));
+
+  // The switches are read here, once; selection and preparation get them in KernelOptions.
+  auto pad = parse_pad_policy(opts.pad);
+  if (!pad) return pad.error();
+  rep.kernel_options.pad = *pad;
 
   // Passes.
   auto names = parse_pass_list(opts.passes);
@@ -99,7 +166,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   times.device = ms_since(t0);
   rep.device = DeviceSummary{target->caps, target->backend};
   tell();
-  auto selection = select_kernels(graph, target->caps, target->backend);
+  auto selection = select_kernels(graph, target->caps, target->backend, rep.kernel_options);
   if (!selection) return selection.error();
   rep.kernels = kernel_choices(graph, *selection);
   const BufferPlan plan = plan_buffers(graph);
@@ -118,6 +185,13 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     return {};
   }
   tell();
+  // A graph too large for the device is refused as such before the host side is sized, so that
+  // the message names the memory that is really short (the arena's own check is the backstop).
+  const DeviceCaps& caps = target->caps;
+  if (target->backend == Backend::cuda && caps.total_bytes > 0 && plan.arena_bytes > caps.free_bytes)
+    return runtime_error("the graph needs " + std::to_string(plan.arena_bytes) + " bytes of device memory, and " +
+                         caps.name + " has " + std::to_string(caps.free_bytes) + " bytes free (of " +
+                         std::to_string(caps.total_bytes) + ")");
   // The host side is sized up front like the device's arena: refused now rather than aborted later.
   GEXEC_TRY(check_host_memory(estimate_host_memory(opts, original, check_mode(original, opts.verify), plan, target->backend)));
 
@@ -127,6 +201,8 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     auto l = load_inputs(opts.load_inputs_dir, original);
     if (!l) return l.error();
     host_inputs = std::move(*l);
+    for (std::string& w : load_inputs_warnings(opts.load_inputs_dir, original, host_inputs))
+      rep.warnings.push_back({RunWarning::Kind::other, std::move(w)});
   }
   if (exact_range_r) host_inputs = exact_inputs(original, *exact_range_r, seed);
   rep.exact_range = exact_range_r;
@@ -148,13 +224,18 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     tune.top = opts.autotune_top;
     tune.cache_path = opts.tuning_cache;
     tune.cuda_graph = opts.timing.cuda_graph;
+    Progress bar("autotune");
+    tune.progress = [&bar](double done) { bar.update(done); };
     tune.precision.tf32 = target->backend == Backend::cuda;
+    tune.precision.merge((*ex)->precision());
     std::ostringstream log;
     auto tuned = autotune(**ex, target->caps, tune, log);
     rep.tuning_log = log.str();
     if (!tuned) return tuned.error();
     tell();
   }
+  if (opts.algo) GEXEC_TRY(select_algo(**ex, *opts.algo));
+  fill_algos(**ex, *rep.kernels);
   t0 = Clock::now();
   GEXEC_TRY((*ex)->run_checked());
   times.first_run = ms_since(t0);
@@ -184,6 +265,9 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   settings.rtol = opts.rtol;
   // cuBLASLt runs f32 operands on TF32 tensor cores; the CPU backend multiplies in f32.
   settings.precision.tf32 = target->backend == Backend::cuda;
+  // And what the kernels that ran declare (an unfused fallback's extra rounding, an approximate
+  // GELU): the union over the graph, after tuning chose them.
+  settings.precision.merge((*ex)->precision());
   rep.check = CheckSummary{opts.verify, mode, settings.precision.tf32 ? "tf32" : "f32", opts.samples,
                            reference_work(original), kFullCheckWork, {}, false};
   if (mode != "none") {
@@ -241,18 +325,24 @@ RunReport run_graph(const RunOptions& opts, const RunObserver& observer) {
 }
 
 Exit run_command(const RunOptions& opts, std::ostream& out, std::ostream& err) {
-  TextReport text(out);
+  // --report -: the JSON alone on stdout, the text report on stderr.
+  const bool json_on_stdout = opts.report_path == "-";
+  TextReport text(json_on_stdout ? err : out);
   const RunReport rep = run_graph(opts, [&](const RunReport& r) { text.update(r); });
   text.update(rep);
   Exit code = rep.exit_code();
   if (rep.error) err << "gexec: " << printable(rep.error->message, true) << "\n";
   // A report path refused before the run (it is the graph, say) is not written either.
   if (opts.report_path.empty() || rep.refused_outputs.find("--report") != std::string::npos) return code;
-  if (Status s = write_report(opts.report_path, report_json(rep)); !s) {
+  nlohmann::json doc = report_json(rep);
+  doc["command_line"] = opts.command_line;
+  doc["options"] = run_options_json(opts);
+  doc["environment"] = environment_json(opts.device);
+  if (Status s = write_report(opts.report_path, doc, &out); !s) {
     err << "gexec: " << s.error().message << "\n";
     return code == Exit::ok ? s.error().code : code;
   }
-  out << "wrote the report to " << opts.report_path << "\n";
+  if (!json_on_stdout) out << "wrote the report to " << opts.report_path << "\n";
   return code;
 }
 

@@ -63,6 +63,15 @@ Result<Target> cpu_target() {
 
 }  // namespace
 
+Status install_test_faults(const std::string& spec) {
+#if GEXEC_HAVE_CUDA
+  return configure_cuda_faults(spec);
+#else
+  (void)spec;
+  return {};
+#endif
+}
+
 Result<Target> choose_target(const RunOptions& opts) {
   if (opts.backend == "cuda") return cuda_target(opts);
   if (opts.backend == "cpu") return cpu_target();

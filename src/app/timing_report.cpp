@@ -4,10 +4,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "gexec/exec/rotation.hpp"
 #include "gexec/exec/work.hpp"
 
 namespace gexec {
@@ -52,6 +54,39 @@ Result<std::vector<OpTime>> profile_ops(Executor& ex, const TimingOptions& opts)
 
 const char* how(const RunTiming& t) { return t.graph_used ? "CUDA graph replay" : "direct launches"; }
 
+// The operand sets to rotate over (opts.rotate_bytes), bound back to the first when done. A graph
+// of several kernels, or a kernel that cannot be rebound, is timed warm, with a note saying so.
+struct Rotation {
+  Tunable* kernel = nullptr;  // the one kernel's rebinding hook
+  std::vector<Binding> sets;
+  std::string note;
+  bool cold = false;
+  ~Rotation() {
+    if (kernel && sets.size() > 1) kernel->rebind(sets.front());
+  }
+};
+
+Status prepare_rotation(Executor& ex, int64_t bytes, Rotation& rot) {
+  if (bytes <= 0) return {};
+  if (ex.kernel_count() != 1) {
+    rot.note = "cold-L2 timing rotates the operands of one kernel; this run has " +
+               std::to_string(ex.kernel_count()) + ": timed warm";
+    return {};
+  }
+  auto sets = rotating_sets(ex, 0, bytes);
+  if (!sets) return sets.error();
+  Tunable* k = ex.kernel(0).tunable();
+  if (sets->size() > 1 && (!k || !k->rebind(sets->front()))) {
+    rot.note = "kernel of op " + ex.op_of_kernel(0).name + " cannot be rebound to other buffers: timed warm";
+    return {};
+  }
+  rot.kernel = k;
+  rot.sets = std::move(*sets);
+  // One set larger than the rotating size leaves the cache between runs by itself: cold all the same.
+  rot.cold = true;
+  return {};
+}
+
 }  // namespace
 
 Status measure_timing(Executor& ex, const TimingOptions& opts, std::optional<double> peak_tflops, RunTiming& into) {
@@ -59,10 +94,33 @@ Status measure_timing(Executor& ex, const TimingOptions& opts, std::optional<dou
   run.info = &into.info;
   into.options = opts;
   into.options.info = nullptr;
-  auto samples = ex.device().time_runs([&ex] { return ex.enqueue(); }, run, &into.graph_used);
-  if (!samples) return samples.error().with("timing");
-  if (samples->empty()) return runtime_error("timing: the device returned no samples");
-  into.stats = summarize(std::move(*samples));
+  Rotation rot;
+  if (Status s = prepare_rotation(ex, opts.rotate_bytes, rot); !s) return s.error().with("cold-L2 timing");
+  if (!rot.note.empty()) into.rotation_note = rot.note;
+  into.rotating_sets = std::max<int>(1, int(rot.sets.size()));
+  into.cold_l2 = rot.cold;
+  const auto enqueue = [&]() -> Status {
+    if (rot.sets.size() <= 1) return ex.enqueue();
+    for (const Binding& b : rot.sets) {
+      rot.kernel->rebind(b);
+      GEXEC_TRY(ex.enqueue());
+    }
+    return {};
+  };
+  // --duration: rounds of opts.iters samples, the later ones without warm-up, until enough time.
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  std::vector<double> all;
+  for (int round = 0;; ++round) {
+    if (round > 0) run.warmup_iters = 0, run.warmup_ms = 0, run.info = nullptr;
+    auto samples = ex.device().time_runs(enqueue, run, round == 0 ? &into.graph_used : nullptr);
+    if (!samples) return samples.error().with("timing");
+    if (samples->empty()) return runtime_error("timing: the device returned no samples");
+    for (double v : *samples) all.push_back(v / double(into.rotating_sets));
+    if (std::chrono::duration<double>(Clock::now() - start).count() >= opts.duration_s) break;
+  }
+  into.samples = all;
+  into.stats = summarize(std::move(all));
   const Work work = count_work(ex.graph());
   const double seconds = into.stats.median * 1e-6;
   into.flops = work.flops;
@@ -94,6 +152,11 @@ void print_timing(std::ostream& out, const RunTiming& t) {
       << (t.info.reps == 1 ? "" : "s") << ", " << how(t) << "; warm-up " << opts.warmup_iters << " iterations"
       << (opts.warmup_ms > 0 ? fmt(" and %.0f ms", opts.warmup_ms) : "") << " (" << t.info.warmup_iters
       << " run in " << fmt("%.1f", t.info.warmup_ms) << " ms, calibration included)\n";
+  if (t.rotating_sets > 1)
+    out << "  cold L2: each iteration rotates over " << t.rotating_sets << " operand sets; times are per set\n";
+  else if (t.cold_l2)
+    out << "  cold L2: one operand set exceeds the rotating size, so each run reads it from memory\n";
+  if (!t.rotation_note.empty()) out << "  note: " << t.rotation_note << "\n";
   out << "  per iteration (us): min " << fmt("%.3f", s.min) << ", median " << fmt("%.3f", s.median) << ", mean "
       << fmt("%.3f", s.mean) << ", p90 " << fmt("%.3f", s.p90) << ", p99 " << fmt("%.3f", s.p99) << ", max "
       << fmt("%.3f", s.max) << "; cv " << fmt("%.1f%%", s.cv * 100) << " (percentiles interpolated)\n";
@@ -130,7 +193,8 @@ nlohmann::json timing_json(const RunTiming& t) {
                       {"median_us", s.median}, {"min_us", s.min},       {"mean_us", s.mean},
                       {"p90_us", s.p90},       {"p99_us", s.p99},       {"max_us", s.max},
                       {"cv", s.cv},            {"flops", t.flops},      {"bytes", t.bytes},
-                      {"tflops", t.tflops},    {"gbps", t.gbps},        {"warmup_iters", t.info.warmup_iters}};
+                      {"tflops", t.tflops},    {"gbps", t.gbps},        {"warmup_iters", t.info.warmup_iters},
+                      {"rotating_sets", t.rotating_sets}, {"l2", t.cold_l2 ? "cold" : "warm"}};
   j["peak_tflops"] = t.peak_tflops ? nlohmann::json(*t.peak_tflops) : nlohmann::json(nullptr);
   j["peak_pct"] = t.peak_pct ? nlohmann::json(*t.peak_pct) : nlohmann::json(nullptr);
   if (t.options.profile) {

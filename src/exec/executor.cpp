@@ -54,6 +54,7 @@ Result<std::unique_ptr<Executor>> Executor::create(Device& device, Graph graph, 
     if (!idx.is_input(TensorId(t)) && !output) why = "it is an intermediate of the graph, not an input or output";
     else if (plan.offset[t] < 0) why = "no op reads or writes it";
   }
+  ex->options_ = selection.options;
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const Op& op = g.ops[i];
     ex->defs_.push_back(selection.ops[i].kernel);
@@ -63,7 +64,7 @@ Result<std::unique_ptr<Executor>> Executor::create(Device& device, Graph graph, 
           ex->unbindable_[size_t(t)] = "op " + op.name + " reads or writes it once, before the runs";
         if (!op.hoisted) ex->users_[size_t(t)].push_back(ex->kernels_.size());
       }
-    auto k = device.make_kernel(*selection.ops[i].kernel, g, op, ex->binding_of(op));
+    auto k = device.make_kernel(*selection.ops[i].kernel, g, op, ex->binding_of(op), selection.options);
     if (!k) return k.error().with("op " + op.name);
     // Hoisted ops run now, in order, so that kernels preparing later see their results
     // (for instance a constant bias converted once from the cast of a constant).
@@ -99,7 +100,7 @@ Status Executor::move_kernel(size_t k) {
   if (kernels_[k]->move_operands(b)) return {};
   // Built again, as in create(): the kernel could not move (e.g. a buffer less aligned than
   // the old one, which its algorithm choice assumed).
-  auto fresh = device_.make_kernel(*defs_[run_ops_[k]], graph_, op, b);
+  auto fresh = device_.make_kernel(*defs_[run_ops_[k]], graph_, op, b, options_);
   if (!fresh) return fresh.error().with("op " + op.name);
   if (Status s = (*fresh)->prepare(); !s) return s.error().with("preparing op " + op.name);
   kernels_[k] = std::move(*fresh);
@@ -161,6 +162,13 @@ std::vector<std::string> Executor::notes() const {
     if (!n.empty()) out.push_back("op " + op.name + ": " + n);
   }
   return out;
+}
+
+Precision Executor::precision() const {
+  Precision p;
+  for (const auto& k : kernels_) p.merge(k->precision());
+  for (const auto& k : once_) p.merge(k->precision());
+  return p;
 }
 
 Result<std::vector<uint8_t>> Executor::read(TensorId t) const {

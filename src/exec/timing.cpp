@@ -44,6 +44,19 @@ TimingStats summarize(std::vector<double> micros) {
   return s;
 }
 
+SamplePlan plan_samples(const TimingOptions& opts, int reps) {
+  const int iters = std::max(opts.iters, 1);
+  if (!opts.count_iterations) return {std::max(reps, 1), iters};
+  const int r = std::clamp(std::min(reps, iters / kMinSamples), 1, std::max(reps, 1));
+  return {r, (iters + r - 1) / r};
+}
+
+double percentile(std::vector<double> micros, double pct) {
+  if (micros.empty()) return 0;
+  std::sort(micros.begin(), micros.end());
+  return quantile(micros, std::clamp(pct, 0.0, 100.0) / 100.0);
+}
+
 int reps_for_sample(double micros_per_iter) {
   if (!(micros_per_iter > 0)) return kMaxReps;  // too short to measure (or NaN): the most we batch
   if (micros_per_iter >= kMinSampleMicros) return 1;

@@ -57,9 +57,11 @@ std::string declared_rejection(const KernelDef& k, const Graph& g, const Op& op,
 
 }  // namespace
 
-Result<Selection> select_kernels(const Graph& g, const DeviceCaps& caps, Backend backend) {
+Result<Selection> select_kernels(const Graph& g, const DeviceCaps& caps, Backend backend,
+                                 const KernelOptions& options) {
   Selection sel;
   sel.backend = backend;
+  sel.options = options;
   sel.ops.resize(g.ops.size());
   std::string missing;
   for (size_t i = 0; i < g.ops.size(); ++i) {
@@ -74,7 +76,7 @@ Result<Selection> select_kernels(const Graph& g, const DeviceCaps& caps, Backend
       std::string why = declared_rejection(k, g, op, caps);
       Verdict v;
       if (why.empty() && k.check) {
-        v = k.check(g, op, caps);
+        v = k.check(g, op, caps, options);
         why = v.rejected;
       }
       if (!why.empty()) {

@@ -14,12 +14,11 @@ std::string_view backend_name(Backend b) { return b == Backend::cuda ? "cuda" : 
 const std::vector<KernelDef>& kernel_table() {
   static const std::vector<KernelDef> table = [] {
     std::vector<KernelDef> all;
-    for (auto&& defs : {cublaslt_kernel_defs(), cuda_elementwise_kernel_defs(), cuda_fused_kernel_defs()})
+    for (const KernelDeclarations& source : kKernelDeclarations) {
+      if (!source.built) continue;
+      auto defs = source.defs();
       all.insert(all.end(), defs.begin(), defs.end());
-#if GEXEC_HAVE_CPU
-    auto cpu = cpu_kernel_defs();
-    all.insert(all.end(), cpu.begin(), cpu.end());
-#endif
+    }
     // The selector walks this order: by backend, then op type, then priority (highest first).
     std::stable_sort(all.begin(), all.end(), [](const KernelDef& a, const KernelDef& b) {
       if (a.backend != b.backend) return a.backend < b.backend;
@@ -29,6 +28,21 @@ const std::vector<KernelDef>& kernel_table() {
     return all;
   }();
   return table;
+}
+
+std::string_view pad_policy_name(PadPolicy p) {
+  switch (p) {
+    case PadPolicy::never: return "never";
+    case PadPolicy::always: return "always";
+    case PadPolicy::automatic: break;
+  }
+  return "auto";
+}
+
+Result<PadPolicy> parse_pad_policy(std::string_view name) {
+  for (PadPolicy p : {PadPolicy::automatic, PadPolicy::never, PadPolicy::always})
+    if (name == pad_policy_name(p)) return p;
+  return bad_input("--pad: unknown value \"" + std::string(name) + "\"; expected one of auto, never, always");
 }
 
 namespace {

@@ -20,11 +20,7 @@ namespace gexec::ref {
 constexpr double kGeluSlope = 1.13;
 
 // Where logical (row-major) element `logical` of t is stored.
-inline int64_t storage_of(const Tensor& t, int64_t logical) {
-  if (t.rank() != 2 || t.layout != Layout::colmajor) return logical;
-  const int64_t rows = t.shape[0], cols = t.shape[1];
-  return (logical % cols) * rows + logical / cols;
-}
+inline int64_t storage_of(const Tensor& t, int64_t logical) { return storage_index(t, logical); }
 
 // The value a device stores when it rounds v once to the dtype; exact in double.
 inline double round_to(DType t, double v) {
@@ -64,8 +60,9 @@ inline bool exact_cast(DType x, DType y) { return x == y || y == DType::f32; }
 // MUL's scale is the product of its operands' scales, which bounds |x y| and an error in either;
 // its variance is var(x) y^2 + x^2 var(y) + var(x) var(y). SILU is treated like GELU: its slope
 // is below kSiluSlope, and its f32 evaluation error is that of an exp and a division.
+// gelu_tanh_rel: the relative error of the kernel's tanh (Precision::gelu_tanh_rel).
 inline Elem elementwise(OpType t, GeluApprox approx, DType out, DType x_dtype, DType y_dtype, const Elem& x,
-                        const Elem& y) {
+                        const Elem& y, double gelu_tanh_rel) {
   double r = x.value, rs = x.scale, var = x.carried();
   switch (t) {
     case OpType::BIAS_ADD: {
@@ -86,7 +83,7 @@ inline Elem elementwise(OpType t, GeluApprox approx, DType out, DType x_dtype, D
     case OpType::GELU:
       r = approx == GeluApprox::tanh ? gelu_tanh(x.value) : gelu_erf(x.value);
       rs = x.scale * kGeluSlope;
-      var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(x.value);
+      var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(x.value) + bound::approx_gelu_var(x.value, gelu_tanh_rel);
       break;
     case OpType::SILU:
       r = silu(x.value), rs = x.scale * kSiluSlope;
@@ -108,11 +105,11 @@ inline Elem elementwise(OpType t, GeluApprox approx, DType out, DType x_dtype, D
 // A FUSED_ELEMENTWISE group at one element: `vals` holds the inputs there (a bias input's at the
 // element's column) with their dtypes in `dtypes`; appends every step's value, each rounded to
 // its dtype, exactly as the ops the group replaces would compute them.
-inline void group_values(const Attrs& a, std::vector<Elem>& vals, std::vector<DType>& dtypes) {
+inline void group_values(const Attrs& a, std::vector<Elem>& vals, std::vector<DType>& dtypes, double gelu_tanh_rel) {
   for (const GroupStep& st : a.steps) {
     const size_t x = size_t(st.args[0]), y = st.args.size() > 1 ? size_t(st.args[1]) : x;
     const Elem e = elementwise(st.type, st.approximate, st.dtype, dtypes[x], dtypes[y], vals[x],
-                               st.args.size() > 1 ? vals[y] : Elem{});
+                               st.args.size() > 1 ? vals[y] : Elem{}, gelu_tanh_rel);
     vals.push_back(e);
     dtypes.push_back(st.dtype);
   }

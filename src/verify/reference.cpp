@@ -156,6 +156,11 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
   const bool bias_converted = has_bias && dtype_size(g.tensor(op.inputs[2]).dtype) > dtype_size(dt);
   for (size_t x = 0; x < count; ++x) {
     double v = out.value[x], sc = out.scale[x], var = out.var[x];
+    // A kernel that stores the product in the output dtype before its bias / activation rounds it
+    // once more (by itself: the reference does not), a uniform error of ulp^2 / 12. With a
+    // residual, what it stores is the product plus beta * R (cuBLASLt's D = AB + beta C).
+    if (prec.product_rounded && (has_bias || act != Act::none))
+      var += bound::single_rounding_var(dt, res ? v + s.beta * res->value[x] : v);
     if (has_bias) {
       const size_t j = x % static_cast<size_t>(s.n);
       v += in[2]->value[j];
@@ -169,7 +174,9 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
       var += s.beta * s.beta * res->carried(x);
     }
     if (act == Act::relu) var = bound::relu_var(v, var), v = relu(v);
-    if (act == Act::gelu) var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(v), v = gelu_tanh(v), sc *= kGeluSlope;
+    if (act == Act::gelu)
+      var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec.gelu_tanh_rel),
+      v = gelu_tanh(v), sc *= kGeluSlope;
     out.value[x] = round_to(dt, v);
     out.scale[x] = sc;
     out.var[x] = var;
@@ -182,7 +189,7 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
 // Whether a cast from x to y keeps every value exactly.
 using ref::exact_cast;
 
-Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<const Vals*>& in) {
+Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<const Vals*>& in, const Precision& prec) {
   const Tensor& y = g.tensor(op.outputs[0]);
   const Tensor& x = g.tensor(op.inputs[0]);
   const size_t n = in[0]->value.size();
@@ -207,7 +214,8 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
     ref::Elem second;
     if (in.size() > 1) second = {in[1]->value[j], in[1]->scale[j], in[1]->var[j], in[1]->rounded, in[1]->dtype};
     const ref::Elem r = ref::elementwise(op.type, op.attrs.approximate, y.dtype, x.dtype, y2,
-                                         {a.value[l], a.scale[l], a.var[l], a.rounded, a.dtype}, second);
+                                         {a.value[l], a.scale[l], a.var[l], a.rounded, a.dtype}, second,
+                                         prec.gelu_tanh_rel);
     out.value[l] = r.value;
     out.scale[l] = r.scale;
     out.var[l] = r.var;
@@ -218,7 +226,8 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
 
 // FUSED_ELEMENTWISE: the steps per element, each rounded to its dtype as the graph says; one
 // Vals per output, exactly those of the ops the group replaces.
-Result<std::vector<Vals>> run_group(const Graph& g, const Op& op, const std::vector<const Vals*>& in) {
+Result<std::vector<Vals>> run_group(const Graph& g, const Op& op, const std::vector<const Vals*>& in,
+                                    const Precision& prec) {
   if (auto problems = check_op(g, op); !problems.empty())
     return bad_input("FUSED_ELEMENTWISE does not check: " + problems[0]);
   const Tensor& first = g.tensor(op.outputs[0]);
@@ -239,7 +248,7 @@ Result<std::vector<Vals>> run_group(const Graph& g, const Op& op, const std::vec
       vals.push_back({v.value[at], v.scale[at], v.var[at], v.rounded, v.dtype});
       dtypes.push_back(g.tensor(op.inputs[i]).dtype);
     }
-    ref::group_values(op.attrs, vals, dtypes);
+    ref::group_values(op.attrs, vals, dtypes, prec.gelu_tanh_rel);
     for (size_t o = 0; o < outs.size(); ++o) {
       const ref::Elem& e = vals[size_t(op.attrs.results[o])];
       outs[o].value[l] = e.value;
@@ -310,7 +319,7 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
     for (TensorId t : op.outputs) outs_ok = outs_ok && t >= 0 && static_cast<size_t>(t) < count;
     if (!outs_ok || in.empty()) return bad_input("reference, op " + op.name + ": expected inputs and one output");
     if (group) {
-      auto r = run_group(g, op, in);
+      auto r = run_group(g, op, in, prec);
       if (!r) return r.error().with("reference, op " + op.name);
       for (size_t o = 0; o < op.outputs.size(); ++o) {
         vals[op.outputs[o]] = std::move((*r)[o]);
@@ -327,7 +336,7 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
         op_progress = [&progress, done_work, share = gemm_flops(*s) / 2, total_work](double d) {
           progress(std::min(1.0, (done_work + d * share) / total_work));
         };
-    auto r = product ? run_product(g, op, in, op_progress, prec) : run_elementwise(g, op, in);
+    auto r = product ? run_product(g, op, in, op_progress, prec) : run_elementwise(g, op, in, prec);
     if (!r) return r.error().with("reference, op " + op.name);
     vals[op.outputs[0]] = std::move(r.value());
     ready[op.outputs[0]] = true;

@@ -99,7 +99,13 @@ class ElementEval {
     double var = carries ? cx * a2 + cy * std::fabs(a2) : 0.0;
     if (tf32_operands) var += bound::tf32_var(tf32_operands, sq * a2);
     var += bound::accumulation_var(prec_.accumulate_u, s.k, sc);
-    if (s.has_bias) {
+    const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
+    const bool has_bias = s.has_bias;
+    const VS r = s.has_residual ? at(op.inputs.back(), l) : VS{};
+    // As reference.cpp: the stored product, plus beta * R where there is a residual.
+    if (prec_.product_rounded && (has_bias || act != Act::none))
+      var += bound::single_rounding_var(dt, s.has_residual ? v + s.beta * r.value : v);
+    if (has_bias) {
       const VS bias = at(op.inputs[2], j);
       v += bias.value;
       sc += bias.scale;
@@ -107,15 +113,14 @@ class ElementEval {
       var += bias.carried() + (converted ? bound::single_rounding_var(dt, bias.value) : 0.0);
     }
     if (s.has_residual) {
-      const VS r = at(op.inputs.back(), l);
       v += s.beta * r.value;
       sc += std::fabs(s.beta) * r.scale;
       var += s.beta * s.beta * r.carried();
     }
-    const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
     if (act == Act::relu) var = bound::relu_var(v, var), v = ref::relu(v);
     if (act == Act::gelu)
-      var = var * ref::kGeluSlope * ref::kGeluSlope + bound::gelu_eval_var(v), v = ref::gelu_tanh(v), sc *= ref::kGeluSlope;
+      var = var * ref::kGeluSlope * ref::kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec_.gelu_tanh_rel),
+      v = ref::gelu_tanh(v), sc *= ref::kGeluSlope;
     return {ref::round_to(dt, v), sc, var, true, dt};
   }
 
@@ -126,7 +131,7 @@ class ElementEval {
     else if (op.inputs.size() > 1) y = at(op.inputs[1], l);
     const DType y_dtype = op.inputs.size() > 1 ? g_.tensor(op.inputs[1]).dtype : x.dtype;
     return ref::elementwise(op.type, op.attrs.approximate, g_.tensor(op.outputs[0]).dtype,
-                            g_.tensor(op.inputs[0]).dtype, y_dtype, x, y);
+                            g_.tensor(op.inputs[0]).dtype, y_dtype, x, y, prec_.gelu_tanh_rel);
   }
 
   // Output t of a FUSED_ELEMENTWISE group at element l.
@@ -138,7 +143,7 @@ class ElementEval {
       vals.push_back(at(in, g_.tensor(in).numel() == n ? l : l % cols));
       dtypes.push_back(g_.tensor(in).dtype);
     }
-    ref::group_values(op.attrs, vals, dtypes);
+    ref::group_values(op.attrs, vals, dtypes, prec_.gelu_tanh_rel);
     for (size_t o = 0; o < op.outputs.size(); ++o)
       if (op.outputs[o] == t) return vals[size_t(op.attrs.results[o])];
     return {};

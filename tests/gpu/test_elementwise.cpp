@@ -185,7 +185,7 @@ void run_case(const Case& c) {
   b.outputs.push_back(lay.place(z));
   REQUIRE_OK(dev.poison(b.outputs[0], size_t(z.bytes())));
 
-  auto kernel = dev.make_kernel(kernel_def(kernel_for(c.type)), g, g.ops[0], b);
+  auto kernel = dev.make_kernel(kernel_def(kernel_for(c.type)), g, g.ops[0], b, {});
   REQUIRE_OK(kernel);
   REQUIRE_OK((*kernel)->prepare());
   REQUIRE_OK((*kernel)->run());

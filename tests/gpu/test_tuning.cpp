@@ -15,9 +15,9 @@
 #include "../../src/backends/cuda/cublaslt_gemm.hpp"
 #include "../../src/backends/cuda/fault.hpp"
 #include "gexec/backends/cuda_device.hpp"
-#include "gexec/exec/autotune.hpp"
+#include "gexec/tune/autotune.hpp"
 #include "gexec/exec/executor.hpp"
-#include "gexec/exec/tuning_cache.hpp"
+#include "gexec/tune/tuning_cache.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/reference.hpp"
@@ -43,6 +43,9 @@ std::string gemm_json(int64_t m, int64_t n, int64_t k, bool trans_b, const std::
    "outputs": ["C"]})";
 }
 
+// The --pad policy make() selects and prepares with (PadEnv sets it for a scope).
+PadPolicy g_pad = PadPolicy::automatic;
+
 struct Setup {
   std::unique_ptr<Device> dev;
   Graph graph;
@@ -57,7 +60,7 @@ std::string make(Setup& s, const std::string& json) {
   auto g = load_graph_text(json, "tuning_test", ".");
   if (!g) return g.error().message;
   s.graph = *g;
-  auto sel = select_kernels(s.graph, s.dev->caps(), Backend::cuda);
+  auto sel = select_kernels(s.graph, s.dev->caps(), Backend::cuda, KernelOptions{g_pad});
   if (!sel) return sel.error().message;
   auto ex = Executor::create(*s.dev, s.graph, *sel, plan_buffers(s.graph), 3);
   if (!ex) return ex.error().message;
@@ -76,6 +79,12 @@ Result<std::map<std::string, std::vector<uint8_t>>> read_inputs(Setup& s) {
   return inputs;
 }
 
+// What the kernels that ran declare (fused or not, padded or not), TF32 as cuBLASLt runs f32.
+Precision declared(const Setup& s) {
+  Precision p{0x1p-24, true};
+  return p.merge(s.ex->precision());
+}
+
 // Runs once and compares C with the CPU reference.
 std::string check(Setup& s) {
   if (Status st = s.ex->run_checked(); !st) return st.error().message;
@@ -84,7 +93,7 @@ std::string check(Setup& s) {
   const auto& inputs = *in;
   auto got = s.ex->read(s.graph.find_tensor("C"));
   if (!got) return got.error().message;
-  auto ref = run_reference(s.graph, inputs, {}, Precision{0x1p-24, true});
+  auto ref = run_reference(s.graph, inputs, {}, declared(s));
   if (!ref) return ref.error().message;
   const Tensor& c = s.graph.tensor(s.graph.find_tensor("C"));
   const OutputCheck chk = compare_output(c, got->data(), ref->at("C"), default_tolerance(c.dtype));
@@ -95,10 +104,10 @@ std::string check(Setup& s) {
 
 cuda::CublasLtGemm* gemm_of(Setup& s) { return dynamic_cast<cuda::CublasLtGemm*>(&s.ex->kernel(0)); }
 
-// Sets GEXEC_PAD for the scope.
+// --pad for the graphs make() builds in the scope: "0" never, "1" always.
 struct PadEnv {
-  explicit PadEnv(const char* v) { setenv("GEXEC_PAD", v, 1); }
-  ~PadEnv() { unsetenv("GEXEC_PAD"); }
+  explicit PadEnv(const char* v) { g_pad = std::string(v) == "0" ? PadPolicy::never : PadPolicy::always; }
+  ~PadEnv() { g_pad = PadPolicy::automatic; }
 };
 
 }  // namespace
@@ -152,7 +161,7 @@ TEST_CASE("padding: the estimate pads the large misaligned product, which then p
   CHECK(check(s) == "");
 }
 
-TEST_CASE("padding: GEXEC_PAD=0 leaves a misaligned product unpadded", "[gpu][padding]") {
+TEST_CASE("padding: --pad never leaves a misaligned product unpadded", "[gpu][padding]") {
   PadEnv env("0");
   Setup s;
   REQUIRE(make(s, gemm_json(127, 65, 33, false)) == "");
@@ -164,7 +173,7 @@ TEST_CASE("padding: GEXEC_PAD=0 leaves a misaligned product unpadded", "[gpu][pa
 TEST_CASE("autotune: a rebound GEMM computes on the new buffers, then binds back", "[gpu][autotune]") {
   for (const char* pad : {"0", "1"}) {
     PadEnv env(pad);
-    INFO("GEXEC_PAD=" << pad);
+    INFO("--pad " << (std::string(pad) == "0" ? "never" : "always"));
     Setup s;
     REQUIRE(make(s, gemm_json(127, 65, 33, false)) == "");
     REQUIRE(s.ex->run_checked().ok());
@@ -186,12 +195,12 @@ TEST_CASE("autotune: a rebound GEMM computes on the new buffers, then binds back
     other.outputs[0] = *out;
     REQUIRE(s.ex->poison(s.graph.find_tensor("C")).ok());
 
-    REQUIRE(s.ex->kernel(0).rebind(other));
+    REQUIRE(s.ex->kernel(0).tunable()->rebind(other));
     REQUIRE(s.ex->enqueue_op(0).ok());
     REQUIRE(s.dev->synchronize().ok());
     std::vector<uint8_t> got(size_t(c.bytes()));
     REQUIRE(s.dev->download(got.data(), *out, got.size()).ok());
-    auto ref = run_reference(s.graph, inputs, {}, Precision{0x1p-24, true});
+    auto ref = run_reference(s.graph, inputs, {}, declared(s));
     REQUIRE(ref);
     CHECK(compare_output(c, got.data(), ref->at("C"), default_tolerance(c.dtype)).pass);
     // The graph's own C was not written by the rebound run: it still holds the poison.
@@ -199,7 +208,7 @@ TEST_CASE("autotune: a rebound GEMM computes on the new buffers, then binds back
     REQUIRE(own);
     CHECK_FALSE(compare_output(c, own->data(), ref->at("C"), default_tolerance(c.dtype)).pass);
 
-    REQUIRE(s.ex->kernel(0).rebind(s.ex->binding_of_kernel(0)));
+    REQUIRE(s.ex->kernel(0).tunable()->rebind(s.ex->binding_of_kernel(0)));
     CHECK(check(s) == "");
   }
 }
@@ -229,7 +238,7 @@ TEST_CASE("autotune: picks a passing candidate; the cache round-trips and is dev
     CHECK(t.best_us > 0);
     CHECK(t.best_us <= t.default_us);
     CHECK_FALSE(t.from_cache);
-    CHECK(s.ex->kernel(0).selected_variant() == t.chosen);
+    CHECK(s.ex->kernel(0).tunable()->selected_variant() == t.chosen);
     CHECK(check(s) == "");
     chosen = t.chosen;
     name = t.chosen_name;
@@ -245,7 +254,7 @@ TEST_CASE("autotune: picks a passing candidate; the cache round-trips and is dev
     REQUIRE(r->size() == 1);
     CHECK(r->front().from_cache);
     CHECK(r->front().chosen_name == name);
-    CHECK(s.ex->kernel(0).variant_name(s.ex->kernel(0).selected_variant()) == name);
+    CHECK(s.ex->kernel(0).tunable()->variant_name(s.ex->kernel(0).tunable()->selected_variant()) == name);
     (void)chosen;
     CHECK(check(s) == "");
   }
@@ -271,7 +280,7 @@ TEST_CASE("autotune: picks a passing candidate; the cache round-trips and is dev
     auto r = autotune(*s.ex, s.dev->caps(), o, out);
     REQUIRE(r);
     CHECK(r->empty());
-    CHECK(s.ex->kernel(0).selected_variant() == 0);
+    CHECK(s.ex->kernel(0).tunable()->selected_variant() == 0);
   }
   std::remove(path.c_str());
 }

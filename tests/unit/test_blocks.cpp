@@ -1,5 +1,6 @@
 // Transformer-block pieces: MUL, SILU, the residual of GEMM_BIAS_ACT and FUSED_ELEMENTWISE groups,
-// through the loader and printer, the reference, the passes, and (with the CPU backend) the runs.
+// through the loader and printer, the reference, the passes, the selection, and (with the CPU
+// backend) the runs. Each kernel's own cases are in the backend-ops harness (tests/backend_ops.hpp).
 #include <unistd.h>
 
 #include <cmath>
@@ -17,6 +18,7 @@
 #include "catch.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/ir/printer.hpp"
+#include "gexec/kernels/select.hpp"
 #include "gexec/passes/pipeline.hpp"
 #include "gexec/rng/init.hpp"
 #include "gexec/verify/reference.hpp"
@@ -307,7 +309,7 @@ TEST_CASE("blocks: the CUDA group program keeps every value in its slot until it
         dtypes.push_back(DType::f32);
       }
       std::vector<ref::Elem> want = vals;
-      ref::group_values(f.attrs, want, dtypes);
+      ref::group_values(f.attrs, want, dtypes, 0);
       double slot[kFusedSlots] = {};
       std::vector<double> out(f.outputs.size(), std::nan(""));
       for (const FusedInstr& in : prog.code) {
@@ -316,7 +318,7 @@ TEST_CASE("blocks: the CUDA group program keeps every value in its slot until it
         if (in.kind == FusedKind::store) out[in.c] = slot[in.a];
         if (in.kind == FusedKind::op)
           slot[in.c] = ref::elementwise(OpType(in.op), in.erf ? GeluApprox::none : GeluApprox::tanh, DType(in.dtype),
-                                        DType::f32, DType::f32, {slot[in.a], 0}, {slot[in.b], 0}).value;
+                                        DType::f32, DType::f32, {slot[in.a], 0}, {slot[in.b], 0}, 0).value;
       }
       for (size_t o = 0; o < out.size(); ++o) CHECK(out[o] == want[size_t(f.attrs.results[o])].value);
     }
@@ -331,10 +333,10 @@ TEST_CASE("blocks: the CUDA group program keeps every value in its slot until it
   // Seven inputs summed pairwise, one output: too many to load first, loaded as needed.
   Builder b;
   std::vector<TensorId> in;
-  for (int i = 0; i < 7; ++i) in.push_back(b.tensor("i" + std::to_string(i), {4, 8}, DType::f32));
+  for (int i = 0; i < 7; ++i) in.push_back(b.tensor(std::string{'i', char('0' + i)}, {4, 8}, DType::f32));
   TensorId acc = in[0];
   for (int i = 1; i < 7; ++i) {
-    const TensorId t = b.tensor("s" + std::to_string(i), {4, 8}, i % 2 ? DType::f16 : DType::f32);
+    const TensorId t = b.tensor(std::string{'s', char('0' + i)}, {4, 8}, i % 2 ? DType::f16 : DType::f32);
     b.op(i % 3 ? OpType::ADD : OpType::MUL, {acc, in[size_t(i)]}, t);
     acc = t;
   }
@@ -342,4 +344,60 @@ TEST_CASE("blocks: the CUDA group program keeps every value in its slot until it
   REQUIRE(run_pipeline(b.g, opts, sink).ok());
   REQUIRE(b.g.ops.size() == 1);
   check(b.g, 2);  // the first step's two inputs, then each input before its reader
+}
+
+// What the cuBLASLt declaration says about a residual, read from the selection for a GPU (no GPU
+// needed): R as C times beta, converted when its dtype is not D's, refused when stored otherwise
+// than C, and not padded where the rows are misaligned.
+TEST_CASE("blocks: the cuBLASLt residual's notes and refusals, from the selection", "[blocks]") {
+  auto residual_graph = [](DType r_t, Layout r_layout, int64_t n) {
+    Builder b;
+    auto a = b.tensor("A", {64, 48}, DType::f16), w = b.tensor("B", {48, n}, DType::f16);
+    auto bias = b.tensor("bias", {n}, DType::f16);
+    auto r = b.tensor("R", {64, n}, r_t, r_layout), c = b.tensor("C", {64, n}, DType::f16);
+    Op& op = b.op(OpType::GEMM_BIAS_ACT, {a, w, bias, r}, c);
+    op.attrs.residual = true;
+    op.attrs.beta = 0.5;
+    op.attrs.act = Act::relu;
+    b.g.outputs = {c};
+    REQUIRE(verify(b.g).empty());
+    return b.g;
+  };
+  auto notes = [](const OpChoice& c) {
+    std::string all;
+    for (const std::string& n : c.notes) all += n + "\n";
+    return all;
+  };
+  DeviceCaps caps;
+  caps.cc = 90;
+  {
+    const Graph g = residual_graph(DType::f16, Layout::rowmajor, 40);
+    auto sel = select_kernels(g, caps, Backend::cuda);
+    REQUIRE(sel.ok());
+    REQUIRE(sel->ops[0].kernel);
+    CHECK(sel->ops[0].kernel->name == "cublaslt.gemm_bias_act");
+    INFO(notes(sel->ops[0]));
+    CHECK(has(notes(sel->ops[0]), "residual R read as cuBLASLt's C with beta 0.5"));
+    CHECK_FALSE(has(notes(sel->ops[0]), "converted from"));
+  }
+  {
+    const Graph g = residual_graph(DType::f32, Layout::rowmajor, 40);
+    auto sel = select_kernels(g, caps, Backend::cuda);
+    REQUIRE(sel.ok());
+    INFO(notes(sel->ops[0]));
+    CHECK(has(notes(sel->ops[0]), "converted from f32 to f16 into D in every run"));
+  }
+  {
+    const Graph g = residual_graph(DType::f16, Layout::colmajor, 40);
+    auto sel = select_kernels(g, caps, Backend::cuda);
+    REQUIRE_FALSE(sel.ok());
+    CHECK(has(sel.error().message, "cuBLASLt reads R as its C, which must be stored like D"));
+  }
+  {
+    const Graph g = residual_graph(DType::f16, Layout::rowmajor, 41);  // rows of 82 bytes
+    auto sel = select_kernels(g, caps, Backend::cuda, KernelOptions{PadPolicy::always});
+    REQUIRE(sel.ok());
+    INFO(notes(sel->ops[0]));
+    CHECK(has(notes(sel->ops[0]), "a residual read as C is not padded"));
+  }
 }

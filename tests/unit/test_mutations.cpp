@@ -34,6 +34,21 @@ namespace {
 
 using Arrays = std::map<std::string, std::vector<float>>;
 
+#if defined(__SANITIZE_ADDRESS__)
+#define GEXEC_MUT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GEXEC_MUT_ASAN 1
+#endif
+#endif
+
+// CI: a few seeds (one under ASan, where everything runs several times slower).
+#ifdef GEXEC_MUT_ASAN
+constexpr int kDefaultSeeds = 1;
+#else
+constexpr int kDefaultSeeds = 3;
+#endif
+
 int seeds_from_env(int fallback) {
   const char* s = std::getenv("GEXEC_CHECK_SEEDS");
   return s && std::atoi(s) > 0 ? std::atoi(s) : fallback;
@@ -212,7 +227,7 @@ bool visible(DType dt, const std::vector<float>& cor, const std::vector<float>& 
 }  // namespace
 
 TEST_CASE("check: correct kernels pass over many seeds and every graph; mutants are refused", "[check][mutation][cpu]") {
-  const int seeds = seeds_from_env(3);
+  const int seeds = seeds_from_env(kDefaultSeeds);
   int correct_runs = 0, false_failures = 0, mutants = 0, visible_mutants = 0, missed = 0;
   double worst_elem = 0, worst_norm = 0;
   for (const fs::path& graph_path : test_graphs()) {

@@ -66,7 +66,7 @@ std::vector<double> values(int64_t n, int seed) {
 
 TEST_CASE("padding: the decision", "[padding]") {
   // The large misaligned product pads by the estimate, the aligned one never does.
-  const PadPlan big = plan(shape(4095, 4097, 4093), PadMode::estimate);
+  const PadPlan big = plan(shape(4095, 4097, 4093), PadMode::automatic);
   INFO(big.why);
   CHECK(big.pad);
   // cuBLASLt's M and N are the graph's N and M (row-major C is computed as C^T).
@@ -76,11 +76,11 @@ TEST_CASE("padding: the decision", "[padding]") {
   CHECK(big.why.find("4097x4095x4093 -> 4104x4096x4096") != std::string::npos);
   CHECK(big.d.padded);
   CHECK(big.d.ld == 4104);
-  CHECK_FALSE(plan(shape(4096, 4096, 4096), PadMode::estimate).pad);
+  CHECK_FALSE(plan(shape(4096, 4096, 4096), PadMode::automatic).pad);
   CHECK_FALSE(plan(shape(4096, 4096, 4096), PadMode::always).pad);
   CHECK_FALSE(plan(shape(64, 96, 80), PadMode::always).pad);
   // Small misaligned products: copies cost more than they gain, unless forced.
-  CHECK_FALSE(plan(shape(127, 65, 33), PadMode::estimate).pad);
+  CHECK_FALSE(plan(shape(127, 65, 33), PadMode::automatic).pad);
   CHECK(plan(shape(127, 65, 33), PadMode::always).pad);
   CHECK_FALSE(plan(shape(4095, 4097, 4093), PadMode::never).pad);
   // f32 rows are 4 elements to 16 bytes.

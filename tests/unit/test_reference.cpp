@@ -20,11 +20,6 @@ using Inputs = std::map<std::string, std::vector<uint8_t>>;
 
 using test::Builder;
 
-int64_t storage_index(const Tensor& t, int64_t logical) {
-  if (t.rank() != 2 || t.layout == Layout::rowmajor) return logical;
-  return (logical % t.shape[1]) * t.shape[0] + logical / t.shape[1];
-}
-
 // Stored bytes of a tensor from its values in logical (row-major) order.
 std::vector<uint8_t> bytes_of(const Tensor& t, const std::vector<double>& logical) {
   std::vector<uint8_t> b(static_cast<size_t>(t.bytes()));

@@ -98,3 +98,39 @@ TEST_CASE("run_graph: a CPU run's checks per output, times, and a report that ca
 #else
 GEXEC_SKIPPED_TEST("run_graph: a CPU run's report", "[run-report][cpu]", GEXEC_NO_CPU_BACKEND)
 #endif
+
+TEST_CASE("--pad: one option read once, carried to selection, shown in the dry-run and the report", "[run-report][pad]") {
+  RunOptions opts;
+  opts.graph_path = gexec::test::source_path("graphs/gemm_misaligned.json");
+  opts.dry_run = true;
+  opts.arch = "sm_90";
+  auto notes_of = [](const RunReport& r) {
+    std::string all;
+    REQUIRE(r.kernels);
+    for (const KernelChoice& k : *r.kernels)
+      for (const std::string& n : k.notes) all += n + "\n";
+    return all;
+  };
+  opts.pad = "never";
+  const RunReport never = run_graph(opts);
+  REQUIRE(never.result == RunReport::Result::dry_run);
+  CHECK(never.kernel_options.pad == PadPolicy::never);
+  CHECK(notes_of(never).find("not padded (--pad never)") != std::string::npos);
+  opts.pad = "always";
+  const RunReport always = run_graph(opts);
+  CHECK(always.kernel_options.pad == PadPolicy::always);
+  CHECK(notes_of(always).find("padding (--pad always)") != std::string::npos);
+
+  opts.pad = "sideways";
+  const RunReport bad = run_graph(opts);
+  REQUIRE(bad.error);
+  CHECK(bad.exit_code() == Exit::bad_input);
+  CHECK(bad.error->message.find("--pad: unknown value \"sideways\"") != std::string::npos);
+  CHECK(parse_pad_policy("auto").ok());
+  CHECK_FALSE(parse_pad_policy("1").ok());
+
+  const auto cli = gexec::test::run_gexec("run '" + opts.graph_path + "' --dry-run --arch sm_90 --pad always");
+  CHECK(cli.status == 0);
+  CHECK(cli.output.find("options: --pad always") != std::string::npos);
+  CHECK(gexec::test::run_gexec("run '" + opts.graph_path + "' --dry-run --pad sideways").status == 2);
+}

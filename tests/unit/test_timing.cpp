@@ -68,7 +68,8 @@ class ScriptedDevice final : public Device {
   Status upload(void* dst, const void* src, size_t n) override { return std::memcpy(dst, src, n), Status(); }
   Status download(void* dst, const void* src, size_t n) override { return std::memcpy(dst, src, n), Status(); }
   Status poison(void* dst, size_t n) override { return std::memset(dst, 0xFF, n), Status(); }
-  Result<std::unique_ptr<Kernel>> make_kernel(const KernelDef&, const Graph&, const Op& op, const Binding&) override {
+  Result<std::unique_ptr<Kernel>> make_kernel(const KernelDef&, const Graph&, const Op& op, const Binding&,
+                                              const KernelOptions&) override {
     return std::unique_ptr<Kernel>(new ScriptedKernel(&runs[op.name]));
   }
   Status synchronize() override { return {}; }

@@ -1,4 +1,4 @@
-// The tuning cache file (src/exec/tuning_cache.cpp): a round trip, and caches from another
+// The tuning cache file (src/tune/tuning_cache.cpp): a round trip, and caches from another
 // device or version, or unreadable ones, ignored.
 #include "catch.hpp"
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "gexec/exec/tuning_cache.hpp"
+#include "gexec/tune/tuning_cache.hpp"
 
 using namespace gexec;
 

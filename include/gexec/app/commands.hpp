@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "gexec/app/run_report.hpp"
 #include "gexec/exec/timing.hpp"
+#include "gexec/ir/graph.hpp"
 #include "gexec/status.hpp"
 
 namespace gexec {
@@ -36,6 +38,12 @@ struct RunOptions {
   bool autotune = false;             // time the top cuBLASLt candidates per GEMM, keep the fastest that passes
   int autotune_top = 16;             // how many candidates --autotune times
   std::string tuning_cache;          // save and reload the tuned choices in this file
+  std::string pad = "auto";          // --pad: auto, never or always (parse_pad_policy)
+  // A graph built in memory (gexec gemm): run instead of reading graph_path, which then only
+  // names it in the report.
+  std::shared_ptr<const Graph> graph;
+  std::optional<int> algo;           // --algo N: every GEMM runs its N-th cuBLASLt candidate
+  std::string command_line;          // the command as typed, for the JSON report
   bool force = false;                // allow outputs to overwrite the run's own inputs (output_paths.hpp)
 };
 
@@ -61,6 +69,11 @@ Exit check_command(const CheckOptions& opts, std::ostream& out, std::ostream& er
 
 // `gexec validate FILE...`: "FILE: ok (N tensors, M ops)" on out, problems on err.
 Exit validate_command(const std::vector<std::string>& files, std::ostream& out, std::ostream& err);
+
+// A test aid for the binary's entry point: installs the CUDA backend's fault injection
+// (src/backends/cuda/fault.hpp) from `spec`, the value of GEXEC_FAULT. Nothing else reads that
+// variable. A bad spec is a bad_input error and injects nothing; without the CUDA backend, a no-op.
+Status install_test_faults(const std::string& spec);
 
 // `gexec kernels`: the kernel table.
 Exit kernels_command(std::ostream& out);

@@ -46,6 +46,10 @@ struct KernelChoice {
     std::string kernel, reason;
   };
   std::vector<Rejected> rejected;  // every kernel tried before it, and why it was turned down
+  // Once prepared: how many interchangeable implementations the kernel has (cuBLASLt's heuristic
+  // candidates), which one runs, and that one as the kernel describes it (empty: no description).
+  int variants = 0, variant = 0;
+  std::string algo;
 };
 
 struct PlacedBuffer {
@@ -97,6 +101,10 @@ struct RunTiming {
   TimingOptions options;  // as asked (iterations, warm-up)
   bool graph_used = false;
   double flops = 0, bytes = 0, tflops = 0, gbps = 0;
+  std::vector<double> samples;   // every sample (us per iteration), in the order timed
+  int rotating_sets = 1;         // operand sets rotated over (cold L2); 1: warm, on the run's buffers
+  bool cold_l2 = false;          // timed with a cold L2 cache: rotating sets, or one set larger than their size
+  std::string rotation_note;     // why cold-L2 timing was asked for but not done
   std::optional<double> peak_tflops, peak_pct;
   bool noisy = false;            // cv above kNoisyCv
   std::vector<OpTime> profile;   // with --profile: each op timed alone
@@ -129,6 +137,7 @@ struct RunReport {
   std::string printed_after;   // dry-run: the graph after the passes, printed
   std::string emitted_graph;   // --emit-graph: the file written
   std::optional<DeviceSummary> device;
+  KernelOptions kernel_options;  // what selection and preparation were given (--pad)
   std::optional<std::vector<KernelChoice>> kernels;
   std::optional<BufferSummary> buffers;
   std::optional<std::vector<std::string>> loaded_inputs;  // set once execution starts

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "gexec/exec/device.hpp"
 
@@ -28,5 +29,9 @@ Result<std::unique_ptr<Device>> open_cuda_device(int ordinal);
 
 // The capabilities of a device without opening a stream (for dry-runs on a GPU machine).
 Result<DeviceCaps> detect_cuda_caps(int ordinal);
+
+// A test aid: the faults the backend pretends to meet (src/backends/cuda/fault.hpp), in the
+// syntax of GEXEC_FAULT; empty turns them off. bad_input for a bad spec, which changes nothing.
+Status configure_cuda_faults(std::string_view spec);
 
 }  // namespace gexec

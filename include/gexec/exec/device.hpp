@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "gexec/exec/timing.hpp"
+#include "gexec/exec/tunable.hpp"
 #include "gexec/ir/graph.hpp"
 #include "gexec/kernels/kernel_def.hpp"
 #include "gexec/status.hpp"
+#include "gexec/verify/bound.hpp"
 
 namespace gexec {
-
-struct Binding;
 
 // One op bound to its buffers. Built once before the runs.
 class Kernel {
@@ -25,28 +25,17 @@ class Kernel {
   // Enqueues one execution on the device's stream. Never allocates or synchronises.
   virtual Status run() = 0;
 
-  // Optional, for autotuning: interchangeable implementations of the op (all within the output's
-  // tolerance), variant 0 being the default choice. Selected after prepare(), before run().
-  virtual int variant_count() const { return 1; }
-  virtual int selected_variant() const { return 0; }
-  virtual Status select_variant(int i) {
-    return i == 0 ? Status{} : runtime_error("this kernel has no variant " + std::to_string(i));
-  }
-  // A variant in words that identify it across processes (a tuning cache stores it).
-  virtual std::string variant_name(int i) const { return std::to_string(i); }
-  // What identifies the problem for a tuning cache (shape, dtypes, ...); empty: not cached.
-  virtual std::string signature() const { return {}; }
+  // The variant that runs, described for the report (cuBLASLt: algorithm id, tile, stages,
+  // split-K, swizzle, as cublasLtMatmulAlgoConfigGetAttribute reads them); empty: nothing to say.
+  virtual std::string algo_description() const { return {}; }
   // What the user should know about how the op runs, once prepared (e.g. why an epilogue was not
   // fused); empty when there is nothing to say.
   virtual std::string note() const { return {}; }
-  // Optional, for autotuning on rotating buffers: points the runs at other buffers for the op's
-  // operands (the same tensors' sizes, addresses aligned at least as the originals'). Operands
-  // that prepare() consumed (converted or padded constants) or fixed in a plan may keep their
-  // buffers. False, changing nothing, where the kernel cannot be rebound.
-  virtual bool rebind(const Binding& b) {
-    (void)b;
-    return false;
-  }
+  // The autotuner's handle on the kernel's variants; null when it has none to offer.
+  virtual Tunable* tunable() { return nullptr; }
+  // The arithmetic this kernel declares, once prepared (what it fused or fell back to decides
+  // it): the check's bound follows it (verify/bound.hpp). Default: f32 accumulation, nothing else.
+  virtual Precision precision() const { return {}; }
   // For buffers a caller owns (Executor::bind): points the runs at the given buffers for every
   // operand that is not fixed before the runs, exactly, with nothing kept from the old ones.
   // False, changing nothing, where the kernel cannot (an operand fixed before the runs moved, an
@@ -56,11 +45,6 @@ class Kernel {
     (void)b;
     return false;
   }
-};
-
-// The device addresses of an op's operands, in the op's input and output order.
-struct Binding {
-  std::vector<void*> inputs, outputs;
 };
 
 // One run captured once and launched as a whole (a CUDA graph), for a caller that runs the same
@@ -96,8 +80,10 @@ class Device {
   // Fills with 0xFF bytes (NaN in every dtype) so that unwritten output shows up in the check.
   virtual Status poison(void* dst, size_t bytes) = 0;
 
+  // Builds the kernel that implements `def` (by def.impl) for one op on its buffers; `options`
+  // are those the op's kernel was selected with.
   virtual Result<std::unique_ptr<Kernel>> make_kernel(const KernelDef& def, const Graph& g, const Op& op,
-                                                      const Binding& binding) = 0;
+                                                      const Binding& binding, const KernelOptions& options) = 0;
   // Waits for all enqueued work; reports any asynchronous failure.
   virtual Status synchronize() = 0;
 

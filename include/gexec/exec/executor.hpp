@@ -64,6 +64,10 @@ class Executor {
   // "op NAME: NOTE" for every kernel with a note (Kernel::note()), in op order.
   std::vector<std::string> notes() const;
 
+  // The union of what every kernel declares about its arithmetic (Kernel::precision()): the
+  // graph's check follows it.
+  Precision precision() const;
+
   const Graph& graph() const { return graph_; }
   Device& device() const { return device_; }
   size_t kernel_count() const { return kernels_.size(); }
@@ -82,6 +86,7 @@ class Executor {
   std::vector<size_t> run_ops_;                   // their op indexes
   std::vector<std::unique_ptr<Kernel>> once_;     // hoisted ops, kept alive with their buffers
   std::vector<const KernelDef*> defs_;            // per op: its kernel, to build it again
+  KernelOptions options_;                         // what the kernels were selected and built with
   std::vector<void*> bound_;                      // per tensor: the caller's buffer, or null
   std::vector<std::vector<size_t>> users_;        // per tensor: the kernels (k) reading or writing it
   std::vector<std::string> unbindable_;           // per tensor: why it cannot be bound, or empty

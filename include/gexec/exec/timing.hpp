@@ -19,6 +19,11 @@ struct TimingOptions {
   double warmup_ms = 0;     // and/or untimed iterations until this much time has passed
   bool cuda_graph = true;   // capture one run as a CUDA graph and replay it, where it can be captured
   bool profile = false;     // also time each op on its own
+  // iters counts iterations (gexec run and gemm): samples of up to the calibrated batch, at least
+  // kMinSamples of them where iters allows; false: iters counts samples (the autotuner's way).
+  bool count_iterations = false;
+  double duration_s = 0;    // keep taking samples (in rounds of `iters`) until this many seconds of them
+  int64_t rotate_bytes = 0; // > 0: rotate over operand sets of this many bytes in all (cold L2)
   TimingInfo* info = nullptr;  // where given, Device::time_runs writes what it did here
 };
 
@@ -31,6 +36,9 @@ struct TimingStats {
 
 TimingStats summarize(std::vector<double> micros);
 
+// The pct-th percentile (0 to 100) of the values, interpolated as summarize() does; 0 when empty.
+double percentile(std::vector<double> micros, double pct);
+
 // A timed sample lasts at least this long: a single launch of a tiny graph is shorter than
 // the events' resolution and jitter, so such graphs are timed in batches.
 constexpr double kMinSampleMicros = 100;
@@ -38,6 +46,15 @@ constexpr double kMinSampleMicros = 100;
 // 1 at or above kMinSampleMicros, else enough to reach it (at most kMaxReps).
 constexpr int kMaxReps = 10000;
 int reps_for_sample(double micros_per_iter);
+
+// How a timer spends opts.iters once calibrated to `reps` iterations a sample: with
+// count_iterations, batches of at most reps and at most iters / kMinSamples iterations (at least
+// one), as many samples as make up iters; otherwise iters samples of reps.
+constexpr int kMinSamples = 10;
+struct SamplePlan {
+  int reps = 1, samples = 0;
+};
+SamplePlan plan_samples(const TimingOptions& opts, int reps);
 
 // Above this coefficient of variation the report warns that the timings are noisy.
 constexpr double kNoisyCv = 0.10;

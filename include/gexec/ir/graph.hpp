@@ -20,7 +20,7 @@ struct Graph {
   std::vector<Op> ops;  // in an order where every op comes after the producers of its inputs
   std::vector<TensorId> outputs;
 
-  TensorId find_tensor(std::string_view name) const;  // kNone when absent; linear: build a NameIndex for many
+  TensorId find_tensor(std::string_view name) const;  // kNone when absent; a linear search
   const Tensor& tensor(TensorId id) const { return tensors[static_cast<size_t>(id)]; }
   Tensor& tensor(TensorId id) { return tensors[static_cast<size_t>(id)]; }
   TensorId add_tensor(Tensor t);

@@ -43,4 +43,15 @@ struct Tensor {
   bool operator==(const Tensor&) const = default;
 };
 
+// Where logical (row-major) element `logical` of a rows x cols colmajor matrix is stored.
+inline int64_t colmajor_index(int64_t logical, int64_t rows, int64_t cols) {
+  return (logical % cols) * rows + logical / cols;
+}
+
+// Where logical element `logical` of t is stored: itself, except in a colmajor rank-2 tensor.
+inline int64_t storage_index(const Tensor& t, int64_t logical) {
+  if (t.rank() != 2 || t.layout != Layout::colmajor) return logical;
+  return colmajor_index(logical, t.shape[0], t.shape[1]);
+}
+
 }  // namespace gexec

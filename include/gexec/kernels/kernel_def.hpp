@@ -8,6 +8,7 @@
 
 #include "gexec/ir/graph.hpp"
 #include "gexec/kernels/device_caps.hpp"
+#include "gexec/status.hpp"
 
 namespace gexec {
 
@@ -25,8 +26,35 @@ struct Verdict {
   bool ok() const { return rejected.empty(); }
 };
 
+// --pad: whether the cuBLASLt GEMM copies operands with misaligned rows into padded buffers.
+// automatic decides by a cost estimate; never and always are for measuring both ways and tests.
+enum class PadPolicy : uint8_t { automatic, never, always };
+std::string_view pad_policy_name(PadPolicy p);  // "auto", "never", "always"
+// bad_input naming the values allowed when `name` is none of them.
+Result<PadPolicy> parse_pad_policy(std::string_view name);
+
+// The user's switches that selection and the kernels' preparation both read: given to
+// select_kernels, kept in the Selection, and handed by the executor to Device::make_kernel.
+struct KernelOptions {
+  PadPolicy pad = PadPolicy::automatic;
+};
+
+// The code that implements a declaration: each backend's Device::make_kernel switches on it in
+// one place. One value per kernel family (a family may serve several op types and dtypes); a
+// new kernel of an existing family needs no new value.
+enum class KernelImpl : uint8_t {
+  none,              // a declaration for tests (no backend builds it)
+  cublaslt_gemm,     // src/backends/cuda/cublaslt_gemm.cpp
+  cuda_elementwise,  // src/backends/cuda/elementwise.cu
+  cuda_fused_elementwise,  // src/backends/cuda/fused_elementwise.cu (FUSED_ELEMENTWISE groups)
+  cpu_gemm,          // src/backends/cpu/cpu_gemm.cpp
+  cpu_elementwise,   // src/backends/cpu/cpu_elementwise.cpp
+  cpu_fused_elementwise,   // src/backends/cpu/cpu_fused.cpp (FUSED_ELEMENTWISE groups)
+};
+
 struct KernelDef {
-  std::string name;  // e.g. "cublaslt.gemm_bias_act"
+  std::string name;  // e.g. "cublaslt.gemm_bias_act"; for people and reports, never dispatched on
+  KernelImpl impl = KernelImpl::none;
   OpType op = OpType::MATMUL;
   Backend backend = Backend::cuda;
   int priority = 0;  // higher is tried first among a backend's kernels for one op type
@@ -40,7 +68,7 @@ struct KernelDef {
   int min_cc = 0;           // CUDA compute capability needed, e.g. 80; 0 for none
   std::string summary;
   // What the fields cannot express; may also add notes. Unset means accept.
-  std::function<Verdict(const Graph&, const Op&, const DeviceCaps&)> check;
+  std::function<Verdict(const Graph&, const Op&, const DeviceCaps&, const KernelOptions&)> check;
 };
 
 }  // namespace gexec

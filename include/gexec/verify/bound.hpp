@@ -2,6 +2,7 @@
 // element and normwise, built from the roundings that really happen (docs in README "The check").
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -18,6 +19,24 @@ struct Precision {
   // f32 operands rounded to TF32 (11 significant bits, round to nearest) before the products:
   // cuBLASLt's CUBLAS_COMPUTE_32F_FAST_TF32. f16 and bf16 operands are exact in TF32.
   bool tf32 = false;
+  // GELU's tanh evaluated approximately, with a relative error of at most gelu_tanh_rel of tanh
+  // (0: tanhf / erff, within f32 ulps, as the reference's own kGeluF32Ulps term covers).
+  // cuBLASLt's GELU / GELU_BIAS epilogues declare it (cuda::kCublasLtGeluTanhRel).
+  double gelu_tanh_rel = 0;
+  // The product (alpha * accumulator) rounded to the output dtype once before its bias and
+  // activation are applied, a rounding the graph's single GEMM_BIAS_ACT does not have: the
+  // unfused fallback (product stored, then a separate bias / activation kernel) and cuBLASLt's
+  // GELU epilogues declare it.
+  bool product_rounded = false;
+
+  // The union of two declarations: a graph's bound follows every kernel that ran in it.
+  Precision& merge(const Precision& o) {
+    accumulate_u = std::max(accumulate_u, o.accumulate_u);
+    tf32 = tf32 || o.tf32;
+    gelu_tanh_rel = std::max(gelu_tanh_rel, o.gelu_tanh_rel);
+    product_rounded = product_rounded || o.product_rounded;
+    return *this;
+  }
 };
 
 // Unit roundoff (half an ulp, relative) of a dtype: 2^-p for a p-bit significand.
@@ -83,6 +102,19 @@ constexpr double kGeluF32Ulps = 4.0;
 inline double gelu_eval_var(double x) {
   const double e = kGeluF32Ulps * 0x1p-24 * std::fabs(x);
   return e * e / 3;
+}
+
+// GELU through an approximate tanh (Precision::gelu_tanh_rel = r): tanh(u) is off by at most
+// r |tanh(u)|, so 0.5 x (1 + tanh(u)) by at most E = 0.5 |x| |tanh(u)| r, which near the
+// cancellation 1 + tanh(u) (x well below 0) is large against the result. The error is a
+// deterministic function of u, the same sign over many elements, not a random rounding: it is
+// carried as variance E^2 (not E^2 / 3), so that the normwise rule allows it at its worst in
+// every element at once, and the per-element kTail sigmas cover E with room. 0 when r is 0.
+inline double approx_gelu_var(double x, double r) {
+  if (r == 0) return 0.0;
+  const double c = 0.7978845608028654;  // sqrt(2 / pi)
+  const double e = 0.5 * std::fabs(x) * std::fabs(std::tanh(c * (x + 0.044715 * x * x * x))) * r;
+  return e * e;
 }
 
 // Per element: |got - ref| <= atol + kOutputUlps * ulp(ref) + kTail * sqrt(var).

@@ -1,4 +1,4 @@
-// The declarations of the CPU kernels (cpu_gemm.cpp, cpu_elementwise.cpp). Compiled into the
+// The declarations of the CPU kernels (cpu_gemm.cpp, cpu_elementwise.cpp, cpu_fused.cpp). Compiled into the
 // core without BLAS headers, so that the table and dry-runs need no OpenBLAS.
 #include <climits>
 #include <string>
@@ -10,14 +10,10 @@ namespace gexec {
 namespace {
 
 // Accepts every product whose shapes agree and whose sizes fit cblas_sgemm's int arguments.
-Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
+Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&, const KernelOptions&) {
   Verdict v;
-  std::string why;
-  const auto s = gemm_shape(g, op, &why);
-  if (!s) {
-    v.rejected = why;
-    return v;
-  }
+  const auto s = accepted_gemm_shape(g, op, v);
+  if (!s) return v;
   if (s->m > INT_MAX || s->n > INT_MAX || s->k > INT_MAX) {
     v.rejected = "M, N or K beyond cblas_sgemm's 32-bit sizes";
     return v;
@@ -43,17 +39,11 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
 }  // namespace
 
 std::vector<KernelDef> cpu_kernel_defs() {
-  const std::vector<DType> all = {DType::f16, DType::bf16, DType::f32};
-  auto def = [&](std::string name, OpType op, size_t inputs, std::string summary) {
-    KernelDef d;
-    d.name = std::move(name);
-    d.op = op;
-    d.backend = Backend::cpu;
-    d.priority = 10;
-    d.inputs.assign(inputs, all);
-    d.outputs = all;
+  auto def = [](std::string name, OpType op, size_t inputs, std::string summary) {
+    const bool gemm = op == OpType::MATMUL || op == OpType::GEMM_BIAS_ACT;
+    KernelDef d = declare_kernel(std::move(name), op, Backend::cpu, gemm ? KernelImpl::cpu_gemm : KernelImpl::cpu_elementwise,
+                                 10, inputs, std::move(summary));
     d.colmajor = true;  // operands are read by logical element, or mapped onto BLAS transposes
-    d.summary = std::move(summary);
     return d;
   };
   KernelDef gemm = def("cpu.gemm_bias_act", OpType::GEMM_BIAS_ACT, 4,
@@ -65,6 +55,7 @@ std::vector<KernelDef> cpu_kernel_defs() {
   KernelDef fused = def("cpu.fused_elementwise", OpType::FUSED_ELEMENTWISE, size_t(kGroupMaxInputs),
                         "the group's steps per element in f32, each rounded to its dtype; one read of each input, "
                         "one write of each output; threaded");
+  fused.impl = KernelImpl::cpu_fused_elementwise;
   fused.colmajor = false;
   KernelDef matmul = def("cpu.matmul", OpType::MATMUL, 2, "C = alpha * op(A) op(B): OpenBLAS cblas_sgemm");
   matmul.transposes = matmul.batched = true;

@@ -86,19 +86,20 @@ class CpuDevice final : public Device {
   }
 
   Result<std::unique_ptr<Kernel>> make_kernel(const KernelDef& def, const Graph& g, const Op& op,
-                                              const Binding& binding) override {
+                                              const Binding& binding, const KernelOptions&) override {
     if (def.backend != Backend::cpu || def.op != op.type)
       return bad_input("kernel " + def.name + " cannot run op " + op.name + " on the CPU");
     for (const void* p : binding.inputs)
       if (!p) return bad_input("op " + op.name + ": an input is not bound");
     for (const void* p : binding.outputs)
       if (!p) return bad_input("op " + op.name + ": the output is not bound");
-    if (def.name == "cpu.gemm_bias_act" || def.name == "cpu.matmul") return cpu::make_gemm_kernel(g, op, binding);
-    if (def.name == "cpu.bias_add" || def.name == "cpu.add" || def.name == "cpu.relu" || def.name == "cpu.gelu" ||
-        def.name == "cpu.cast" || def.name == "cpu.mul" || def.name == "cpu.silu")
-      return cpu::make_elementwise_kernel(g, op, binding);
-    if (def.name == "cpu.fused_elementwise") return cpu::make_fused_kernel(g, op, binding);
-    return bad_input("no CPU kernel named " + def.name);
+    switch (def.impl) {
+      case KernelImpl::cpu_gemm: return cpu::make_gemm_kernel(g, op, binding);
+      case KernelImpl::cpu_elementwise: return cpu::make_elementwise_kernel(g, op, binding);
+      case KernelImpl::cpu_fused_elementwise: return cpu::make_fused_kernel(g, op, binding);
+      default: break;
+    }
+    return bad_input("kernel " + def.name + " has no CPU implementation");
   }
 
   // Kernels run to completion inside run(): nothing is ever pending.

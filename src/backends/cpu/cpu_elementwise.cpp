@@ -14,7 +14,7 @@ struct Operand {
   DType dtype = DType::f32;
   int64_t rows = 0, cols = 0;
   bool colmajor = false;
-  int64_t at(int64_t l) const { return colmajor ? (l % cols) * rows + l / cols : l; }
+  int64_t at(int64_t l) const { return colmajor ? colmajor_index(l, rows, cols) : l; }
   float load(int64_t l) const { return load_as_float(data, dtype, at(l)); }
 };
 
@@ -26,7 +26,6 @@ Operand operand(const Tensor& t, void* data) {
   if (o.colmajor) o.rows = t.shape[0], o.cols = t.shape[1];
   return o;
 }
-
 
 class ElementwiseKernel final : public Kernel {
  public:

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cpu_kernels.hpp"
+#include "cpu_math.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 
 namespace gexec::cpu {
@@ -63,7 +64,7 @@ void store(void* dst, int64_t i, float v) {
 template <Act A>
 float activate(float v) {
   if constexpr (A == Act::relu) return v < 0 ? 0.0f : v;  // NaN passes through
-  if constexpr (A == Act::gelu) return 0.5f * v * (1.0f + std::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+  if constexpr (A == Act::gelu) return gelu_tanh(v);
   return v;
 }
 
@@ -131,13 +132,15 @@ class GemmKernel final : public Kernel {
 
   // The constant operands were converted once from their buffers: those may not move.
   bool move_operands(const Binding& b) override {
-    if (b.inputs.size() < (s_.has_bias ? 3u : 2u) || b.outputs.size() != 1) return false;
+    const size_t inputs = 2u + (s_.has_bias ? 1u : 0u) + (res_ ? 1u : 0u);
+    if (b.inputs.size() != inputs || b.outputs.size() != 1) return false;
     auto movable = [](const Source& src, const void* p) { return !src.constant || src.data == p; };
     if (!movable(a_, b.inputs[0]) || !movable(b_, b.inputs[1]) || (s_.has_bias && !movable(bias_, b.inputs[2])))
       return false;
     a_.data = b.inputs[0];
     b_.data = b.inputs[1];
     if (s_.has_bias) bias_.data = b.inputs[2];
+    if (res_) res_ = b.inputs.back();  // read in every run
     c_ = b.outputs[0];
     return true;
   }

@@ -47,12 +47,13 @@ Result<std::vector<double>> time_on_host(const std::function<Status()>& enqueue,
     const double want = std::ceil(2 * kMinSampleMicros / std::max(per_iter_us, 0.01));
     n = std::min<int64_t>(kMaxReps, std::max<int64_t>(2 * n, int64_t(want)));
   }
-  const int reps = reps_for_sample(per_iter_us);
+  const SamplePlan plan = plan_samples(opts, reps_for_sample(per_iter_us));
+  const int reps = plan.reps;
   const double warm_ms = us_between(warm_start, Clock::now()) / 1000.0;
 
   std::vector<double> samples;
-  samples.reserve(size_t(opts.iters));
-  for (int i = 0; i < opts.iters; ++i) {
+  samples.reserve(size_t(plan.samples));
+  for (int i = 0; i < plan.samples; ++i) {
     const auto t0 = Clock::now();
     GEXEC_TRY(run_n(enqueue, reps));
     samples.push_back(us_between(t0, Clock::now()) / double(reps));

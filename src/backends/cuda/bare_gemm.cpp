@@ -1,3 +1,4 @@
+// The bare cuBLASLt product (bare_gemm.hpp): descriptors, layouts and the heuristic's first choice.
 #include "bare_gemm.hpp"
 
 namespace gexec::cuda {

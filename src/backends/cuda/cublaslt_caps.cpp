@@ -16,14 +16,10 @@ std::string name(DType t) { return std::string(dtype_name(t)); }
 std::string when(bool once) { return once ? "once, before the runs" : "in every run"; }
 
 // Accepts every product whose shapes agree; the notes say what runs beyond the one cuBLASLt call.
-Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
+Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&, const KernelOptions& options) {
   Verdict v;
-  std::string why;
-  const auto shape = gemm_shape(g, op, &why);
-  if (!shape) {
-    v.rejected = why;
-    return v;
-  }
+  const auto shape = accepted_gemm_shape(g, op, v);
+  if (!shape) return v;
   if (shape->batch > INT32_MAX) {
     v.rejected = "batch " + std::to_string(shape->batch) + " is beyond cuBLASLt's 32-bit batch count";
     return v;
@@ -76,7 +72,7 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
                       "there; a separate kernel adds the bias" +
                       std::string(act != Act::none ? " and the activation" : "") + " after the product");
   const bool a_once = fixed_before_runs(g, op.inputs[0]), b_once = fixed_before_runs(g, op.inputs[1]);
-  const auto pad = cuda::plan_padding(view, types, epi, a_once, b_once, cuda::pad_mode_from_env());
+  const auto pad = cuda::plan_padding(view, types, epi, a_once, b_once, options.pad);
   if (shape->has_residual && pad.pad)
     v.notes.push_back("misaligned rows, not padded (a residual read as C is not padded)");
   else if (pad.why.rfind("rows aligned", 0) != 0)
@@ -85,15 +81,8 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&) {
 }
 
 KernelDef gemm_def(std::string kernel_name, OpType op, std::string summary) {
-  const std::vector<DType> all = {DType::f16, DType::bf16, DType::f32};
-  KernelDef d;
-  d.name = std::move(kernel_name);
-  d.op = op;
-  d.backend = Backend::cuda;
-  d.priority = 100;
-  d.inputs = op == OpType::GEMM_BIAS_ACT ? std::vector<std::vector<DType>>{all, all, all, all}
-                                         : std::vector<std::vector<DType>>{all, all};
-  d.outputs = all;
+  KernelDef d = declare_kernel(std::move(kernel_name), op, Backend::cuda, KernelImpl::cublaslt_gemm, 100,
+                               op == OpType::GEMM_BIAS_ACT ? 4 : 2, std::move(summary));
   d.colmajor = true;
   d.transposes = true;
   d.batched = true;
@@ -102,7 +91,6 @@ KernelDef gemm_def(std::string kernel_name, OpType op, std::string summary) {
   d.align_bytes = 16;
   // bf16 tensor cores (and the bf16 GEMMs cuBLASLt offers) start with Ampere, sm_80.
   d.min_cc = 80;
-  d.summary = std::move(summary);
   d.check = check_gemm;
   return d;
 }

@@ -73,7 +73,8 @@ uint64_t algo_attr(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAtt
 }  // namespace
 
 Result<std::unique_ptr<CublasLtGemm>> CublasLtGemm::create(CudaDevice& device, const KernelDef& def,
-                                                           const Graph& g, const Op& op, const Binding& binding) {
+                                                           const Graph& g, const Op& op, const Binding& binding,
+                                                           const KernelOptions& options) {
   if (op.type != OpType::MATMUL && op.type != OpType::GEMM_BIAS_ACT)
     return runtime_error("kernel " + def.name + " cannot run " + std::string(op_type_name(op.type)));
   std::string why;
@@ -85,6 +86,7 @@ Result<std::unique_ptr<CublasLtGemm>> CublasLtGemm::create(CudaDevice& device, c
   std::unique_ptr<CublasLtGemm> k(new CublasLtGemm());
   k->device_ = &device;
   k->op_name_ = op.name;
+  k->pad_policy_ = options.pad;
   k->shape_ = *shape;
   k->view_ = gemm_view(*shape);
   k->a_t_ = g.tensor(op.inputs[0]).dtype;
@@ -130,6 +132,18 @@ std::string CublasLtGemm::describe() const {
          std::to_string(view_.m) + "x" + std::to_string(view_.n) + " ld " + std::to_string(view_.ld_d) +
          (view_.batch > 1 ? " x" + std::to_string(view_.batch) : "") + ", op(X) " + (view_.x.trans ? "T" : "N") +
          " op(Y) " + (view_.y.trans ? "T" : "N");
+}
+
+Precision CublasLtGemm::precision() const {
+  Precision p;
+  p.tf32 = types_.tf32();
+  const bool epilogue_work = shape_.has_bias || act_ != Act::none;
+  if (!fused_ && epilogue_work) p.product_rounded = true;
+  if (fused_ && act_ == Act::gelu) {
+    p.gelu_tanh_rel = kCublasLtGeluTanhRel;
+    p.product_rounded = true;
+  }
+  return p;
 }
 
 Status CublasLtGemm::build(bool fuse, bool* refused) {
@@ -240,7 +254,7 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
 }
 
 std::string CublasLtGemm::variant_name(int i) const {
-  if (i < 0 || i >= candidate_count()) return "none";
+  if (i < 0 || i >= variant_count()) return "none";
   const cublasLtMatmulAlgo_t& algo = candidates_[size_t(i)].algo;
   auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr) { return algo_attr(algo, attr); };
   return "algo " + std::to_string(int32_t(get(CUBLASLT_ALGO_CONFIG_ID))) +
@@ -305,7 +319,7 @@ Status CublasLtGemm::prepare() {
   if (types_.convert_out) GEXEC_TRY(scratch(d_scratch_, c_n, types_.d));
   if (epi_.convert_bias) GEXEC_TRY(scratch(bias_conv_, s.n, types_.d));
 
-  pad_ = plan_padding(view_, types_, epi_, a_ready_, b_ready_, pad_mode_from_env());
+  pad_ = plan_padding(view_, types_, epi_, a_ready_, b_ready_, pad_policy_);
   if (pad_.pad && res_) {
     // C would need a padded copy of R in every run: the copy costs what padding wins.
     pad_.pad = false;
@@ -377,7 +391,7 @@ bool CublasLtGemm::move_operands(const Binding& b) {
     return !fixed && alignment(now, 0, 1) >= alignment(was, 0, 1);
   };
   if (!fits(b.inputs[0], a_, a_ready_) || !fits(b.inputs[1], b_, b_ready_) || !fits(b.outputs[0], c_, false) ||
-      (bias && !fits(b.inputs[2], bias_, bias_ready_)))
+      (bias && !fits(b.inputs[2], bias_, bias_ready_)) || (res_ && !fits(b.inputs.back(), res_, false)))
     return false;
   if (bias && b.inputs[2] != bias_ && fused_ && !bias_pad_.get() && !epi_.convert_bias) {
     // The epilogue reads the bias itself: its address is in the descriptor.
@@ -386,14 +400,15 @@ bool CublasLtGemm::move_operands(const Binding& b) {
   a_ = b.inputs[0];
   b_ = b.inputs[1];
   if (bias) bias_ = b.inputs[2];
+  if (res_) res_ = b.inputs.back();  // read each run, as C or converted into D
   c_ = b.outputs[0];
   return true;
 }
 
-Status CublasLtGemm::select_candidate(int i) {
-  if (i < 0 || i >= candidate_count())
+Status CublasLtGemm::select_variant(int i) {
+  if (i < 0 || i >= variant_count())
     return runtime_error("op " + op_name_ + ": no cuBLASLt candidate " + std::to_string(i) + " (there are " +
-                         std::to_string(candidate_count()) + ")");
+                         std::to_string(variant_count()) + ")");
   chosen_ = i;
   return {};
 }
@@ -433,8 +448,8 @@ Status CublasLtGemm::run() {
 }
 
 Result<std::unique_ptr<Kernel>> make_cublaslt_gemm(CudaDevice& device, const KernelDef& def, const Graph& g,
-                                                   const Op& op, const Binding& binding) {
-  auto k = CublasLtGemm::create(device, def, g, op, binding);
+                                                   const Op& op, const Binding& binding, const KernelOptions& options) {
+  auto k = CublasLtGemm::create(device, def, g, op, binding, options);
   if (!k) return k.error();
   return std::unique_ptr<Kernel>(std::move(*k));
 }

@@ -15,10 +15,19 @@
 
 namespace gexec::cuda {
 
-class CublasLtGemm final : public Kernel {
+// The relative error of the tanh in cuBLASLt's GELU / GELU_BIAS epilogues. They evaluate the
+// tanh form with the hardware's approximate tanh (PTX tanh.approx.f32: a maximum relative error
+// of about 2^-10.99 of tanh over its range); 2^-10 leaves a factor of about 2 for the roundings of
+// its argument's cubic around it. Measured on the H200 (cuBLASLt 13.1): the f32-output GELU runs
+// failed the normwise rule by a systematic error of this kind (max_abs 5e-6, near x = -0.24, a
+// relative tanh error of about 2^-12), and f16 outputs near 1 + tanh(u) -> 0 were off by 1e-4.
+constexpr double kCublasLtGeluTanhRel = 0x1p-10;
+
+class CublasLtGemm final : public Kernel, public Tunable {
  public:
   static Result<std::unique_ptr<CublasLtGemm>> create(CudaDevice& device, const KernelDef& def, const Graph& g,
-                                                      const Op& op, const Binding& binding);
+                                                      const Op& op, const Binding& binding,
+                                                      const KernelOptions& options = {});
   ~CublasLtGemm() override;
 
   // Allocates the scratch buffers, converts what is fixed before the runs, builds the
@@ -28,21 +37,26 @@ class CublasLtGemm final : public Kernel {
   Status run() override;
 
   // Why the bias and activation are not in the epilogue; empty when they are (or there are none).
-  std::string fallback_reason() const { return fallback_reason_; }
   std::string note() const override { return fallback_reason_; }
   bool fused() const { return fused_; }
+  Tunable* tunable() override { return this; }
+  // What the bound must allow for the way this product runs, once prepared (verify/bound.hpp):
+  // - TF32 products for f32 operands;
+  // - unfused (refused epilogue, colmajor C): the product is stored in C's dtype and a separate
+  //   kernel adds the bias / applies the activation in f32, one rounding more than the graph's
+  //   GEMM_BIAS_ACT; that kernel's GELU is tanh-form through expf, within f32 ulps;
+  // - the fused GELU epilogues: the approximate tanh above, and the product rounded to C's dtype
+  //   before the bias (seen on the H200: errors of about ulp(product) where product + bias cancels,
+  //   only with GELU; the BIAS and RELU_BIAS epilogues add the bias to the f32 accumulator).
+  Precision precision() const override;
 
-  // The heuristic's candidates for autotuning: the first is used unless another is selected.
-  int candidate_count() const { return int(candidates_.size()); }
-  int selected_candidate() const { return chosen_; }
-  Status select_candidate(int i);
-  const std::vector<cublasLtMatmulHeuristicResult_t>& candidates() const { return candidates_; }
-  // The Kernel's autotuning interface over the candidates above.
-  int variant_count() const override { return candidate_count(); }
+  // Tunable, over the heuristic's candidates: the first is used unless another is selected.
+  int variant_count() const override { return int(candidates_.size()); }
   int selected_variant() const override { return chosen_; }
-  Status select_variant(int i) override { return select_candidate(i); }
+  Status select_variant(int i) override;
   // The candidate's algorithm configuration (id, tile, stages, split-K, ...): what reloads it.
   std::string variant_name(int i) const override;
+  std::string algo_description() const override { return variant_name(chosen_); }
   std::string signature() const override { return signature_; }
   // A and C (and B) move to the given buffers; the bias keeps its own, whose address (or that of
   // its converted or padded copy) is part of the cuBLASLt descriptor.
@@ -53,9 +67,6 @@ class CublasLtGemm final : public Kernel {
   bool move_operands(const Binding& b) override;
   // Whether the operands are copied into buffers with 16-byte rows (gemm_padding.hpp), and why.
   const PadPlan& padding() const { return pad_; }
-
-  const GemmShape& shape() const { return shape_; }
-  const GemmView& view() const { return view_; }
 
  private:
   CublasLtGemm() = default;
@@ -109,12 +120,13 @@ class CublasLtGemm final : public Kernel {
   std::vector<cublasLtMatmulHeuristicResult_t> candidates_;
   int chosen_ = 0;
   std::string signature_;
+  PadPolicy pad_policy_ = PadPolicy::automatic;  // --pad, as the op was selected with
   PadPlan pad_;
   DeviceMemory x_pad_, y_pad_, d_pad_;  // padded X, Y and D (allocated only when padded)
   DeviceMemory bias_pad_;               // the bias, zero-padded to D's padded rows
 };
 
 Result<std::unique_ptr<Kernel>> make_cublaslt_gemm(CudaDevice& device, const KernelDef& def, const Graph& g,
-                                                   const Op& op, const Binding& binding);
+                                                   const Op& op, const Binding& binding, const KernelOptions& options);
 
 }  // namespace gexec::cuda

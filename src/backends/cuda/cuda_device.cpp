@@ -67,9 +67,6 @@ Result<DeviceCaps> read_caps(int ordinal) {
   return c;
 }
 
-// Whether an op's kernel is cuBLASLt's (by the name its declaration gives it).
-bool is_cublaslt(const KernelDef& def) { return def.name.rfind("cublaslt.", 0) == 0; }
-
 }  // namespace
 
 Result<std::unique_ptr<CudaDevice>> CudaDevice::open(int ordinal) {
@@ -214,12 +211,16 @@ Status CudaDevice::poison(void* dst, size_t bytes) {
 }
 
 Result<std::unique_ptr<Kernel>> CudaDevice::make_kernel(const KernelDef& def, const Graph& g, const Op& op,
-                                                        const Binding& binding) {
-  if (def.backend != Backend::cuda)
-    return runtime_error("kernel " + def.name + " is not a CUDA kernel");
-  if (is_cublaslt(def)) return make_cublaslt_gemm(*this, def, g, op, binding);
-  if (is_fused_elementwise_kernel(def)) return make_fused_elementwise_kernel(def, g, op, binding, stream());
-  return make_elementwise_kernel(def, g, op, binding, stream());
+                                                        const Binding& binding, const KernelOptions& options) {
+  if (def.backend != Backend::cuda || def.op != op.type)
+    return runtime_error("kernel " + def.name + " cannot run op " + op.name + " on CUDA");
+  switch (def.impl) {
+    case KernelImpl::cublaslt_gemm: return make_cublaslt_gemm(*this, def, g, op, binding, options);
+    case KernelImpl::cuda_elementwise: return make_elementwise_kernel(def, g, op, binding, stream());
+    case KernelImpl::cuda_fused_elementwise: return make_fused_elementwise_kernel(def, g, op, binding, stream());
+    default: break;
+  }
+  return runtime_error("kernel " + def.name + " has no CUDA implementation");
 }
 
 Status CudaDevice::synchronize() {

@@ -29,7 +29,7 @@ class CudaDevice final : public Device {
   Status download(void* dst, const void* src, size_t bytes) override;
   Status poison(void* dst, size_t bytes) override;
   Result<std::unique_ptr<Kernel>> make_kernel(const KernelDef& def, const Graph& g, const Op& op,
-                                              const Binding& binding) override;
+                                              const Binding& binding, const KernelOptions& options) override;
   Status synchronize() override;
   Result<std::vector<double>> time_runs(const std::function<Status()>& enqueue, const TimingOptions& opts,
                                         bool* graph_used) override;

@@ -166,20 +166,22 @@ Result<std::vector<double>> time_on_stream(cudaStream_t stream, const std::funct
     const double want = std::ceil(2 * kMinSampleMicros / std::max(per_iter_us, 0.01));
     n = std::min<int64_t>(kMaxReps, std::max<int64_t>(2 * n, int64_t(want)));
   }
-  const int reps = reps_for_sample(per_iter_us);
+  // plan.samples <= opts.iters: the events made in the set-up suffice.
+  const SamplePlan plan = plan_samples(opts, reps_for_sample(per_iter_us));
+  const int reps = plan.reps;
   const double warm_ms = ms_since(warm_start);
 
   // 4. The timed loop.
   GEXEC_CUDA_TRY(cudaEventRecord(marks[0].get(), stream));
-  for (int i = 0; i < opts.iters; ++i) {
+  for (int i = 0; i < plan.samples; ++i) {
     for (int r = 0; r < reps; ++r) GEXEC_TRY(launch());
     GEXEC_CUDA_TRY(cudaEventRecord(marks[size_t(i) + 1].get(), stream));
   }
   GEXEC_CUDA_TRY(cudaStreamSynchronize(stream));
 
   std::vector<double> samples;
-  samples.reserve(size_t(opts.iters));
-  for (int i = 0; i < opts.iters; ++i) {
+  samples.reserve(size_t(plan.samples));
+  for (int i = 0; i < plan.samples; ++i) {
     auto us = elapsed_us(marks[size_t(i)], marks[size_t(i) + 1]);
     if (!us) return us.error();
     samples.push_back(*us / double(reps));

@@ -7,19 +7,12 @@
 namespace gexec {
 
 std::vector<KernelDef> cuda_elementwise_kernel_defs() {
-  const std::vector<DType> all = {DType::f16, DType::bf16, DType::f32};
-  auto def = [&](std::string name, OpType op, size_t inputs, std::string summary) {
-    KernelDef d;
-    d.name = std::move(name);
-    d.op = op;
-    d.backend = Backend::cuda;
-    d.priority = 10;
-    d.inputs.assign(inputs, all);
-    d.outputs = all;
+  auto def = [](std::string name, OpType op, size_t inputs, std::string summary) {
+    KernelDef d = declare_kernel(std::move(name), op, Backend::cuda, KernelImpl::cuda_elementwise, 10, inputs,
+                                 std::move(summary));
     d.colmajor = true;  // each operand is read by its logical element, whatever its layout
     d.min_cc = 70;
     d.align_bytes = 0;  // 16-byte vector accesses only where the buffers allow them
-    d.summary = std::move(summary);
     return d;
   };
   return {
@@ -28,6 +21,8 @@ std::vector<KernelDef> cuda_elementwise_kernel_defs() {
       def("cuda.relu", OpType::RELU, 1, "Y = max(X, 0)"),
       def("cuda.gelu", OpType::GELU, 1, "Y = GELU(X), tanh or erf form, in f32"),
       def("cuda.cast", OpType::CAST, 1, "Y = X converted to Y's dtype, round to nearest even"),
+      def("cuda.mul", OpType::MUL, 2, "Z = X * Y, in f32, rounded once to Z's dtype"),
+      def("cuda.silu", OpType::SILU, 1, "Y = X * sigmoid(X), in f32"),
   };
 }
 

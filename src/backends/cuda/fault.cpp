@@ -1,11 +1,10 @@
-// Fault injection for tests (see fault.hpp): parsing GEXEC_FAULT and counting the events it names.
+// Fault injection for tests (see fault.hpp): parsing a GEXEC_FAULT spec and counting the events it names.
 #include "fault.hpp"
 
 #include <atomic>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <mutex>
 
 namespace gexec::cuda::fault {
@@ -17,14 +16,15 @@ struct Spec {
   int64_t launch = 0;  // the elementwise launch to break, counted from 1; 0: none
 };
 
-// The faults in force and the counts since they were set. The counts are atomic because the
-// backend may be used from more than one thread (tests); the spec changes only in configure().
+// The faults in force and the counts since they were set. Every field the backend queries is
+// atomic: kernels may be built and launched from more than one thread (tests), and configure()
+// may change the faults while they are. The text is only read by active(), under the mutex.
 struct State {
   std::mutex mutex;
-  Spec spec;
   std::string text;
+  std::atomic<int64_t> alloc_at{0}, launch_at{0};  // 0: none
+  std::atomic<bool> epilogue{false};
   std::atomic<int64_t> allocs{0}, launches{0};
-  std::atomic<bool> any{false};
 };
 
 Result<int64_t> positive(std::string_view item, std::string_view digits) {
@@ -62,29 +62,8 @@ Result<Spec> parse(std::string_view spec) {
   return s;
 }
 
-void install(State& st, const Spec& s, std::string_view text) {
-  std::lock_guard<std::mutex> lock(st.mutex);
-  st.spec = s;
-  st.text = std::string(text);
-  st.allocs = 0;
-  st.launches = 0;
-  st.any = s.alloc > 0 || s.epilogue || s.launch > 0;
-}
-
-// Built on first use from the environment. A spec that cannot be parsed is said once on stderr
-// and ignored: the backend has no error path at this point, and a test that meant to inject a
-// fault then fails on its own expectations.
 State& state() {
-  static State* st = [] {
-    auto* s = new State();  // never destroyed: queried from destructors that may run at exit
-    const char* env = std::getenv("GEXEC_FAULT");
-    if (env && *env) {
-      auto spec = parse(env);
-      if (spec) install(*s, *spec, env);
-      else std::fprintf(stderr, "gexec: %s; no fault is injected\n", spec.error().message.c_str());
-    }
-    return s;
-  }();
+  static State* st = new State();  // never destroyed: queried from destructors that may run at exit
   return *st;
 }
 
@@ -93,31 +72,44 @@ State& state() {
 Status configure(std::string_view spec) {
   auto s = parse(spec);
   if (!s) return s.error();
-  install(state(), *s, spec);
+  State& st = state();
+  std::lock_guard<std::mutex> lock(st.mutex);
+  // Off first, so that a query racing with the change never sees a new target with an old count.
+  st.alloc_at = 0;
+  st.launch_at = 0;
+  st.allocs = 0;
+  st.launches = 0;
+  st.epilogue = s->epilogue;
+  st.alloc_at = s->alloc;
+  st.launch_at = s->launch;
+  st.text = s->alloc > 0 || s->epilogue || s->launch > 0 ? std::string(spec) : std::string();
   return {};
 }
 
 std::string active() {
   State& st = state();
   std::lock_guard<std::mutex> lock(st.mutex);
-  return st.any ? st.text : std::string();
+  return st.text;
 }
 
 bool fail_allocation() {
   State& st = state();
-  if (!st.any || st.spec.alloc == 0) return false;
-  return ++st.allocs == st.spec.alloc;
+  const int64_t at = st.alloc_at.load();
+  return at > 0 && ++st.allocs == at;
 }
 
-bool refuse_epilogue() {
-  State& st = state();
-  return st.any && st.spec.epilogue;
-}
+bool refuse_epilogue() { return state().epilogue.load(); }
 
 bool break_launch() {
   State& st = state();
-  if (!st.any || st.spec.launch == 0) return false;
-  return ++st.launches == st.spec.launch;
+  const int64_t at = st.launch_at.load();
+  return at > 0 && ++st.launches == at;
 }
 
 }  // namespace gexec::cuda::fault
+
+namespace gexec {
+
+Status configure_cuda_faults(std::string_view spec) { return cuda::fault::configure(spec); }
+
+}  // namespace gexec

@@ -1,9 +1,10 @@
 // Fault injection for the CUDA backend's failure paths: a testing aid, off unless asked for.
 //
 // The tests of out-of-memory, epilogue fallback and launch failures cannot rely on the device
-// misbehaving on cue, so the backend asks here whether to pretend it did. Nothing changes unless
-// the environment variable GEXEC_FAULT is set (read once, at the first query) or a test calls
-// configure(). Accepted values, comma-separated:
+// misbehaving on cue, so the backend asks here whether to pretend it did. Nothing changes until
+// configure() is called: by a test, or by the gexec binary's main(), which alone passes on the
+// environment variable GEXEC_FAULT (install_test_faults, commands.hpp). The library never reads
+// the environment. Accepted values, comma-separated:
 //
 //   alloc:N     the N-th device allocation made through DeviceMemory::allocate (arena, cuBLASLt
 //               workspace, GEMM scratch buffers; counted from 1) fails with

@@ -248,7 +248,8 @@ class FusedKernel final : public Kernel {
     GEXEC_CUDA_TRY(cudaGetLastError());
     return {};
   }
-  bool rebind(const Binding& b) override {
+  // Nothing is kept from the buffers between runs; the 16-byte path is chosen per run.
+  bool move_operands(const Binding& b) override {
     if (int(b.inputs.size()) != p_.n_in || int(b.outputs.size()) != p_.n_out) return false;
     for (int i = 0; i < p_.n_in; ++i) p_.in[i] = b.inputs[size_t(i)];
     for (int k = 0; k < p_.n_out; ++k) p_.out[k] = b.outputs[size_t(k)];
@@ -271,30 +272,17 @@ class FusedKernel final : public Kernel {
 
 }  // namespace
 
-bool is_fused_elementwise_kernel(const KernelDef& def) {
-  return def.name == "cuda.fused_elementwise" || def.name == "cuda.mul" || def.name == "cuda.silu";
-}
-
 Result<std::unique_ptr<Kernel>> make_fused_elementwise_kernel(const KernelDef& def, const Graph& g, const Op& op,
                                                               const Binding& b, cudaStream_t stream) {
   const std::string where = "kernel " + def.name + " for op " + op.name;
-  if (!is_fused_elementwise_kernel(def) || def.op != op.type) return runtime_error(where + ": not its kernel");
+  if (def.impl != KernelImpl::cuda_fused_elementwise || op.type != OpType::FUSED_ELEMENTWISE)
+    return runtime_error(where + ": not its kernel");
   if (auto problems = check_op(g, op); !problems.empty()) return runtime_error(where + ": " + problems[0]);
   if (b.inputs.size() != op.inputs.size() || b.outputs.size() != op.outputs.size())
     return runtime_error(where + ": the binding does not match the op's operands");
-  // A MUL or SILU is the one-step group over its inputs.
-  Attrs attrs = op.attrs;
-  if (op.type != OpType::FUSED_ELEMENTWISE) {
-    GroupStep st;
-    st.type = op.type;
-    st.dtype = g.tensor(op.outputs[0]).dtype;
-    st.args = op.type == OpType::MUL ? std::vector<int32_t>{0, 1} : std::vector<int32_t>{0};
-    attrs.steps = {st};
-    attrs.results = {int32_t(op.inputs.size())};
-  }
   const Tensor& first = g.tensor(op.outputs[0]);
   const Layout layout = first.layout;
-  const FusedProgram prog = plan_fused_program(attrs, int(op.inputs.size()));
+  const FusedProgram prog = plan_fused_program(op.attrs, int(op.inputs.size()));
   if (!prog.error.empty()) return runtime_error(where + ": " + prog.error);
   if (int(prog.code.size()) > kFusedMaxInstrs) return runtime_error(where + ": the group's program is too long");
   Program p;

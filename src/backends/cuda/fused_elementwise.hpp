@@ -1,4 +1,4 @@
-// The CUDA kernel family for FUSED_ELEMENTWISE groups, which also runs MUL and SILU as one-step groups.
+// The CUDA kernel for FUSED_ELEMENTWISE groups.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -9,11 +9,8 @@
 
 namespace gexec::cuda {
 
-// The kernel for a FUSED_ELEMENTWISE op (cuda.fused_elementwise), or a MUL or SILU (cuda.mul,
-// cuda.silu), by its KernelDef name.
+// The kernel for a FUSED_ELEMENTWISE op (cuda.fused_elementwise, KernelImpl::cuda_fused_elementwise).
 Result<std::unique_ptr<Kernel>> make_fused_elementwise_kernel(const KernelDef& def, const Graph& g, const Op& op,
                                                               const Binding& b, cudaStream_t stream);
-
-bool is_fused_elementwise_kernel(const KernelDef& def);
 
 }  // namespace gexec::cuda

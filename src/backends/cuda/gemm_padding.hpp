@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "gemm_view.hpp"
+#include "gexec/kernels/kernel_def.hpp"
 
 namespace gexec::cuda {
 
@@ -19,16 +19,8 @@ constexpr int64_t kPadBytes = 16;
 
 inline int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
-// GEXEC_PAD: "0" never pads, "1" pads every eligible misaligned product (for tests and for
-// measuring both ways); unset or "estimate" decides by the estimate in plan_padding().
-enum class PadMode { estimate, never, always };
-inline PadMode pad_mode_from_env() {
-  const char* v = std::getenv("GEXEC_PAD");
-  if (!v) return PadMode::estimate;
-  if (std::string(v) == "0") return PadMode::never;
-  if (std::string(v) == "1") return PadMode::always;
-  return PadMode::estimate;
-}
+// The policy (--pad) comes in KernelOptions: the same value for the dry-run's note and the kernel.
+using PadMode = PadPolicy;
 
 // A padded column-major operand: rows x cols stored with leading dimension ld = rows, holding the
 // original rows0 x cols0 block (stored with ld0 = rows0) in its corner; the rest is zero.
@@ -100,7 +92,7 @@ inline PadPlan plan_padding(const GemmView& v, const GemmTypes& t, const GemmEpi
     return p;
   }
   if (mode == PadMode::never) {
-    p.why = "misaligned rows, not padded (GEXEC_PAD=0)";
+    p.why = "misaligned rows, not padded (--pad never)";
     return p;
   }
   const double rate = t.ab == DType::f32 ? 300e12 : 600e12;  // aligned tensor-core rate, roughly
@@ -114,7 +106,7 @@ inline PadPlan plan_padding(const GemmView& v, const GemmTypes& t, const GemmEpi
   char buf[160];
   std::snprintf(buf, sizeof buf, "estimated %.1f us padded against %.1f us unpadded", padded_us, unpadded_us);
   p.pad = mode == PadMode::always || padded_us < unpadded_us;
-  p.why = std::string(p.pad ? "padding" : "not padding") + (mode == PadMode::always ? " (GEXEC_PAD=1)" : "") +
+  p.why = std::string(p.pad ? "padding" : "not padding") + (mode == PadMode::always ? " (--pad always)" : "") +
           " to multiples of 16 bytes: " + std::to_string(v.m) + "x" + std::to_string(v.n) + "x" + std::to_string(v.k) +
           " -> " + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) +
           " (cuBLASLt's M x N x K), leading dimensions X " + std::to_string(v.x.ld) + " -> " + std::to_string(p.x.ld) +

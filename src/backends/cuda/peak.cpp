@@ -24,7 +24,6 @@ namespace fs = std::filesystem;
 constexpr int64_t kSize = 8192;    // M = N = K: large enough to reach the device's best rate
 constexpr int kWarmups = 5;
 constexpr int kSamples = 20;
-constexpr size_t kWorkspace = size_t(32) << 20;
 
 // Empty when there is nowhere to cache (neither XDG_CACHE_HOME nor HOME set).
 fs::path cache_file() {
@@ -78,7 +77,7 @@ Result<double> measure(cudaStream_t stream, cublasLtHandle_t lt) {
   const int64_t n = kSize;
   const size_t bytes = size_t(n * n) * 2;
   auto a = DeviceMemory::allocate(bytes), b = DeviceMemory::allocate(bytes), d = DeviceMemory::allocate(bytes);
-  auto ws = DeviceMemory::allocate(kWorkspace);
+  auto ws = DeviceMemory::allocate(kGemmWorkspaceBytes);
   if (!a) return a.error();
   if (!b) return b.error();
   if (!d) return d.error();
@@ -87,7 +86,7 @@ Result<double> measure(cudaStream_t stream, cublasLtHandle_t lt) {
   GEXEC_TRY(launch_fill_random(a->get(), DType::f16, n * n, {rng::Dist::normal, 0.0, 1.0, 0x7065616b41ull}, stream));
   GEXEC_TRY(launch_fill_random(b->get(), DType::f16, n * n, {rng::Dist::normal, 0.0, 1.0, 0x7065616b42ull}, stream));
 
-  auto gemm = BareGemm::create(lt, n, n, n, nullptr, kWorkspace);
+  auto gemm = BareGemm::create(lt, n, n, n, nullptr, kGemmWorkspaceBytes);
   if (!gemm) return gemm.error().with("the f16 GEMM of the peak measurement");
   auto run = [&]() { return gemm->run(a->get(), b->get(), d->get(), ws->get(), stream); };
   std::vector<Event> marks;

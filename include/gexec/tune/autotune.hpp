@@ -2,6 +2,7 @@
 // fastest whose output passes the check against the reference, and saves or reloads the choices in a tuning cache.
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -18,6 +19,9 @@ struct AutotuneOptions {
   std::string cache_path;   // --tuning-cache: reloaded first, saved after tuning; empty: none
   bool cuda_graph = true;   // time as the run is timed: graph replay or direct launches
   int iters = 20;           // timed samples per variant
+  // Told the fraction of the tuning done, now and then; the caller draws it (the app: a
+  // progress line on a terminal). May be empty.
+  std::function<void(double done)> progress;
   Precision precision;      // what the kernels declare: candidates are checked against the reference with it
 };
 
@@ -30,8 +34,9 @@ struct TunedKernel {
   bool from_cache = false;
 };
 
-// Applies the cache, then (opts.tune) tunes what it did not hold, prints one line per kernel on
-// `out`, and saves the cache. Leaves every kernel with its chosen variant selected.
+// Applies the cache, then (opts.tune) tunes the kernels with Kernel::tunable() that it did not
+// hold, prints one line per kernel on `out`, and saves the cache. Candidates are checked against
+// the default with verify's comparison and timed with exec's statistics (the median). Leaves every kernel with its chosen variant selected.
 Result<std::vector<TunedKernel>> autotune(Executor& ex, const DeviceCaps& caps, const AutotuneOptions& opts,
                                           std::ostream& out);
 

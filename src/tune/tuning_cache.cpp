@@ -1,5 +1,5 @@
 // The tuning cache as JSON: {"format": "gexec.tuning", "device", "cuda", "cublaslt", "entries"}.
-#include "gexec/exec/tuning_cache.hpp"
+#include "gexec/tune/tuning_cache.hpp"
 
 #include <spdlog/spdlog.h>
 

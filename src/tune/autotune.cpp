@@ -13,24 +13,21 @@
 // inputs and together twice the L2 cache (at most kMaxSets sets, and fewer where memory is short),
 // and the time is divided by the number of sets. The kernel is bound back to its own buffers
 // afterwards.
-#include "gexec/exec/autotune.hpp"
+#include "gexec/tune/autotune.hpp"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 
-#include "gexec/exec/tuning_cache.hpp"
+#include "gexec/exec/timing.hpp"
+#include "gexec/tune/tuning_cache.hpp"
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/reference.hpp"
 
 namespace gexec {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // The rotating operand sets: twice the largest L2 cache of the devices in view (H200: 60 MB), so
 // that a set has left the cache before its next turn; but at most kMaxSets sets, so that tiny
@@ -42,27 +39,6 @@ constexpr int64_t kAlign = 256;  // every operand of a set starts on this, as in
 // Output elements each candidate is checked at: every row and column of outputs up to 4096 on a
 // side, at a reference cost of 4096 * K multiply-adds.
 constexpr int64_t kVerifySamples = 4096;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-// One line on stderr, rewritten in place, once tuning has taken over a second on a terminal.
-struct Progress {
-  Clock::time_point start = Clock::now();
-  bool shown = false;
-  bool tty = isatty(fileno(stdout)) && isatty(fileno(stderr));
-  void update(size_t op, size_t ops, int variant, int variants) {
-    if (!tty || std::chrono::duration<double>(Clock::now() - start).count() < 1.0) return;
-    std::fprintf(stderr, "\rautotune: kernel %zu of %zu, candidate %d of %d   ", op + 1, ops, variant + 1, variants);
-    std::fflush(stderr);
-    shown = true;
-  }
-  ~Progress() {
-    if (shown) std::fprintf(stderr, "\r%60s\r", "");
-  }
-};
 
 class Tuner {
  public:
@@ -99,8 +75,7 @@ class Tuner {
   }
 
   Result<std::vector<uint8_t>> output_of(size_t k, int v) {
-    Kernel& kernel = ex_.kernel(k);
-    GEXEC_TRY(kernel.select_variant(v));
+    GEXEC_TRY(ex_.kernel(k).tunable()->select_variant(v));
     const TensorId out = ex_.op_of_kernel(k).outputs[0];
     GEXEC_TRY(ex_.poison(out));
     for (size_t j = 0; j <= k; ++j) GEXEC_TRY(ex_.enqueue_op(j));
@@ -116,7 +91,7 @@ class Tuner {
     t.cuda_graph = opts_.cuda_graph;
     auto samples = ex_.device().time_runs(enqueue, t, nullptr);
     if (!samples) return samples.error();
-    return median(*samples);
+    return summarize(std::move(*samples)).median;
   }
 
   // The operand sets kernel k rotates over: the first is its own buffers, the others are carved
@@ -159,8 +134,8 @@ class Tuner {
     return sets;
   }
 
-  Result<TunedKernel> tune(size_t k, size_t kernels, Progress& progress) {
-    Kernel& kernel = ex_.kernel(k);
+  Result<TunedKernel> tune(size_t k, size_t kernels) {
+    Tunable& kernel = *ex_.kernel(k).tunable();
     const Op& op = ex_.op_of_kernel(k);
     const Tensor& out_t = ex_.graph().tensor(op.outputs[0]);
     TunedKernel r;
@@ -179,7 +154,7 @@ class Tuner {
     double best = -1;
     bool default_failed = false;
     for (int v = 0; v < r.variants; ++v) {
-      progress.update(k, kernels, v, r.variants);
+      if (opts_.progress) opts_.progress((double(k) + double(v) / r.variants) / double(kernels));
       auto got = v == 0 ? std::move(first) : output_of(k, v);
       if (!got) return got.error();
       const OutputCheck c = compare_sampled(out_t, got->data(), *ref, default_tolerance(out_t.dtype));
@@ -229,11 +204,10 @@ Result<std::vector<TunedKernel>> autotune(Executor& ex, const DeviceCaps& caps, 
   TuningCache cache = load_tuning_cache(opts.cache_path, caps);
   std::vector<TunedKernel> results;
   Tuner tuner(ex, opts);
-  Progress progress;
   bool changed = false;
   for (size_t k = 0; k < ex.kernel_count(); ++k) {
-    Kernel& kernel = ex.kernel(k);
-    if (kernel.variant_count() <= 1) continue;
+    if (!ex.kernel(k).tunable() || ex.kernel(k).tunable()->variant_count() <= 1) continue;
+    Tunable& kernel = *ex.kernel(k).tunable();
     const std::string sig = kernel.signature();
     const auto hit = sig.empty() ? cache.entries.end() : cache.entries.find(sig);
     if (hit != cache.entries.end()) {
@@ -260,7 +234,7 @@ Result<std::vector<TunedKernel>> autotune(Executor& ex, const DeviceCaps& caps, 
                    ex.op_of_kernel(k).name, hit->second.name);
     }
     if (!opts.tune) continue;
-    auto r = tuner.tune(k, ex.kernel_count(), progress);
+    auto r = tuner.tune(k, ex.kernel_count());
     if (!r) return r.error().with("autotuning op " + ex.op_of_kernel(k).name);
     char line[256];
     std::snprintf(line, sizeof line, "default %.2f us, best %.2f us (candidate %d of %d), gain %.2fx", r->default_us,

@@ -1,0 +1,28 @@
+// CSV for `gexec gemm --csv`: RFC 4180 fields, --tags columns, and --append onto a file whose
+// header must match.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gexec/status.hpp"
+
+namespace gexec {
+
+// The field as written: quoted (inner quotes doubled) when it holds a comma, quote or line break.
+std::string csv_field(std::string_view s);
+// The fields joined by commas, with a final "\n".
+std::string csv_line(const std::vector<std::string>& fields);
+
+// "--tags gpu:h200,run:3" -> {{"gpu","h200"},{"run","3"}}; bad_input for a part without ':' or
+// with an empty key, or a key given twice.
+Result<std::vector<std::pair<std::string, std::string>>> parse_tags(std::string_view text);
+
+// The document to write: `header` and `rows` (each a complete line); with `append`, after
+// `existing` (a file's content, empty when there is none), whose first line must be `header`.
+Result<std::string> csv_document(const std::string& existing, bool append, const std::string& header,
+                                 const std::vector<std::string>& rows, const std::string& path);
+
+}  // namespace gexec

@@ -1,0 +1,219 @@
+// The sweep's lists and ranges, their product, and each point's graph.
+#include "gexec/app/gemm_sweep.hpp"
+
+#include <charconv>
+
+namespace gexec {
+namespace {
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (true) {
+    const size_t at = s.find(sep, start);
+    out.push_back(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (at == std::string_view::npos) return out;
+    start = at + 1;
+  }
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+Result<int64_t> parse_size(std::string_view part, std::string_view option, bool allow_zero = false) {
+  part = trim(part);
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+  if (part.empty() || ec != std::errc() || end != part.data() + part.size())
+    return bad_input(std::string(option) + ": '" + std::string(part) + "' is not a whole number");
+  if (v < (allow_zero ? 0 : 1) || v > kMaxDim)
+    return bad_input(std::string(option) + ": " + std::string(part) + " is out of range (1 to " +
+                     std::to_string(kMaxDim) + ")");
+  return v;
+}
+
+// Items of a comma-separated list, each checked by `parse`.
+template <class T, class F>
+Result<std::vector<T>> parse_list(std::string_view text, std::string_view option, F parse) {
+  std::vector<T> out;
+  if (trim(text).empty()) return bad_input(std::string(option) + ": empty");
+  for (std::string_view part : split(text, ',')) {
+    auto v = parse(trim(part));
+    if (!v) return v.error();
+    out.push_back(*v);
+  }
+  return out;
+}
+
+Result<DType> parse_ab_dtype(std::string_view s, std::string_view option) {
+  const auto t = parse_dtype(s);
+  if (!t) return bad_input(std::string(option) + ": unknown dtype '" + std::string(s) + "'");
+  return *t;
+}
+
+}  // namespace
+
+Result<std::vector<int64_t>> parse_sizes(std::string_view text, std::string_view option) {
+  std::vector<int64_t> out;
+  if (trim(text).empty()) return bad_input(std::string(option) + ": a size, a list a,b,c or a range start:end:step");
+  for (std::string_view part : split(text, ',')) {
+    if (part.find(':') == std::string_view::npos) {
+      auto v = parse_size(part, option);
+      if (!v) return v.error();
+      out.push_back(*v);
+      continue;
+    }
+    const auto r = split(part, ':');
+    if (r.size() != 3)
+      return bad_input(std::string(option) + ": '" + std::string(part) + "' is not a range start:end:step");
+    auto a = parse_size(r[0], option), b = parse_size(r[1], option), step = parse_size(r[2], option);
+    if (!a) return a.error();
+    if (!b) return b.error();
+    if (!step) return step.error();
+    if (*b < *a)
+      return bad_input(std::string(option) + ": the range '" + std::string(part) + "' ends before it starts");
+    if ((*b - *a) / *step >= kMaxSweepPoints)
+      return bad_input(std::string(option) + ": the range '" + std::string(part) + "' has more than " +
+                       std::to_string(kMaxSweepPoints) + " values");
+    for (int64_t v = *a; v <= *b; v += *step) out.push_back(v);
+  }
+  return out;
+}
+
+namespace {
+
+// The (m, n, k) triples: the product of --m --n --k, the --shapes list, or the --cube sizes.
+Result<std::vector<std::array<int64_t, 3>>> sweep_shapes(const GemmSweepText& t) {
+  const bool mnk = !trim(t.m).empty() || !trim(t.n).empty() || !trim(t.k).empty();
+  const int forms = int(mnk) + int(!trim(t.shapes).empty()) + int(!trim(t.cube).empty());
+  if (forms != 1)
+    return bad_input(forms == 0 ? "give the shapes: --m --n --k, --shapes MxNxK,... or --cube SIZES"
+                                : "give the shapes one way only: --m --n --k, --shapes or --cube");
+  std::vector<std::array<int64_t, 3>> out;
+  if (!trim(t.cube).empty()) {
+    auto sizes = parse_sizes(t.cube, "--cube");
+    if (!sizes) return sizes.error();
+    for (int64_t v : *sizes) out.push_back({v, v, v});
+    return out;
+  }
+  if (!trim(t.shapes).empty()) {
+    for (std::string_view part : split(t.shapes, ',')) {
+      const auto dims = split(trim(part), 'x');
+      if (dims.size() != 3) return bad_input("--shapes: '" + std::string(part) + "' is not MxNxK");
+      std::array<int64_t, 3> s{};
+      for (size_t i = 0; i < 3; ++i) {
+        auto v = parse_size(dims[i], "--shapes");
+        if (!v) return v.error();
+        s[i] = *v;
+      }
+      out.push_back(s);
+    }
+    return out;
+  }
+  auto ms = parse_sizes(t.m, "--m");
+  if (!ms) return ms.error();
+  auto ns = parse_sizes(t.n, "--n");
+  if (!ns) return ns.error();
+  auto ks = parse_sizes(t.k, "--k");
+  if (!ks) return ks.error();
+  if (double(ms->size()) * double(ns->size()) * double(ks->size()) > double(kMaxSweepPoints))
+    return bad_input("the sweep has more than " + std::to_string(kMaxSweepPoints) + " points");
+  for (int64_t m : *ms)
+    for (int64_t n : *ns)
+      for (int64_t k : *ks) out.push_back({m, n, k});
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
+  auto shapes = sweep_shapes(t);
+  if (!shapes) return shapes.error();
+  auto batches = parse_sizes(t.batch, "--batch");
+  if (!batches) return batches.error();
+  auto dtypes = parse_list<DType>(t.dtype, "--dtype", [](std::string_view s) { return parse_ab_dtype(s, "--dtype"); });
+  if (!dtypes) return dtypes.error();
+  std::optional<DType> out_dtype;
+  if (!trim(t.out_dtype).empty()) {
+    auto o = parse_ab_dtype(trim(t.out_dtype), "--out-dtype");
+    if (!o) return o.error();
+    out_dtype = *o;
+  }
+  auto biases = parse_list<std::optional<DType>>(t.bias, "--bias", [](std::string_view s) -> Result<std::optional<DType>> {
+    if (s == "none") return std::optional<DType>{};
+    auto d = parse_ab_dtype(s, "--bias");
+    if (!d) return bad_input("--bias: '" + std::string(s) + "' is not none, f16, bf16 or f32");
+    return std::optional<DType>(*d);
+  });
+  if (!biases) return biases.error();
+  auto acts = parse_list<Act>(t.act, "--act", [](std::string_view s) -> Result<Act> {
+    const auto a = parse_act(s);
+    if (!a) return bad_input("--act: '" + std::string(s) + "' is not none, relu or gelu");
+    return *a;
+  });
+  if (!acts) return acts.error();
+  auto trans = parse_list<std::pair<bool, bool>>(t.trans, "--trans", [](std::string_view s) -> Result<std::pair<bool, bool>> {
+    if (s.size() != 2 || (s[0] != 'n' && s[0] != 't') || (s[1] != 'n' && s[1] != 't'))
+      return bad_input("--trans: '" + std::string(s) + "' is not nn, nt, tn or tt");
+    return std::pair<bool, bool>{s[0] == 't', s[1] == 't'};
+  });
+  if (!trans) return trans.error();
+
+  const double count = double(shapes->size()) * double(batches->size()) *
+                       double(dtypes->size()) * double(biases->size()) * double(acts->size()) * double(trans->size());
+  if (count > double(kMaxSweepPoints))
+    return bad_input("the sweep has " + std::to_string(int64_t(count)) + " points; at most " +
+                     std::to_string(kMaxSweepPoints));
+  std::vector<GemmPoint> out;
+  for (const auto& [m, n, k] : *shapes)
+    for (int64_t b : *batches)
+      for (DType d : *dtypes)
+        for (const auto& bias : *biases)
+          for (Act a : *acts)
+            for (const auto& [ta, tb] : *trans)
+              out.push_back({m, n, k, b, d, out_dtype.value_or(d), bias, a, ta, tb, t.alpha});
+  return out;
+}
+
+Graph gemm_graph(const GemmPoint& p) {
+  Graph g;
+  g.name = "gemm_" + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) +
+           (p.batch > 1 ? "_b" + std::to_string(p.batch) : "");
+  const auto dims = [&](int64_t r, int64_t c) {
+    return p.batch > 1 ? std::vector<int64_t>{p.batch, r, c} : std::vector<int64_t>{r, c};
+  };
+  const auto add = [&](const std::string& name, std::vector<int64_t> shape, DType dt, bool constant) {
+    Tensor t;
+    t.name = name;
+    t.shape = std::move(shape);
+    t.dtype = dt;
+    t.constant = constant;
+    return g.add_tensor(t);
+  };
+  Op op;
+  op.name = "gemm";
+  op.type = OpType::GEMM_BIAS_ACT;
+  op.inputs.push_back(add("A", p.trans_a ? dims(p.k, p.m) : dims(p.m, p.k), p.dtype, false));
+  op.inputs.push_back(add("B", p.trans_b ? dims(p.n, p.k) : dims(p.k, p.n), p.dtype, false));
+  if (p.bias) op.inputs.push_back(add("Bias", {p.n}, *p.bias, true));  // a layer's bias: a weight
+  op.outputs.push_back(add("C", dims(p.m, p.n), p.out_dtype, false));
+  op.attrs.trans_a = p.trans_a;
+  op.attrs.trans_b = p.trans_b;
+  op.attrs.alpha = p.alpha;
+  op.attrs.act = p.act;
+  op.attrs.mnk = std::array<int64_t, 3>{p.m, p.n, p.k};
+  g.ops.push_back(op);
+  g.outputs = {op.outputs[0]};
+  return g;
+}
+
+std::string trans_name(const GemmPoint& p) {
+  return std::string(p.trans_a ? "t" : "n") + (p.trans_b ? "t" : "n");
+}
+
+std::string bias_name(const GemmPoint& p) { return p.bias ? std::string(dtype_name(*p.bias)) : "none"; }
+
+}  // namespace gexec

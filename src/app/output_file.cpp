@@ -1,0 +1,30 @@
+// Output files of the commands: "-" on the given stream, anything else by write_file_atomic.
+#include "output_file.hpp"
+
+#include <filesystem>
+
+#include "gexec/io/file.hpp"
+
+namespace gexec {
+
+Status write_output_file(const std::string& path, std::string_view text, std::ostream* stdout_stream) {
+  if (path == "-") {
+    if (!stdout_stream) return runtime_error("writing to stdout ('-') is not possible here");
+    stdout_stream->write(text.data(), std::streamsize(text.size()));
+    stdout_stream->flush();
+    return {};
+  }
+  return write_file_atomic(path, text);
+}
+
+Result<std::string> read_existing_file(const std::string& path, bool* exists) {
+  std::error_code ec;
+  // A dangling symbolic link is something there: InputFile says what is wrong with it.
+  *exists = std::filesystem::exists(std::filesystem::symlink_status(path, ec));
+  if (!*exists) return std::string();
+  auto f = InputFile::open(path);
+  if (!f) return f.error();
+  return f->read_all();
+}
+
+}  // namespace gexec

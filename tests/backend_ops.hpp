@@ -1,0 +1,483 @@
+// The backend-ops harness (after ggml's test-backend-ops): for every kernel of kernel_table(),
+// the cases its declaration allows (each declared dtype, layout, transpose, batching, activation
+// and residual; for FUSED_ELEMENTWISE, groups of every step type), each run through the real
+// selector, planner and executor on a backend and compared with the CPU reference under the
+// output dtype's tolerance. Shared by the unit tests (CPU backend) and the GPU tests (CUDA backend).
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gexec/exec/buffer_plan.hpp"
+#include "gexec/exec/executor.hpp"
+#include "gexec/kernels/select.hpp"
+#include "gexec/kernels/table.hpp"
+#include "gexec/passes/pipeline.hpp"
+#include "gexec/verify/compare.hpp"
+#include "gexec/verify/reference.hpp"
+#include "unit/graph_builder.hpp"
+
+namespace gexec::test {
+
+struct OpCase {
+  std::string what;  // for failure messages
+  Graph graph;       // one op (or a chain, for special cases) with its outputs
+};
+
+// What one case gave: an error where it could not run, else one check per output.
+struct CaseResult {
+  std::string error;
+  std::string kernel;  // the kernel the selector chose for the first op
+  std::vector<OutputCheck> checks;
+  bool pass() const {
+    if (!error.empty() || checks.empty()) return false;
+    for (const OutputCheck& c : checks)
+      if (!c.pass || c.count <= 0) return false;
+    return true;
+  }
+  std::string describe() const {
+    std::string s = error.empty() ? "" : "error: " + error;
+    for (const OutputCheck& c : checks)
+      s += "\n  " + c.name + " " + std::string(dtype_name(c.dtype)) + ": beyond " + std::to_string(c.beyond) + " of " +
+           std::to_string(c.checked) + ", max_abs " + std::to_string(c.max_abs) + ", worst got " +
+           std::to_string(c.worst_got) + " ref " + std::to_string(c.worst_ref);
+    return s;
+  }
+};
+
+inline bool is_gemm(OpType t) { return t == OpType::MATMUL || t == OpType::GEMM_BIAS_ACT; }
+
+// Selects, plans and executes `g` on `dev` (the checked run twice, as repeated runs would), and
+// compares every output with the reference of `reference` (the same graph unless given: a
+// different one shows that a check can fail) from the inputs exactly as the device saw them.
+inline CaseResult run_case(Device& dev, const Graph& g, const Graph* reference = nullptr) {
+  CaseResult r;
+  auto sel = select_kernels(g, dev.caps(), dev.backend());
+  if (!sel) return r.error = sel.error().message, r;
+  r.kernel = sel->ops.empty() || !sel->ops[0].kernel ? "" : sel->ops[0].kernel->name;
+  auto ex = Executor::create(dev, g, *sel, plan_buffers(g), 1234);
+  if (!ex) return r.error = ex.error().message, r;
+  for (int run = 0; run < 2; ++run)
+    if (Status s = (*ex)->run_checked(); !s) return r.error = s.error().message, r;
+  std::map<std::string, std::vector<uint8_t>> inputs;
+  const GraphIndex idx(g);
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    if (!idx.is_input(TensorId(t))) continue;
+    auto bytes = (*ex)->read(TensorId(t));
+    if (!bytes) return r.error = bytes.error().message, r;
+    inputs[g.tensors[t].name] = std::move(*bytes);
+  }
+  // As the app does: the CUDA backend declares TF32 products for f32 operands (cuBLASLt), and
+  // each kernel what else its arithmetic does (a rounded product, an approximate GELU).
+  Precision precision;
+  precision.tf32 = dev.backend() == Backend::cuda;
+  precision.merge((*ex)->precision());
+  auto ref = run_reference(reference ? *reference : g, inputs, {}, precision);
+  if (!ref) return r.error = ref.error().message, r;
+  for (TensorId id : g.outputs) {
+    const Tensor& t = g.tensor(id);
+    auto got = (*ex)->read(id);
+    if (!got) return r.error = got.error().message, r;
+    r.checks.push_back(compare_output(t, got->data(), ref->at(t.name), default_tolerance(t.dtype)));
+  }
+  return r;
+}
+
+namespace detail {
+
+struct GemmCase {
+  DType a = DType::f32, b = DType::f32, c = DType::f32, bias = DType::f32;
+  bool bias_present = true, bias_constant = false, b_constant = false;
+  Act act = Act::none;
+  bool trans_a = false, trans_b = false;
+  Layout la = Layout::rowmajor, lb = Layout::rowmajor, lc = Layout::rowmajor;
+  int64_t batch = 0;  // 0: rank 2; else rank-3 A and C
+  bool shared_b = false;
+  int64_t m = 24, n = 40, k = 32;
+  double alpha = 1.0;
+  bool residual = false;  // GEMM_BIAS_ACT's last input R, times beta (graph-format.md)
+  DType r = DType::f32;
+  Layout lr = Layout::rowmajor;
+  double beta = 1.0;
+};
+
+inline OpCase gemm_graph(OpType type, const GemmCase& c, const std::string& what) {
+  Builder b;
+  auto dims = [&](int64_t rows, int64_t cols, bool trans, bool batched) {
+    std::vector<int64_t> d = trans ? std::vector<int64_t>{cols, rows} : std::vector<int64_t>{rows, cols};
+    if (batched) d.insert(d.begin(), c.batch);
+    return d;
+  };
+  const bool batched = c.batch > 0;
+  TensorId a = b.tensor("A", dims(c.m, c.k, c.trans_a, batched), c.a, c.la);
+  TensorId bb = b.tensor("B", dims(c.k, c.n, c.trans_b, batched && !c.shared_b), c.b, c.lb);
+  b.g.tensor(bb).constant = c.b_constant;
+  std::vector<TensorId> in = {a, bb};
+  if (type == OpType::GEMM_BIAS_ACT && c.bias_present) {
+    in.push_back(b.tensor("Bias", {c.n}, c.bias));
+    b.g.tensor(in.back()).constant = c.bias_constant;
+  }
+  if (type == OpType::GEMM_BIAS_ACT && c.residual) in.push_back(b.tensor("R", dims(c.m, c.n, false, batched), c.r, c.lr));
+  TensorId out = b.tensor("C", dims(c.m, c.n, false, batched), c.c, c.lc);
+  Op& op = b.op(type, in, out);
+  op.attrs.trans_a = c.trans_a;
+  op.attrs.trans_b = c.trans_b;
+  op.attrs.alpha = c.alpha;
+  if (type == OpType::GEMM_BIAS_ACT) op.attrs.act = c.act;
+  if (type == OpType::GEMM_BIAS_ACT && c.residual) op.attrs.residual = true, op.attrs.beta = c.beta;
+  b.g.outputs = {out};
+  return {what, b.g};
+}
+
+// Whether the declaration's check takes the case (for what its fields cannot say, such as a
+// residual stored otherwise than C).
+inline bool check_accepts(const KernelDef& def, const OpCase& c) {
+  return !def.check || def.check(c.graph, c.graph.ops[0], DeviceCaps{}, KernelOptions{}).ok();
+}
+
+// GEMM_BIAS_ACT with a residual R as its fourth input: every R dtype with every C dtype, with
+// and without a bias, each activation (inside it, as cuBLASLt adds C), beta, R stored otherwise
+// than C, batched, and odd sizes.
+inline void residual_cases(const KernelDef& def, Act act0, std::vector<OpCase>& cases) {
+  auto name = [](DType t) { return std::string(dtype_name(t)); };
+  for (DType r : def.inputs[3])
+    for (DType c : def.outputs) {
+      GemmCase g;
+      g.residual = true;
+      g.a = g.b = c == DType::f32 ? DType::f16 : c;
+      g.c = g.bias = c;
+      g.r = r;
+      g.act = act0;
+      cases.push_back(gemm_graph(def.op, g, "residual " + name(r) + " -> C " + name(c)));
+    }
+  for (Act act : def.acts)
+    for (double beta : {1.0, -0.75}) {
+      GemmCase g;
+      g.residual = true;
+      g.a = g.b = g.c = g.bias = g.r = DType::f16;
+      g.act = act;
+      g.beta = beta;
+      std::ostringstream what;
+      what << "residual, act " << act_name(act) << ", beta " << beta;
+      cases.push_back(gemm_graph(def.op, g, what.str()));
+    }
+  {
+    GemmCase g;
+    g.residual = true;
+    g.bias_present = false;
+    g.a = g.b = g.c = g.r = DType::bf16;
+    g.beta = 0.5;
+    cases.push_back(gemm_graph(def.op, g, "residual, no bias, beta 0.5"));
+    g.act = act0;
+    cases.push_back(gemm_graph(def.op, g, "residual, no bias, beta 0.5, act " + std::string(act_name(act0))));
+  }
+  if (def.colmajor)
+    for (int which = 0; which < 3; ++which) {
+      GemmCase g;
+      g.residual = true;
+      g.a = g.b = g.c = g.bias = g.r = DType::f16;
+      g.act = act0;
+      if (which != 1) g.lc = Layout::colmajor;  // 0: R and C colmajor (a bias tail after C on cuBLASLt)
+      if (which != 2) g.lr = Layout::colmajor;  // 1: R only; 2: C only
+      OpCase oc = gemm_graph(def.op, g, which == 0 ? "residual and C colmajor" : which == 1 ? "residual colmajor, C rowmajor"
+                                                                                           : "residual rowmajor, C colmajor");
+      if (which == 0 || check_accepts(def, oc)) cases.push_back(std::move(oc));
+    }
+  if (def.batched) {
+    GemmCase g;
+    g.residual = true;
+    g.batch = 3;
+    g.a = g.b = g.c = g.bias = DType::bf16;
+    g.r = DType::f32;
+    g.act = act0;
+    cases.push_back(gemm_graph(def.op, g, "residual, batched A and B"));
+  }
+  {
+    GemmCase g;  // misaligned rows: cuBLASLt reads R as C unpadded
+    g.residual = true;
+    g.m = 7, g.n = 5, g.k = 3;
+    g.a = g.b = g.c = g.bias = g.r = DType::f16;
+    g.act = act0;
+    cases.push_back(gemm_graph(def.op, g, "residual, 7x5x3"));
+    g.m = 130, g.n = 96, g.k = 200;
+    cases.push_back(gemm_graph(def.op, g, "residual, 130x96x200"));
+  }
+}
+
+inline std::vector<OpCase> gemm_cases(const KernelDef& def) {
+  std::vector<OpCase> cases;
+  const std::vector<DType> a_types = def.inputs.empty() ? std::vector<DType>{} : def.inputs[0];
+  const std::vector<DType> b_types = def.inputs.size() > 1 ? def.inputs[1] : a_types;
+  const bool bias = def.op == OpType::GEMM_BIAS_ACT;
+  const Act act0 = def.acts.empty() ? Act::none : def.acts.back();
+  auto name = [](DType t) { return std::string(dtype_name(t)); };
+  // Every input dtype with every output dtype (B like A), then every B dtype against A's first.
+  for (DType a : a_types)
+    for (DType c : def.outputs) {
+      GemmCase g;
+      g.a = g.b = a;
+      g.c = g.bias = c;
+      g.act = act0;
+      cases.push_back(gemm_graph(def.op, g, "A,B " + name(a) + " -> C " + name(c)));
+    }
+  for (DType bt : b_types) {
+    GemmCase g;
+    g.a = a_types.front();
+    g.b = bt;
+    g.c = g.bias = def.outputs.front();
+    cases.push_back(gemm_graph(def.op, g, "A " + name(g.a) + ", B " + name(bt) + " -> C " + name(g.c)));
+  }
+  if (bias && def.inputs.size() > 2)
+    for (DType bt : def.inputs[2])
+      for (DType c : def.outputs) {
+        GemmCase g;
+        g.a = g.b = DType::f16;
+        g.c = c;
+        g.bias = bt;
+        g.act = act0;
+        cases.push_back(gemm_graph(def.op, g, "f16 product, bias " + name(bt) + " -> C " + name(c)));
+      }
+  for (Act act : def.acts) {
+    GemmCase g;
+    g.act = act;
+    cases.push_back(gemm_graph(def.op, g, "act " + std::string(act_name(act))));
+  }
+  if (bias) {
+    GemmCase g;
+    g.bias_present = false;
+    g.act = act0;
+    cases.push_back(gemm_graph(def.op, g, "no bias"));
+    // Constants are converted (or copied) once, before the runs, rather than in every run.
+    g.bias_present = true;
+    g.bias_constant = g.b_constant = true;
+    g.a = g.b = DType::f16;
+    g.c = DType::bf16;
+    g.bias = DType::f32;
+    cases.push_back(gemm_graph(def.op, g, "constant B and f32 bias, f16 product -> bf16"));
+  }
+  if (def.transposes)
+    for (auto [ta, tb] : {std::pair{true, false}, {false, true}, {true, true}}) {
+      GemmCase g;
+      g.trans_a = ta;
+      g.trans_b = tb;
+      g.a = g.b = DType::f16;
+      cases.push_back(gemm_graph(def.op, g, std::string("trans_a ") + (ta ? "1" : "0") + " trans_b " + (tb ? "1" : "0")));
+    }
+  if (def.colmajor)
+    for (int which = 0; which < 4; ++which) {
+      GemmCase g;
+      g.a = g.b = DType::f16;
+      g.c = DType::f16;
+      g.bias = DType::f16;
+      g.act = act0;
+      (which == 0 ? g.la : which == 1 ? g.lb : which == 2 ? g.lc : g.la) = Layout::colmajor;
+      if (which == 3) g.lb = g.lc = Layout::colmajor, g.trans_b = def.transposes;
+      cases.push_back(gemm_graph(def.op, g, std::string("colmajor ") + (which == 0 ? "A" : which == 1 ? "B" : which == 2 ? "C" : "A, B (transposed) and C")));
+    }
+  // Every transpose with every layout at once, with alpha and mixed input dtypes.
+  if (def.transposes && def.colmajor)
+    for (int mask = 0; mask < 32; ++mask) {
+      GemmCase g;
+      g.trans_a = mask & 1;
+      g.trans_b = mask & 2;
+      g.la = mask & 4 ? Layout::colmajor : Layout::rowmajor;
+      g.lb = mask & 8 ? Layout::colmajor : Layout::rowmajor;
+      g.lc = mask & 16 ? Layout::colmajor : Layout::rowmajor;
+      g.a = a_types.front();
+      g.b = b_types.back();
+      g.c = def.outputs[size_t(mask) % def.outputs.size()];
+      g.bias = g.c;
+      g.m = 33, g.n = 18, g.k = 27;
+      g.alpha = 0.75;
+      g.act = act0;
+      cases.push_back(gemm_graph(def.op, g, "transposes and layouts, mask " + std::to_string(mask)));
+    }
+  if (def.batched && def.transposes && def.colmajor) {
+    GemmCase g;  // one B for every batch entry, stored transposed and colmajor; negative alpha
+    g.batch = 3;
+    g.shared_b = true;
+    g.trans_b = true;
+    g.lb = Layout::colmajor;
+    g.a = DType::bf16;
+    g.b = b_types.back();
+    g.c = g.bias = DType::bf16;
+    g.m = 21, g.n = 24, g.k = 16;
+    g.alpha = -1.5;
+    cases.push_back(gemm_graph(def.op, g, "batched, shared colmajor transposed B, alpha -1.5"));
+  }
+  if (def.batched)
+    for (bool shared : {false, true}) {
+      GemmCase g;
+      g.batch = 3;
+      g.shared_b = shared;
+      g.a = g.b = DType::bf16;
+      g.act = act0;
+      g.trans_b = shared && def.transposes;
+      cases.push_back(gemm_graph(def.op, g, shared ? "batched A, shared B" : "batched A and B"));
+    }
+  if (bias && def.inputs.size() > 3) residual_cases(def, act0, cases);
+  {
+    GemmCase g;  // odd sizes: nothing aligned
+    g.m = 7;
+    g.n = 5;
+    g.k = 3;
+    g.a = g.b = g.c = g.bias = DType::f16;
+    g.alpha = 0.5;
+    g.act = act0;
+    cases.push_back(gemm_graph(def.op, g, "7x5x3, alpha 0.5"));
+    g.m = 130;  // several blocks, threads on the CPU
+    g.n = 96;
+    g.k = 200;
+    g.alpha = 1;
+    cases.push_back(gemm_graph(def.op, g, "130x96x200"));
+  }
+  return cases;
+}
+
+inline OpCase elementwise_graph(OpType type, DType x_t, DType second_t, DType out_t, Layout lx, Layout l2, Layout lout,
+                                int64_t rows, int64_t cols, GeluApprox approx, const std::string& what) {
+  Builder b;
+  TensorId x = b.tensor("X", {rows, cols}, x_t, lx);
+  std::vector<TensorId> in = {x};
+  if (type == OpType::BIAS_ADD) in.push_back(b.tensor("b", {cols}, second_t));
+  if (type == OpType::ADD || type == OpType::MUL) in.push_back(b.tensor("Y", {rows, cols}, second_t, l2));
+  TensorId y = b.tensor("Z", {rows, cols}, out_t, lout);
+  Op& op = b.op(type, in, y);
+  op.attrs.approximate = approx;
+  b.g.outputs = {y};
+  return {what, b.g};
+}
+
+inline std::vector<OpCase> elementwise_cases(const KernelDef& def) {
+  std::vector<OpCase> cases;
+  const OpType t = def.op;
+  if (def.inputs.empty()) return cases;
+  const bool binary = def.inputs.size() > 1;
+  const Layout row = Layout::rowmajor, col = Layout::colmajor;
+  auto name = [](DType d) { return std::string(dtype_name(d)); };
+  std::vector<GeluApprox> approx = {GeluApprox::tanh};
+  if (t == OpType::GELU) approx.push_back(GeluApprox::none);
+  for (GeluApprox ap : approx) {
+    const std::string form = t == OpType::GELU ? (ap == GeluApprox::none ? " erf" : " tanh") : "";
+    for (DType x : def.inputs[0])
+      for (DType out : def.outputs)
+        cases.push_back(elementwise_graph(t, x, out, out, row, row, row, 7, 5, ap, name(x) + " -> " + name(out) + form));
+  }
+  if (binary)
+    for (DType second : def.inputs[1])
+      cases.push_back(elementwise_graph(t, DType::f32, second, DType::f16, row, row, row, 7, 5, GeluApprox::tanh,
+                                        "second operand " + name(second)));
+  if (def.colmajor) {
+    cases.push_back(elementwise_graph(t, DType::f16, DType::f32, DType::bf16, col, row, row, 9, 6, GeluApprox::tanh,
+                                      "colmajor X"));
+    cases.push_back(elementwise_graph(t, DType::f32, DType::f16, DType::f16, row, col, col, 9, 6, GeluApprox::tanh,
+                                      "colmajor second operand and output"));
+  }
+  // Sizes that take vector paths, several blocks or threads: 60000 elements.
+  cases.push_back(elementwise_graph(t, DType::f16, DType::f16, DType::f16, row, row, row, 300, 200, GeluApprox::tanh,
+                                    "300x200"));
+  cases.push_back(elementwise_graph(t, DType::bf16, DType::f32, DType::f32, def.colmajor ? col : row, row, row, 300, 200,
+                                    GeluApprox::tanh, "300x200 mixed"));
+  return cases;
+}
+
+// A FUSED_ELEMENTWISE case: the chain `build` writes, grouped into one op by the
+// group_elementwise pass (empty graph where it did not become exactly one group).
+template <class F>
+OpCase group_graph(const std::string& what, F&& build) {
+  Builder b;
+  build(b);
+  PipelineOptions opts;
+  opts.passes = {"group_elementwise"};
+  std::ostringstream sink;
+  if (!run_pipeline(b.g, opts, sink).ok() || b.g.ops.size() != 1) b.g.ops.clear();
+  return {what, b.g};
+}
+
+// Groups of every step type, input dtypes and several outputs, at sizes that take the vector path,
+// ragged tails (rows of 1001: no 4-element chunk lines up with a row), bias inputs read at the
+// column, more inputs than the kernel keeps in registers at once, and a tiny one.
+inline std::vector<OpCase> group_cases(const KernelDef& def) {
+  std::vector<OpCase> cases;
+  auto name = [](DType d) { return std::string(dtype_name(d)); };
+  for (int64_t cols : {int64_t(4096), int64_t(1001)})
+    for (DType dt : def.outputs)
+      cases.push_back(group_graph("add, silu, bias, gelu erf; two outputs, 33x" + std::to_string(cols) + " " + name(dt),
+                                  [&](Builder& b) {
+        const int64_t r = 33;
+        auto x = b.tensor("x", {r, cols}, dt), y = b.tensor("y", {r, cols}, DType::f16);
+        auto bias = b.tensor("b", {cols}, DType::f32);
+        auto t0 = b.tensor("t0", {r, cols}, DType::f32), t1 = b.tensor("t1", {r, cols}, dt);
+        auto t2 = b.tensor("t2", {r, cols}, DType::bf16), out = b.tensor("out", {r, cols}, dt);
+        b.op(OpType::ADD, {x, y}, t0);
+        b.op(OpType::SILU, {t0}, t1);
+        b.op(OpType::BIAS_ADD, {t1, bias}, t2);
+        b.op(OpType::GELU, {t2}, out).attrs.approximate = GeluApprox::none;
+        b.g.outputs = {out, t1};
+      }));
+  for (DType dt : def.outputs)
+    cases.push_back(group_graph("silu(gate) * up, 64x352 " + name(dt), [&](Builder& b) {
+      auto gate = b.tensor("gate", {64, 352}, dt), up = b.tensor("up", {64, 352}, dt);
+      auto s = b.tensor("s", {64, 352}, dt), h = b.tensor("h", {64, 352}, dt);
+      b.op(OpType::SILU, {gate}, s);
+      b.op(OpType::MUL, {s, up}, h);
+      b.g.outputs = {h};
+    }));
+  for (DType in_t : def.inputs.empty() ? std::vector<DType>{} : def.inputs[0])
+    cases.push_back(group_graph("mul, relu, cast, gelu tanh from " + name(in_t) + ", 40x96", [&](Builder& b) {
+      auto x = b.tensor("x", {40, 96}, in_t), y = b.tensor("y", {40, 96}, DType::bf16);
+      auto m = b.tensor("m", {40, 96}, DType::f32), r = b.tensor("r", {40, 96}, DType::f32);
+      auto c = b.tensor("c", {40, 96}, DType::f16), out = b.tensor("out", {40, 96}, DType::f32);
+      b.op(OpType::MUL, {x, y}, m);
+      b.op(OpType::RELU, {m}, r);
+      b.op(OpType::CAST, {r}, c);
+      b.op(OpType::GELU, {c}, out).attrs.approximate = GeluApprox::tanh;
+      b.g.outputs = {out};
+    }));
+  cases.push_back(group_graph("seven inputs summed and multiplied, 24x40", [&](Builder& b) {
+    std::vector<TensorId> in;
+    for (int i = 0; i < 7; ++i) in.push_back(b.tensor(std::string{'i', char('0' + i)}, {24, 40}, i % 2 ? DType::f16 : DType::f32));
+    TensorId acc = in[0];
+    for (int i = 1; i < 7; ++i) {
+      const TensorId t = b.tensor(std::string{'s', char('0' + i)}, {24, 40}, i % 2 ? DType::f16 : DType::f32);
+      b.op(i % 3 ? OpType::ADD : OpType::MUL, {acc, in[size_t(i)]}, t);
+      acc = t;
+    }
+    b.g.outputs = {acc};
+  }));
+  cases.push_back(group_graph("a DAG: x read by two steps, both results out, 3x5", [&](Builder& b) {
+    auto x = b.tensor("x", {3, 5}, DType::bf16), bias = b.tensor("b", {5}, DType::f16);
+    auto t = b.tensor("t", {3, 5}, DType::f32), s = b.tensor("s", {3, 5}, DType::bf16);
+    auto out = b.tensor("out", {3, 5}, DType::f16);
+    b.op(OpType::BIAS_ADD, {x, bias}, t);
+    b.op(OpType::SILU, {x}, s);
+    b.op(OpType::MUL, {t, s}, out);
+    b.g.outputs = {out, t};
+  }));
+  return cases;
+}
+
+}  // namespace detail
+
+// The cases a declaration allows; empty for an op type the harness does not know yet, which the
+// tests report as a failure (every table entry must have a case).
+inline std::vector<OpCase> cases_for(const KernelDef& def) {
+  if (is_gemm(def.op)) return detail::gemm_cases(def);
+  switch (def.op) {
+    case OpType::BIAS_ADD:
+    case OpType::ADD:
+    case OpType::MUL:
+    case OpType::RELU:
+    case OpType::GELU:
+    case OpType::SILU:
+    case OpType::CAST: return detail::elementwise_cases(def);
+    case OpType::FUSED_ELEMENTWISE: return detail::group_cases(def);
+    default: break;
+  }
+  return {};
+}
+
+}  // namespace gexec::test

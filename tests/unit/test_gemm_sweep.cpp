@@ -1,0 +1,232 @@
+// `gexec gemm`'s sweep: sizes, lists and ranges, the cartesian product, each point's graph; the
+// CSV it writes; the sample plan behind --iters; percentiles.
+#include <set>
+
+#include "catch.hpp"
+#include "gexec/app/gemm_sweep.hpp"
+#include "gexec/exec/timing.hpp"
+#include "gexec/app/csv.hpp"
+
+using namespace gexec;
+
+TEST_CASE("sizes: a value, a list, a range, and mixes of them", "[gemm][sweep]") {
+  CHECK(*parse_sizes("64", "--m") == std::vector<int64_t>{64});
+  CHECK(*parse_sizes("64,128", "--m") == std::vector<int64_t>{64, 128});
+  CHECK(*parse_sizes("80:160:80", "--k") == std::vector<int64_t>{80, 160});
+  CHECK(*parse_sizes("1:10:4", "--k") == std::vector<int64_t>{1, 5, 9});  // the end is not on a step
+  CHECK(*parse_sizes("16, 32:64:32", "--n") == std::vector<int64_t>{16, 32, 64});
+  const auto cubes = *parse_sizes("1024:8192:1024", "--m");
+  REQUIRE(cubes.size() == 8);
+  CHECK(cubes.front() == 1024);
+  CHECK(cubes.back() == 8192);
+}
+
+TEST_CASE("sizes: every malformed form is refused, naming the option", "[gemm][sweep]") {
+  for (const char* bad : {"", "0", "-3", "a", "64,", "1.5", "10:5:1", "1:10:0", "1:2", "1:2:3:4", "1:10000000:1"}) {
+    auto r = parse_sizes(bad, "--m");
+    INFO(bad);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == Exit::bad_input);
+    CHECK(r.error().message.rfind("--m", 0) == 0);
+  }
+}
+
+TEST_CASE("the sweep is the cartesian product, the last option varying fastest", "[gemm][sweep]") {
+  GemmSweepText t;
+  t.m = "64,128";
+  t.n = "96";
+  t.k = "80:160:80";
+  t.dtype = "f16";
+  t.bias = "f32";
+  t.act = "relu,none";
+  auto pts = expand_sweep(t);
+  REQUIRE(pts.ok());
+  REQUIRE(pts->size() == 8);
+  CHECK((*pts)[0].m == 64);
+  CHECK((*pts)[0].k == 80);
+  CHECK((*pts)[0].act == Act::relu);
+  CHECK((*pts)[1].act == Act::none);
+  CHECK((*pts)[2].k == 160);
+  CHECK((*pts)[7].m == 128);
+  std::set<std::tuple<int64_t, int64_t, int>> distinct;
+  for (const GemmPoint& p : *pts) {
+    CHECK(p.n == 96);
+    CHECK(p.out_dtype == DType::f16);  // the input's, by default
+    REQUIRE(p.bias.has_value());
+    CHECK(*p.bias == DType::f32);
+    distinct.insert({p.m, p.k, int(p.act)});
+  }
+  CHECK(distinct.size() == 8);
+
+  t.out_dtype = "f32";
+  t.trans = "nn,nt,tn,tt";
+  t.dtype = "f16,bf16";
+  auto more = expand_sweep(t);
+  REQUIRE(more.ok());
+  CHECK(more->size() == 8 * 4 * 2);
+  CHECK((*more)[1].trans_b);
+  CHECK_FALSE((*more)[1].trans_a);
+  CHECK((*more)[0].out_dtype == DType::f32);
+}
+
+TEST_CASE("shapes from --shapes or --cube instead of --m --n --k", "[gemm][sweep]") {
+  GemmSweepText t;
+  t.cube = "1024:8192:1024";
+  t.dtype = "f16,bf16";
+  auto cubes = expand_sweep(t);
+  REQUIRE(cubes.ok());
+  REQUIRE(cubes->size() == 16);
+  CHECK((*cubes)[0].dtype == DType::f16);
+  CHECK((*cubes)[1].dtype == DType::bf16);
+  for (const GemmPoint& p : *cubes) {
+    CHECK(p.m == p.n);
+    CHECK(p.n == p.k);
+  }
+  CHECK((*cubes)[15].m == 8192);
+  GemmSweepText s;
+  s.shapes = "4095x4097x4093,64x96x80";
+  auto shapes = expand_sweep(s);
+  REQUIRE(shapes.ok());
+  REQUIRE(shapes->size() == 2);
+  CHECK((*shapes)[0].m == 4095);
+  CHECK((*shapes)[0].n == 4097);
+  CHECK((*shapes)[0].k == 4093);
+  s.m = "64";  // two ways at once
+  CHECK_FALSE(expand_sweep(s).ok());
+  CHECK_FALSE(expand_sweep(GemmSweepText{}).ok());  // no way at all
+  GemmSweepText bad;
+  bad.shapes = "64x96";
+  CHECK_FALSE(expand_sweep(bad).ok());
+}
+
+TEST_CASE("the sweep refuses unknown types, activations, transposes and huge products", "[gemm][sweep]") {
+  GemmSweepText base;
+  base.m = base.n = base.k = "64";
+  auto refused = [&](GemmSweepText t, const std::string& starts) {
+    auto r = expand_sweep(t);
+    INFO(starts);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == Exit::bad_input);
+    CHECK(r.error().message.find(starts) != std::string::npos);
+  };
+  auto t = base;
+  t.dtype = "f17";
+  refused(t, "--dtype");
+  t = base;
+  t.bias = "f32,int8";
+  refused(t, "--bias");
+  t = base;
+  t.act = "swish";
+  refused(t, "--act");
+  t = base;
+  t.trans = "nx";
+  refused(t, "--trans");
+  t = base;
+  t.m = t.n = t.k = "1:100:1";
+  refused(t, "points");
+  t = base;
+  t.m = "";
+  refused(t, "--m");
+}
+
+TEST_CASE("each point's graph is valid and shaped by its transposes and batch", "[gemm][sweep]") {
+  GemmPoint p;
+  p.m = 64, p.n = 96, p.k = 80;
+  p.bias = DType::f32;
+  p.act = Act::gelu;
+  Graph g = gemm_graph(p);
+  CHECK(verify(g).empty());
+  REQUIRE(g.ops.size() == 1);
+  CHECK(g.ops[0].type == OpType::GEMM_BIAS_ACT);
+  CHECK(g.ops[0].attrs.act == Act::gelu);
+  CHECK(g.tensor(g.find_tensor("A")).shape == std::vector<int64_t>{64, 80});
+  CHECK(g.tensor(g.find_tensor("B")).shape == std::vector<int64_t>{80, 96});
+  CHECK(g.tensor(g.find_tensor("Bias")).constant);
+  CHECK(g.tensor(g.find_tensor("C")).shape == std::vector<int64_t>{64, 96});
+
+  p.trans_a = p.trans_b = true;
+  p.batch = 3;
+  p.bias.reset();
+  g = gemm_graph(p);
+  CHECK(verify(g).empty());
+  CHECK(g.find_tensor("Bias") == kNone);
+  CHECK(g.ops[0].inputs.size() == 2);
+  CHECK(g.tensor(g.find_tensor("A")).shape == std::vector<int64_t>{3, 80, 64});
+  CHECK(g.tensor(g.find_tensor("B")).shape == std::vector<int64_t>{3, 96, 80});
+  CHECK(g.tensor(g.find_tensor("C")).shape == std::vector<int64_t>{3, 64, 96});
+  CHECK(trans_name(p) == "tt");
+  CHECK(bias_name(p) == "none");
+}
+
+TEST_CASE("CSV fields are quoted only when they must be", "[gemm][csv]") {
+  CHECK(csv_field("cublaslt.gemm") == "cublaslt.gemm");
+  CHECK(csv_field("a,b") == "\"a,b\"");
+  CHECK(csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
+  CHECK(csv_field("two\nlines") == "\"two\nlines\"");
+  CHECK(csv_line({"1", "x,y", ""}) == "1,\"x,y\",\n");
+}
+
+TEST_CASE("tags are key:value pairs with distinct keys", "[gemm][csv]") {
+  auto t = parse_tags("gpu:h200,run:3,empty:");
+  REQUIRE(t.ok());
+  REQUIRE(t->size() == 3);
+  CHECK((*t)[0] == std::pair<std::string, std::string>{"gpu", "h200"});
+  CHECK((*t)[2].second.empty());
+  CHECK(parse_tags("")->empty());
+  for (const char* bad : {"gpu", ":x", "a:1,a:2", "a:1,"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_tags(bad).ok());
+  }
+}
+
+TEST_CASE("--append keeps the old rows under the same header and refuses another header", "[gemm][csv]") {
+  const std::string header = "m,n,result\n";
+  auto fresh = csv_document("", true, header, {"1,2,pass\n"}, "f.csv");
+  REQUIRE(fresh.ok());
+  CHECK(*fresh == "m,n,result\n1,2,pass\n");
+  auto appended = csv_document(*fresh, true, header, {"3,4,fail\n"}, "f.csv");
+  REQUIRE(appended.ok());
+  CHECK(*appended == "m,n,result\n1,2,pass\n3,4,fail\n");
+  auto replaced = csv_document(*fresh, false, header, {"3,4,fail\n"}, "f.csv");
+  CHECK(*replaced == "m,n,result\n3,4,fail\n");
+  auto other = csv_document("m,n,k,result\n1,2,3,pass\n", true, header, {}, "f.csv");
+  REQUIRE_FALSE(other.ok());
+  CHECK(other.error().code == Exit::bad_input);
+  CHECK(other.error().message.find("f.csv has other columns") != std::string::npos);
+  // A file cut short of its last line break still appends on a line of its own.
+  CHECK(*csv_document("m,n,result\n1,2,pass", true, header, {"3,4,fail\n"}, "f.csv") ==
+        "m,n,result\n1,2,pass\n3,4,fail\n");
+}
+
+TEST_CASE("--iters counts iterations: samples of at most the calibrated batch", "[timing]") {
+  TimingOptions o;
+  o.iters = 3;
+  o.count_iterations = true;
+  // A fast kernel calibrated at 50 per sample: 3 iterations are 3 samples of 1.
+  auto p = plan_samples(o, 50);
+  CHECK(p.reps == 1);
+  CHECK(p.samples == 3);
+  o.iters = 2000;
+  p = plan_samples(o, 17);
+  CHECK(p.reps == 17);
+  CHECK(p.samples * p.reps >= 2000);
+  CHECK(p.samples * p.reps < 2000 + 17);
+  o.iters = 100;
+  p = plan_samples(o, 50);  // at least kMinSamples samples where the count allows
+  CHECK(p.reps == 100 / kMinSamples);
+  CHECK(p.samples == kMinSamples);
+  // Counting samples (the autotuner): iters samples of the batch.
+  o.count_iterations = false;
+  p = plan_samples(o, 50);
+  CHECK(p.reps == 50);
+  CHECK(p.samples == 100);
+}
+
+TEST_CASE("percentiles interpolate between ranks", "[timing]") {
+  const std::vector<double> v = {4, 1, 3, 2, 5};
+  CHECK(percentile(v, 50) == Approx(3));
+  CHECK(percentile(v, 0) == Approx(1));
+  CHECK(percentile(v, 100) == Approx(5));
+  CHECK(percentile(v, 90) == Approx(4.6));
+  CHECK(percentile({}, 50) == 0);
+}
