@@ -15,7 +15,7 @@ plain MATMULs), PyTorch eager, eager replayed as a CUDA graph, torch.compile (de
 --max-autotune also max-autotune-no-cudagraphs), all on the inputs gexec drew (its --dump).
 Then: the fused GEMM + bias + residual against the plain GEMM and against the unfused plan (GEMM
 + bias, then a separate ADD), whose figures --residual-costs writes for fuse_residual's cost hook
-(GEXEC_RESIDUAL_COSTS); and a chain of 4 elementwise ops on 64 MB tensors against the time to read
+(gexec run --residual-costs); and a chain of 4 elementwise ops on 64 MB tensors against the time to read
 its inputs and write its output once at the measured HBM bandwidth (a device-to-device copy).
 Prints the tables (markdown, for docs/performance.md) and writes them to OUT/blocks.md.
 """
@@ -260,8 +260,8 @@ def run_residual(args, tmp, tokens, dtype):
         path = tmp / f"res_{variant}.json"
         write_json(path, residual_graph(m, n, k, dtype, variant))
         try:
-            # Without the cost table, so that "fused" is always the fused plan.
-            row["us"][col] = gexec_us(args, path, extra, {"GEXEC_RESIDUAL_COSTS": ""})
+            # Without a cost table (no --residual-costs), so that "fused" is always the fused plan.
+            row["us"][col] = gexec_us(args, path, extra)
         except (bvt.GexecError, ValueError, KeyError) as e:
             row["errors"].append(f"{col}: {e}")
     return row
@@ -341,7 +341,7 @@ def residual_table(rows, costs_path):
             lines.append(f"{r['m']} {r['n']} {r['k']} {r['dtype']} {f:.2f} {u:.2f}")
     if costs_path and lines:
         with open(costs_path, "w") as fh:
-            fh.write("# M N K DTYPE FUSED_US UNFUSED_US, from scripts/bench_blocks.py; read by GEXEC_RESIDUAL_COSTS\n")
+            fh.write("# M N K DTYPE FUSED_US UNFUSED_US, from scripts/bench_blocks.py; read by gexec run --residual-costs\n")
             fh.write("\n".join(lines) + "\n")
     return md(["M x N x K", "dtype", "fused through C (us)", "GEMM+bias then ADD (us)", "plain GEMM (us)",
                "fused / plain", "faster plan"], body)
@@ -372,7 +372,7 @@ def parse_args():
     p.add_argument("--autotune-top", type=int, default=8)
     p.add_argument("--timeout", type=float, default=240.0, help="seconds allowed to one gexec run")
     p.add_argument("--budget-s", type=float, default=420.0, help="torch.compile is skipped past this many seconds")
-    p.add_argument("--residual-costs", default="", help="write the residual measurements here (GEXEC_RESIDUAL_COSTS)")
+    p.add_argument("--residual-costs", default="", help="write the residual measurements here (for gexec run --residual-costs)")
     p.add_argument("--write-small", action="store_true", help="write graphs/gpt_mlp_block.json, llama_mlp_block.json; exit")
     return p.parse_args()
 

@@ -7,6 +7,7 @@
 
 #include "gexec/ir/printer.hpp"
 #include "passes.hpp"
+#include "residual_cost.hpp"
 
 namespace gexec {
 
@@ -93,6 +94,13 @@ Result<std::vector<PassRecord>> run_passes(Graph& g, const std::vector<Pass>& pa
   if (!passes.empty() && !ids_in_range(g)) {
     return bad_input("graph " + g.name + " refers to tensor ids out of range; no pass was run");
   }
+  ResidualCosts costs;
+  if (!opts.residual_costs.empty()) {
+    auto loaded = load_residual_costs(opts.residual_costs);
+    if (!loaded) return loaded.error();
+    costs = std::move(*loaded);
+  }
+  const UseResidualCosts use_costs(opts.residual_costs.empty() ? nullptr : &costs);
   std::vector<PassRecord> records;
   records.reserve(passes.size());
   for (const Pass& pass : passes) {

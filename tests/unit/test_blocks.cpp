@@ -209,18 +209,11 @@ TEST_CASE("blocks: measured costs make fuse_residual keep the unfused plan, and 
   const std::string graph = test::source_path("tests/golden/fuse_residual/plain.json");
   std::ofstream(dir + "/slower.tsv") << "# M N K DTYPE FUSED_US UNFUSED_US\n16 8 32 f16 12.5 10.0\n";
   std::ofstream(dir + "/faster.tsv") << "16 8 32 f16 9.0 10.0\n8 8 8 f16 99 1\n";
-  // The table is read once per process, from the environment: each case is its own gexec run.
   auto with_costs = [&](const std::string& table) {
-    const std::string cmd = "GEXEC_RESIDUAL_COSTS='" + table + "' '" + std::string(GEXEC_BINARY) + "' run '" + graph +
-                            "' --dry-run --backend cpu 2>&1";
-    std::string out;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    CHECK(pclose(p) == 0);
-    return out;
+    auto r = test::run_gexec("run '" + graph + "' --dry-run --backend cpu" +
+                             (table.empty() ? std::string() : " --residual-costs '" + table + "'"));
+    CHECK(r.status == 0);
+    return r.output;
   };
   const std::string slower = with_costs(dir + "/slower.tsv");
   INFO(slower);
@@ -234,6 +227,23 @@ TEST_CASE("blocks: measured costs make fuse_residual keep the unfused plan, and 
   INFO(none);
   CHECK(has(none, "no measurement for this shape"));
   CHECK(has(none, "residual=true"));
+}
+
+TEST_CASE("blocks: a residual cost table that cannot be read or parsed is refused", "[blocks]") {
+  const std::string dir = temp_dir("badcosts");
+  const std::string graph = test::source_path("tests/golden/fuse_residual/plain.json");
+  std::ofstream(dir + "/bad.tsv") << "# fine\n16 8 32 f16 12.5 10.0\n16 8 f16 1 2\n";
+  std::ofstream(dir + "/dtype.tsv") << "16 8 32 f64 1 2\n";
+  auto bad = test::run_gexec("run '" + graph + "' --dry-run --backend cpu --residual-costs '" + dir + "/bad.tsv'");
+  INFO(bad.output);
+  CHECK(bad.status == 2);
+  CHECK(has(bad.output, "bad.tsv:3: expected \"M N K DTYPE FUSED_US UNFUSED_US\""));
+  auto dtype = test::run_gexec("run '" + graph + "' --dry-run --backend cpu --residual-costs '" + dir + "/dtype.tsv'");
+  CHECK(dtype.status == 2);
+  CHECK(has(dtype.output, "dtype.tsv:1:"));
+  auto missing = test::run_gexec("run '" + graph + "' --dry-run --backend cpu --residual-costs '" + dir + "/none.tsv'");
+  CHECK(missing.status == 2);
+  CHECK(has(missing.output, "none.tsv: cannot read the file"));
 }
 
 #if GEXEC_HAVE_CPU

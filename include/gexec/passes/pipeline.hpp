@@ -24,6 +24,9 @@ struct PipelineOptions {
   std::vector<std::string> passes;  // names; empty runs none
   bool print_after_all = false;
   std::string print_after;          // a pass name, or empty
+  // A table of measured residual costs that fuse_residual consults (src/passes/residual_cost.hpp,
+  // written by scripts/bench_blocks.py --residual-costs); empty: none.
+  std::string residual_costs;
 };
 
 struct PassRecord {
