@@ -14,6 +14,20 @@ status=0
 note() { printf '\n=== %s\n' "$*"; }
 # GEMM shapes are built in memory by `gexec gemm` (no graph files): odd=(...) is the padding target.
 odd=(--shapes 4095x4097x4093 --dtype f16 --bias f16 --act relu)
+# gemm_graph M N K BIAS_DTYPE: a graph of one f16 GEMM + bias + ReLU (constant bias) on stdout, for
+# the check stage, which runs products as graphs through gexec run.
+gemm_graph() {
+  cat <<JSON
+{"format": "gexec.graph", "version": 1, "name": "gemm_$1x$2x$3",
+ "tensors": [
+  {"name": "A", "shape": [$1, $3], "dtype": "f16"},
+  {"name": "B", "shape": [$3, $2], "dtype": "f16"},
+  {"name": "bias", "shape": [$2], "dtype": "$4", "constant": true},
+  {"name": "C", "shape": [$1, $2], "dtype": "f16"}],
+ "ops": [{"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "bias"], "outputs": ["C"], "attrs": {"act": "relu"}}],
+ "outputs": ["C"]}
+JSON
+}
 
 note "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.max.sm --format=csv 2>&1
