@@ -154,6 +154,8 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
   const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
   const DType dt = g.tensor(op.outputs[0]).dtype;
   const bool bias_converted = has_bias && dtype_size(g.tensor(op.inputs[2]).dtype) > dtype_size(dt);
+  // cuBLASLt reads C in D's dtype: a wider R is converted (rounded) to it first (cublaslt_caps.cpp).
+  const bool res_converted = res && dtype_size(g.tensor(op.inputs.back()).dtype) > dtype_size(dt);
   for (size_t x = 0; x < count; ++x) {
     double v = out.value[x], sc = out.scale[x], var = out.var[x];
     // A kernel that stores the product in the output dtype before its bias / activation rounds it
@@ -171,7 +173,7 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
     if (res) {  // inside the activation, as cuBLASLt adds beta * C (graph-format.md)
       v += s.beta * res->value[x];
       sc += std::fabs(s.beta) * res->scale[x];
-      var += s.beta * s.beta * res->carried(x);
+      var += s.beta * s.beta * (res->carried(x) + (res_converted ? bound::single_rounding_var(dt, res->value[x]) : 0.0));
     }
     if (act == Act::relu) var = bound::relu_var(v, var), v = relu(v);
     if (act == Act::gelu)

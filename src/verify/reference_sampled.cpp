@@ -115,7 +115,9 @@ class ElementEval {
     if (s.has_residual) {
       v += s.beta * r.value;
       sc += std::fabs(s.beta) * r.scale;
-      var += s.beta * s.beta * r.carried();
+      // As reference.cpp: a wider R is rounded to D's dtype before cuBLASLt reads it as C.
+      const bool converted = dtype_size(g_.tensor(op.inputs.back()).dtype) > dtype_size(dt);
+      var += s.beta * s.beta * (r.carried() + (converted ? bound::single_rounding_var(dt, r.value) : 0.0));
     }
     if (act == Act::relu) var = bound::relu_var(v, var), v = ref::relu(v);
     if (act == Act::gelu)

@@ -170,6 +170,23 @@ TEST_CASE("blocks: the residual is added inside the activation, times beta", "[b
   auto sampled = run_reference_sampled(b.g, in, 1, 1);
   REQUIRE(sampled.ok());
   CHECK(sampled->at("C").ref.value[0] == 14.0);
+
+  // An f32 R with an f16 C: cuBLASLt rounds R to f16 before reading it as C, which the bound
+  // allows for (the variance of one rounding of beta R), in both references alike.
+  b.g.tensor(c).dtype = DType::f16;
+  auto f16_c = run_reference(b.g, in);
+  REQUIRE(f16_c.ok());
+  b.g.tensor(r).dtype = DType::f16;
+  std::map<std::string, std::vector<uint8_t>> in16 = in;
+  in16["R"] = {0x00, 0xC5};  // -5 in f16
+  auto f16_r = run_reference(b.g, in16);
+  REQUIRE(f16_r.ok());
+  CHECK(f16_c->at("C").value[0] == f16_r->at("C").value[0]);
+  CHECK(f16_c->at("C").var[0] > f16_r->at("C").var[0]);
+  b.g.tensor(r).dtype = DType::f32;
+  auto sampled16 = run_reference_sampled(b.g, in, 1, 1);
+  REQUIRE(sampled16.ok());
+  CHECK(sampled16->at("C").ref.var[0] == f16_c->at("C").var[0]);
 }
 
 TEST_CASE("blocks: the block graphs fuse as intended", "[blocks]") {
