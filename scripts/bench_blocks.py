@@ -4,7 +4,7 @@
 Runs on a machine with a CUDA device and PyTorch; elsewhere it says so and exits 0 (the graph
 writer works anywhere: --write-small writes the small blocks of graphs/).
 
-    python3 scripts/bench_blocks.py --gexec build/release/gexec [--quick] [--out DIR]
+    python3 scripts/bench_blocks.py --gexec build/release/gexec [--quick] [--out DIR] [--docs docs/performance.md]
 
 Blocks (d 4096; GPT ffn 16384, LLaMA ffn 11008; 256, 4096 and 8192 tokens; f16 and bf16):
   GPT:   y = gelu(x W1 + b1) W2 + b2 + x     (GEMM+bias+GELU, GEMM+bias+residual)
@@ -17,7 +17,8 @@ Then: the fused GEMM + bias + residual against the plain GEMM and against the un
 + bias, then a separate ADD), whose figures --residual-costs writes for fuse_residual's cost hook
 (gexec run --residual-costs); and a chain of 4 elementwise ops on 64 MB tensors against the time to read
 its inputs and write its output once at the measured HBM bandwidth (a device-to-device copy).
-Prints the tables (markdown, for docs/performance.md) and writes them to OUT/blocks.md.
+Prints the tables (markdown, for docs/performance.md) and writes them to OUT/blocks.md, and with
+--docs PAGE into PAGE between its bench_blocks markers.
 """
 
 import argparse
@@ -373,6 +374,8 @@ def parse_args():
     p.add_argument("--timeout", type=float, default=240.0, help="seconds allowed to one gexec run")
     p.add_argument("--budget-s", type=float, default=420.0, help="torch.compile is skipped past this many seconds")
     p.add_argument("--residual-costs", default="", help="write the residual measurements here (for gexec run --residual-costs)")
+    p.add_argument("--docs", default="", help="also write the tables into this page (docs/performance.md) between its "
+                   "bench_blocks markers")
     p.add_argument("--write-small", action="store_true", help="write graphs/gpt_mlp_block.json, llama_mlp_block.json; exit")
     return p.parse_args()
 
@@ -426,7 +429,25 @@ def main():
     if out:
         (out / "blocks.md").write_text(text)
         (out / "blocks.json").write_text(json.dumps({"blocks": blocks, "residual": residuals, "chain": chains}, indent=1))
+    if args.docs:
+        write_into_docs(Path(args.docs), text)
     return 0
+
+
+DOCS_BEGIN, DOCS_END = "<!-- bench_blocks: begin -->", "<!-- bench_blocks: end -->"
+
+
+def write_into_docs(path, text):
+    """Replaces what stands between the page's two bench_blocks markers by the tables (one level
+    deeper, as the page's section holds them); the page is left alone without both markers."""
+    page = path.read_text()
+    begin, end = page.find(DOCS_BEGIN), page.find(DOCS_END)
+    if begin < 0 or end < begin:
+        print(f"{path}: no {DOCS_BEGIN} ... {DOCS_END} markers; not written", file=sys.stderr)
+        return
+    body = "\n".join("#" + line if line.startswith("#") else line for line in text.strip().splitlines())
+    path.write_text(page[:begin + len(DOCS_BEGIN)] + "\n" + body + "\n" + page[end:])
+    print(f"wrote the tables into {path}")
 
 
 if __name__ == "__main__":
