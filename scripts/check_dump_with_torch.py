@@ -5,7 +5,7 @@ compares them with the outputs gexec wrote beside them.
     gexec run graph.json --dump DIR
     python3 scripts/check_dump_with_torch.py graph.json DIR
 
-Every op of the graph (MATMUL, GEMM_BIAS_ACT, BIAS_ADD, ADD, RELU, GELU, CAST) runs on the GPU in
+Every op of the graph (MATMUL, GEMM_BIAS_ACT with its residual, BIAS_ADD, ADD, MUL, RELU, GELU, SILU, CAST) runs on the GPU in
 float32 without TF32, each result rounded to its tensor's dtype as a device stores it. An element
 passes when |gexec - torch| <= atol + rtol * scale, scale bounding the magnitudes that produced it
 (for a product sum_k |a_ik b_kj| + |bias_j|): the looser rule of gexec's check before report
@@ -76,8 +76,12 @@ def main():
             alpha = float(attrs.get("alpha", 1.0))
             v, s = alpha * torch.matmul(a, b), abs(alpha) * torch.matmul(sa, sb)
             if kind == "GEMM_BIAS_ACT":
-                if len(ins) > 2:
+                residual = attrs.get("residual", False)
+                if len(ins) > (3 if residual else 2):
                     v, s = v + values[ins[2]], s + scales[ins[2]]
+                if residual:  # inside the activation, as cuBLASLt adds beta * C
+                    beta = float(attrs.get("beta", 1.0))
+                    v, s = v + beta * values[ins[-1]], s + abs(beta) * scales[ins[-1]]
                 act = attrs.get("act", "none")
                 if act == "relu":
                     v = torch.relu(v)
@@ -85,6 +89,10 @@ def main():
                     v, s = gelu(v, "tanh"), s * 1.13
         elif kind == "BIAS_ADD" or kind == "ADD":
             v, s = values[ins[0]] + values[ins[1]], scales[ins[0]] + scales[ins[1]]
+        elif kind == "MUL":
+            v, s = values[ins[0]] * values[ins[1]], scales[ins[0]] * scales[ins[1]]
+        elif kind == "SILU":
+            v, s = torch.nn.functional.silu(values[ins[0]]), scales[ins[0]] * 1.1
         elif kind == "RELU":
             v, s = torch.relu(values[ins[0]]), scales[ins[0]]
         elif kind == "GELU":

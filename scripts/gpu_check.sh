@@ -2,7 +2,7 @@
 # Everything to run on a GPU machine in one go: build, every test, every graph (checked, timed,
 # under compute-sanitizer), and the benchmark against PyTorch. A summary goes to stdout; the
 # build log, the sanitizer's full output and the benchmark's files go to $OUT (default out/).
-#   scripts/gpu_check.sh [all|build|tests|graphs|check|perf|gemm|sanitizer|bench|fp8]...
+#   scripts/gpu_check.sh [all|build|tests|graphs|check|perf|gemm|sanitizer|bench|fp8|blocks]...
 # fp8: the FP8 GPU tests, the FP8 graphs (dry-run notes, checked and timed runs), the error fast
 # accumulation keeps, FP8 against bf16 through gexec gemm, and the FP8 rows against
 # torch._scaled_mm (scripts/gpu_fp8.sh; files in $OUT/fp8).
@@ -17,7 +17,8 @@ status=0
 note() { printf '\n=== %s\n' "$*"; }
 # GEMM shapes are built in memory by `gexec gemm` (no graph files): odd=(...) is the padding target.
 odd=(--shapes 4095x4097x4093 --dtype f16 --bias f16 --act relu)
-# The check stage's large products as graph files (M N K bias-dtype): f16 GEMM + bias + ReLU.
+# gemm_graph M N K BIAS_DTYPE: a graph of one f16 GEMM + bias + ReLU (constant bias) on stdout, for
+# the check stage, which runs products as graphs through gexec run.
 gemm_graph() {
   cat <<JSON
 {"format": "gexec.graph", "version": 1, "name": "gemm_$1x$2x$3",
@@ -34,7 +35,7 @@ JSON
 note "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.max.sm --format=csv 2>&1
 
-if want build || want tests || want graphs || want check || want perf || want gemm || want sanitizer || want bench || want fp8; then
+if want build || want tests || want graphs || want check || want perf || want gemm || want sanitizer || want bench || want fp8 || want blocks; then
   note "build"
   bash scripts/setup.sh
   start=$(date +%s)
@@ -193,5 +194,19 @@ if want bench; then
   note "benchmark"
   PYTHONUNBUFFERED=1 python3 scripts/bench_vs_torch.py --gexec "$gexec" --out docs 2>&1 | tail -40
   cp -f docs/performance.md docs/performance.png "$OUT/" 2>/dev/null || true
+fi
+if [[ " $stages " == *" blocks "* ]]; then  # not part of all: about 8 minutes on its own
+  note "transformer MLP blocks against PyTorch (scripts/bench_blocks.py)"
+  PYTHONUNBUFFERED=1 timeout 560 python3 scripts/bench_blocks.py --gexec "$gexec" --out "$OUT/blocks" \
+    --docs docs/performance.md ${BLOCKS_QUICK:+--quick} 2>&1 | tail -60 || status=1
+  cp -f docs/performance.md "$OUT/blocks/" 2>/dev/null || true
+  note "the blocks with the measured residual costs (--residual-costs): the passes' decisions"
+  if [ -f "$OUT/blocks/residual_costs.tsv" ]; then
+    for g in graphs/gpt_mlp_block.json graphs/llama_mlp_block.json; do
+      "$gexec" run "$g" --residual-costs "$OUT/blocks/residual_costs.tsv" 2>&1 | grep -E "fuse_residual|result" || status=1
+    done
+  else
+    echo "no $OUT/blocks/residual_costs.tsv: the benchmark did not measure the residual"; status=1
+  fi
 fi
 exit $status

@@ -25,13 +25,17 @@ if ! grep -q "^backends:.*cpu" <<<"$version" && ! grep -q "^cuda devices: [1-9]"
   no_run="this build has no CPU backend and there is no CUDA device"
 fi
 skipped=0
+emitted=$(mktemp -d)
+trap 'rm -rf "$emitted"' EXIT
 for g in graphs/*.json; do
   step "validate $g" "$gexec" validate "$g"
   step "dry-run  $g" "$gexec" run --dry-run "$g"
   if [ -n "$no_run" ]; then
     skipped=$((skipped + 1))
   else
-    step "run      $g" "$gexec" -q run "$g"
+    step "run      $g" "$gexec" -q run "$g" --emit-graph "$emitted/$(basename "$g")"
+    # The graph after the passes (fused ops, groups) is a graph file too: it loads, runs and passes.
+    step "emitted  $g" "$gexec" -q run "$emitted/$(basename "$g")" --passes none
   fi
 done
 [ -n "$no_run" ] && echo "skipped: $skipped runs: $no_run"

@@ -1,14 +1,16 @@
 // The backend-ops harness (after ggml's test-backend-ops): for every kernel of kernel_table(),
-// the cases its declaration allows (each declared dtype, layout, transpose, batching and
-// activation), each run through the real selector, planner and executor on a backend and
-// compared with the CPU reference under the output dtype's tolerance. Shared by the unit tests
-// (CPU backend) and the GPU tests (CUDA backend). f8 declarations get their own cases (scales,
-// fast accumulation, amax outputs, the TN arrangement); a case the declaration's check refuses
-// (e.g. a colmajor f8 C on cuBLASLt) is not one of its cases.
+// the cases its declaration allows (each declared dtype, layout, transpose, batching, activation
+// and residual; for FUSED_ELEMENTWISE, groups of every step type), each run through the real
+// selector, planner and executor on a backend and compared with the CPU reference under the
+// output dtype's tolerance. Shared by the unit tests (CPU backend) and the GPU tests (CUDA backend).
+// f8 declarations get their own cases (scales, fast accumulation, amax outputs, the TN
+// arrangement); a case the declaration's check refuses (e.g. a colmajor f8 C on cuBLASLt) is not
+// one of its cases.
 #pragma once
 
 #include <algorithm>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,7 @@
 #include "gexec/ir/f8_rules.hpp"
 #include "gexec/kernels/select.hpp"
 #include "gexec/kernels/table.hpp"
+#include "gexec/passes/pipeline.hpp"
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/reference.hpp"
 #include "unit/graph_builder.hpp"
@@ -74,6 +77,11 @@ inline CaseResult run_case(Device& dev, const Graph& g, const Graph* reference =
   // As the app does: the bound follows the arithmetic the prepared kernels declare (TF32
   // products, the unfused path's extra rounding, the approximate GELU epilogue).
   Precision precision = (*ex)->precision();
+  // As the app does: the CUDA backend declares TF32 products for f32 operands (cuBLASLt), and
+  // each kernel what else its arithmetic does (a rounded product, an approximate GELU).
+  Precision precision;
+  precision.tf32 = dev.backend() == Backend::cuda;
+  precision.merge((*ex)->precision());
   auto ref = run_reference(reference ? *reference : g, inputs, {}, precision);
   if (!ref) return r.error = ref.error().message, r;
   for (TensorId id : g.outputs) {
@@ -120,6 +128,7 @@ inline OpCase gemm_graph(OpType type, const GemmCase& c, const std::string& what
     in.push_back(b.tensor("Bias", {c.n}, c.bias));
     b.g.tensor(in.back()).constant = c.bias_constant;
   }
+  if (type == OpType::GEMM_BIAS_ACT && c.residual) in.push_back(b.tensor("R", dims(c.m, c.n, false, batched), c.r, c.lr));
   TensorId out = b.tensor("C", dims(c.m, c.n, false, batched), c.c, c.lc);
   b.g.tensor(out).scale = c.sc;
   Op& op = b.op(type, in, out);
@@ -128,6 +137,7 @@ inline OpCase gemm_graph(OpType type, const GemmCase& c, const std::string& what
   op.attrs.alpha = c.alpha;
   op.attrs.fast_accum = c.fast_accum;
   if (type == OpType::GEMM_BIAS_ACT) op.attrs.act = c.act;
+  if (type == OpType::GEMM_BIAS_ACT && c.residual) op.attrs.residual = true, op.attrs.beta = c.beta;
   b.g.outputs = {out};
   if (c.amax) {
     const TensorId amax = b.tensor("Amax", {1}, DType::f32);
@@ -330,6 +340,81 @@ inline std::vector<OpCase> fp8_gemm_cases(const KernelDef& def) {
   return cases;
 }
 
+// Whether the declaration's check takes the case (for what its fields cannot say, such as a
+// residual stored otherwise than C).
+inline bool check_accepts(const KernelDef& def, const OpCase& c) {
+  return !def.check || def.check(c.graph, c.graph.ops[0], DeviceCaps{}, KernelOptions{}).ok();
+}
+
+// GEMM_BIAS_ACT with a residual R as its fourth input: every R dtype with every C dtype, with
+// and without a bias, each activation (inside it, as cuBLASLt adds C), beta, R stored otherwise
+// than C, batched, and odd sizes.
+inline void residual_cases(const KernelDef& def, Act act0, std::vector<OpCase>& cases) {
+  auto name = [](DType t) { return std::string(dtype_name(t)); };
+  for (DType r : def.inputs[3])
+    for (DType c : def.outputs) {
+      GemmCase g;
+      g.residual = true;
+      g.a = g.b = c == DType::f32 ? DType::f16 : c;
+      g.c = g.bias = c;
+      g.r = r;
+      g.act = act0;
+      cases.push_back(gemm_graph(def.op, g, "residual " + name(r) + " -> C " + name(c)));
+    }
+  for (Act act : def.acts)
+    for (double beta : {1.0, -0.75}) {
+      GemmCase g;
+      g.residual = true;
+      g.a = g.b = g.c = g.bias = g.r = DType::f16;
+      g.act = act;
+      g.beta = beta;
+      std::ostringstream what;
+      what << "residual, act " << act_name(act) << ", beta " << beta;
+      cases.push_back(gemm_graph(def.op, g, what.str()));
+    }
+  {
+    GemmCase g;
+    g.residual = true;
+    g.bias_present = false;
+    g.a = g.b = g.c = g.r = DType::bf16;
+    g.beta = 0.5;
+    cases.push_back(gemm_graph(def.op, g, "residual, no bias, beta 0.5"));
+    g.act = act0;
+    cases.push_back(gemm_graph(def.op, g, "residual, no bias, beta 0.5, act " + std::string(act_name(act0))));
+  }
+  if (def.colmajor)
+    for (int which = 0; which < 3; ++which) {
+      GemmCase g;
+      g.residual = true;
+      g.a = g.b = g.c = g.bias = g.r = DType::f16;
+      g.act = act0;
+      if (which != 1) g.lc = Layout::colmajor;  // 0: R and C colmajor (a bias tail after C on cuBLASLt)
+      if (which != 2) g.lr = Layout::colmajor;  // 1: R only; 2: C only
+      OpCase oc = gemm_graph(def.op, g, which == 0 ? "residual and C colmajor" : which == 1 ? "residual colmajor, C rowmajor"
+                                                                                           : "residual rowmajor, C colmajor");
+      if (which == 0 || check_accepts(def, oc)) cases.push_back(std::move(oc));
+    }
+  if (def.batched) {
+    GemmCase g;
+    g.residual = true;
+    g.batch = 3;
+    g.a = g.b = g.c = g.bias = DType::bf16;
+    g.r = DType::f32;
+    g.act = act0;
+    cases.push_back(gemm_graph(def.op, g, "residual, batched A and B"));
+  }
+  {
+    GemmCase g;  // misaligned rows: cuBLASLt reads R as C unpadded
+    g.residual = true;
+    g.m = 7, g.n = 5, g.k = 3;
+    g.a = g.b = g.c = g.bias = g.r = DType::f16;
+    g.act = act0;
+    cases.push_back(gemm_graph(def.op, g, "residual, 7x5x3"));
+    g.m = 130, g.n = 96, g.k = 200;
+    cases.push_back(gemm_graph(def.op, g, "residual, 130x96x200"));
+  }
+}
+
 inline std::vector<OpCase> gemm_cases(const KernelDef& def) {
   std::vector<OpCase> cases;
   if (def.inputs.empty()) return cases;
@@ -445,6 +530,7 @@ inline std::vector<OpCase> gemm_cases(const KernelDef& def) {
       g.trans_b = shared && def.transposes;
       cases.push_back(gemm_graph(def.op, g, shared ? "batched A, shared B" : "batched A and B"));
     }
+  if (bias && def.inputs.size() > 3) residual_cases(def, act0, cases);
   {
     GemmCase g;  // odd sizes: nothing aligned
     g.m = 7;
@@ -470,7 +556,7 @@ inline OpCase elementwise_graph(OpType type, DType x_t, DType second_t, DType ou
   TensorId x = b.tensor("X", {rows, cols}, x_t, lx);
   std::vector<TensorId> in = {x};
   if (type == OpType::BIAS_ADD) in.push_back(b.tensor("b", {cols}, second_t));
-  if (type == OpType::ADD) in.push_back(b.tensor("Y", {rows, cols}, second_t, l2));
+  if (type == OpType::ADD || type == OpType::MUL) in.push_back(b.tensor("Y", {rows, cols}, second_t, l2));
   TensorId y = b.tensor("Z", {rows, cols}, out_t, lout);
   Op& op = b.op(type, in, y);
   op.attrs.approximate = approx;
@@ -566,6 +652,82 @@ inline std::vector<OpCase> elementwise_cases(const KernelDef& def) {
   return cases;
 }
 
+// A FUSED_ELEMENTWISE case: the chain `build` writes, grouped into one op by the
+// group_elementwise pass (empty graph where it did not become exactly one group).
+template <class F>
+OpCase group_graph(const std::string& what, F&& build) {
+  Builder b;
+  build(b);
+  PipelineOptions opts;
+  opts.passes = {"group_elementwise"};
+  std::ostringstream sink;
+  if (!run_pipeline(b.g, opts, sink).ok() || b.g.ops.size() != 1) b.g.ops.clear();
+  return {what, b.g};
+}
+
+// Groups of every step type, input dtypes and several outputs, at sizes that take the vector path,
+// ragged tails (rows of 1001: no 4-element chunk lines up with a row), bias inputs read at the
+// column, more inputs than the kernel keeps in registers at once, and a tiny one.
+inline std::vector<OpCase> group_cases(const KernelDef& def) {
+  std::vector<OpCase> cases;
+  auto name = [](DType d) { return std::string(dtype_name(d)); };
+  for (int64_t cols : {int64_t(4096), int64_t(1001)})
+    for (DType dt : def.outputs)
+      cases.push_back(group_graph("add, silu, bias, gelu erf; two outputs, 33x" + std::to_string(cols) + " " + name(dt),
+                                  [&](Builder& b) {
+        const int64_t r = 33;
+        auto x = b.tensor("x", {r, cols}, dt), y = b.tensor("y", {r, cols}, DType::f16);
+        auto bias = b.tensor("b", {cols}, DType::f32);
+        auto t0 = b.tensor("t0", {r, cols}, DType::f32), t1 = b.tensor("t1", {r, cols}, dt);
+        auto t2 = b.tensor("t2", {r, cols}, DType::bf16), out = b.tensor("out", {r, cols}, dt);
+        b.op(OpType::ADD, {x, y}, t0);
+        b.op(OpType::SILU, {t0}, t1);
+        b.op(OpType::BIAS_ADD, {t1, bias}, t2);
+        b.op(OpType::GELU, {t2}, out).attrs.approximate = GeluApprox::none;
+        b.g.outputs = {out, t1};
+      }));
+  for (DType dt : def.outputs)
+    cases.push_back(group_graph("silu(gate) * up, 64x352 " + name(dt), [&](Builder& b) {
+      auto gate = b.tensor("gate", {64, 352}, dt), up = b.tensor("up", {64, 352}, dt);
+      auto s = b.tensor("s", {64, 352}, dt), h = b.tensor("h", {64, 352}, dt);
+      b.op(OpType::SILU, {gate}, s);
+      b.op(OpType::MUL, {s, up}, h);
+      b.g.outputs = {h};
+    }));
+  for (DType in_t : def.inputs.empty() ? std::vector<DType>{} : def.inputs[0])
+    cases.push_back(group_graph("mul, relu, cast, gelu tanh from " + name(in_t) + ", 40x96", [&](Builder& b) {
+      auto x = b.tensor("x", {40, 96}, in_t), y = b.tensor("y", {40, 96}, DType::bf16);
+      auto m = b.tensor("m", {40, 96}, DType::f32), r = b.tensor("r", {40, 96}, DType::f32);
+      auto c = b.tensor("c", {40, 96}, DType::f16), out = b.tensor("out", {40, 96}, DType::f32);
+      b.op(OpType::MUL, {x, y}, m);
+      b.op(OpType::RELU, {m}, r);
+      b.op(OpType::CAST, {r}, c);
+      b.op(OpType::GELU, {c}, out).attrs.approximate = GeluApprox::tanh;
+      b.g.outputs = {out};
+    }));
+  cases.push_back(group_graph("seven inputs summed and multiplied, 24x40", [&](Builder& b) {
+    std::vector<TensorId> in;
+    for (int i = 0; i < 7; ++i) in.push_back(b.tensor(std::string{'i', char('0' + i)}, {24, 40}, i % 2 ? DType::f16 : DType::f32));
+    TensorId acc = in[0];
+    for (int i = 1; i < 7; ++i) {
+      const TensorId t = b.tensor(std::string{'s', char('0' + i)}, {24, 40}, i % 2 ? DType::f16 : DType::f32);
+      b.op(i % 3 ? OpType::ADD : OpType::MUL, {acc, in[size_t(i)]}, t);
+      acc = t;
+    }
+    b.g.outputs = {acc};
+  }));
+  cases.push_back(group_graph("a DAG: x read by two steps, both results out, 3x5", [&](Builder& b) {
+    auto x = b.tensor("x", {3, 5}, DType::bf16), bias = b.tensor("b", {5}, DType::f16);
+    auto t = b.tensor("t", {3, 5}, DType::f32), s = b.tensor("s", {3, 5}, DType::bf16);
+    auto out = b.tensor("out", {3, 5}, DType::f16);
+    b.op(OpType::BIAS_ADD, {x, bias}, t);
+    b.op(OpType::SILU, {x}, s);
+    b.op(OpType::MUL, {t, s}, out);
+    b.g.outputs = {out, t};
+  }));
+  return cases;
+}
+
 }  // namespace detail
 
 // The cases a declaration allows; empty for an op type the harness does not know yet, which the
@@ -578,9 +740,12 @@ inline std::vector<OpCase> cases_for(const KernelDef& def) {
   switch (def.op) {
     case OpType::BIAS_ADD:
     case OpType::ADD:
+    case OpType::MUL:
     case OpType::RELU:
     case OpType::GELU:
+    case OpType::SILU:
     case OpType::CAST: all = detail::elementwise_cases(def); break;
+    case OpType::FUSED_ELEMENTWISE: all = detail::group_cases(def); break;
     default: break;
   }
   if (!def.check) return all;

@@ -43,6 +43,10 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--print-after", run.print_after, "Print the graph after the named pass");
   run_cmd->add_option("--emit-graph", run.emit_graph, "Write the graph after the passes to this file")
       ->check(gexec::cli::non_empty_path());
+  run_cmd->add_option("--residual-costs", run.residual_costs,
+                      "fuse_residual keeps the product and a separate ADD where this table (M N K DTYPE FUSED_US "
+                      "UNFUSED_US lines, from scripts/bench_blocks.py) measured fusing to lose")
+      ->check(gexec::cli::non_empty_path());
   run_cmd->add_option("--dump", run.dump_dir, "Write every graph input and output as .npy into this folder")
       ->check(gexec::cli::non_empty_path());
   run_cmd->add_option("--verify", run.verify,

@@ -43,7 +43,7 @@ Runner::Runner(const PyGraph& g, const ExecutorOptions& o) : original_(g.graph) 
   if (!names) throw py::value_error("passes: " + names.error().message);
   Graph graph = original_;
   std::ostringstream prints;
-  auto records = run_pipeline(graph, {*names, false, ""}, prints);
+  auto records = run_pipeline(graph, {*names, false, "", ""}, prints);
   if (!records) throw_error(records.error());
 
   RunOptions where;

@@ -32,7 +32,8 @@ json device_json(const DeviceSummary& d) {
 
 json passes_json(const PassesSummary& p) {
   json a = json::array();
-  for (const PassRecord& r : p.records) a.push_back({{"name", r.name}, {"changed", r.changed}, {"ms", r.millis}});
+  for (const PassRecord& r : p.records)
+    a.push_back({{"name", r.name}, {"changed", r.changed}, {"ms", r.millis}, {"notes", r.notes}});
   return a;
 }
 

@@ -27,6 +27,9 @@ void print_passes(std::ostream& out, const RunReport& r) {
     spdlog::debug("pass {}: {:.3f} ms{}", rec.name, rec.millis, rec.changed ? ", changed the graph" : "");
   }
   out << "; " << p.ops_before << " ops -> " << p.ops_after << "\n";
+  // The passes' explained decisions (fuse_residual's fused, converted or not fused, and why).
+  for (const PassRecord& rec : p.records)
+    for (const std::string& note : rec.notes) out << "  " << rec.name << ": " << note << "\n";
 }
 
 void print_kernels(std::ostream& out, const std::vector<KernelChoice>& kernels) {

@@ -137,7 +137,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   if (opts.dry_run) rep.printed_before = print_graph(graph);
   auto t0 = Clock::now();
   std::ostringstream prints;
-  auto records = run_pipeline(graph, {*names, opts.print_after_all, opts.print_after}, prints);
+  auto records = run_pipeline(graph, {*names, opts.print_after_all, opts.print_after, opts.residual_costs}, prints);
   rep.pass_prints = prints.str();
   if (!records) return records.error();
   times.passes = ms_since(t0);

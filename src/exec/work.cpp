@@ -26,13 +26,20 @@ Work count_work(const Graph& g) {
         if (op.type == OpType::GEMM_BIAS_ACT) {
           if (shape->has_bias) w.flops += out_elems;
           if (op.attrs.act != Act::none) w.flops += out_elems;
+          if (shape->has_residual) w.flops += out_elems;
         }
         break;
       }
       case OpType::BIAS_ADD:
       case OpType::ADD:
       case OpType::RELU:
-      case OpType::GELU: w.flops += out_elems; break;
+      case OpType::GELU:
+      case OpType::MUL:
+      case OpType::SILU: w.flops += out_elems; break;
+      case OpType::FUSED_ELEMENTWISE:
+        for (const GroupStep& st : op.attrs.steps)
+          if (st.type != OpType::CAST) w.flops += out_elems;
+        break;
       case OpType::CAST: break;
     }
   }

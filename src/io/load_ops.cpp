@@ -7,8 +7,108 @@ namespace gexec::load_detail {
 
 namespace {
 
-// Reads "attrs" with the keys that `type` takes (graph-format.md).
-bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type, Attrs& a) {
+// Reads a FUSED_ELEMENTWISE's "steps" and "results" (graph-format.md): the structure and the value
+// numbers here, with their JSON paths; shapes and dtypes are check_op's.
+bool load_group(Problems& p, const json& v, const std::string& ptr, int inputs, Attrs& a) {
+  bool ok = true;
+  const json* steps = require(p, v, ptr, "steps");
+  const json* results = require(p, v, ptr, "results");
+  if (!steps || !results) return false;
+  const std::string sptr = ptr_key(ptr, "steps"), rptr = ptr_key(ptr, "results");
+  if (!steps->is_array() || steps->empty() || steps->size() > size_t(kGroupMaxSteps)) {
+    p.add(sptr, "expected an array of 1 to " + std::to_string(kGroupMaxSteps) + " steps, found " +
+                    (steps->is_array() ? "an array of " + std::to_string(steps->size()) : describe(*steps)));
+    return false;
+  }
+  const std::string step_types = "ADD, MUL, BIAS_ADD, RELU, GELU, SILU, CAST";
+  for (size_t i = 0; i < steps->size(); ++i) {
+    const json& st = (*steps)[i];
+    const std::string ip = ptr_index(sptr, i);
+    if (!st.is_object()) {
+      p.add(ip, "expected a step object, found " + describe(st));
+      ok = false;
+      continue;
+    }
+    check_keys(p, st, ip, {"op", "args", "dtype", "approximate"});
+    GroupStep step;
+    bool good = true;
+    if (const json* t = require(p, st, ip, "op")) {
+      if (auto str = get_string(p, *t, ptr_key(ip, "op"))) {
+        auto type = parse_op_type(*str);
+        if (!type || !is_group_step_type(*type)) {
+          p.add(ptr_key(ip, "op"), "unknown step op " + quote(*str) + "; expected one of " + step_types);
+          good = false;
+        } else {
+          step.type = *type;
+        }
+      } else good = false;
+    } else good = false;
+    if (const json* d = require(p, st, ip, "dtype")) {
+      if (auto str = get_string(p, *d, ptr_key(ip, "dtype"))) {
+        auto dt = parse_dtype(*str);
+        if (!dt) {
+          p.add(ptr_key(ip, "dtype"), "unknown dtype " + quote(*str) + "; expected one of f16, bf16, f32");
+          good = false;
+        } else {
+          step.dtype = *dt;
+        }
+      } else good = false;
+    } else good = false;
+    if (const json* ap = optional_key(st, "approximate")) {
+      auto str = get_string(p, *ap, ptr_key(ip, "approximate"));
+      auto form = str ? parse_gelu_approx(*str) : std::nullopt;
+      if (str && !form)
+        p.add(ptr_key(ip, "approximate"), "unknown GELU form " + quote(*str) + "; expected one of tanh, none");
+      else if (form && good && step.type != OpType::GELU)
+        p.add(ptr_key(ip, "approximate"), "only a GELU step takes \"approximate\"");
+      if (form && step.type == OpType::GELU) step.approximate = *form;
+      else good = false;
+    }
+    const int own = inputs + int(i);  // this step's value number
+    if (const json* args = require(p, st, ip, "args")) {
+      const std::string ap = ptr_key(ip, "args");
+      const size_t want = step.type == OpType::ADD || step.type == OpType::MUL || step.type == OpType::BIAS_ADD ? 2 : 1;
+      if (!args->is_array() || (good && args->size() != want)) {
+        p.add(ap, std::string("expected an array of ") + (want == 1 ? "one value number" : "two value numbers") +
+                      " (" + std::string(op_type_name(step.type)) + "), found " +
+                      (args->is_array() ? "an array of " + std::to_string(args->size()) : describe(*args)));
+        good = false;
+      } else {
+        for (size_t j = 0; j < args->size(); ++j) {
+          const json& n = (*args)[j];
+          if (!n.is_number_integer() || n.get<int64_t>() < 0 || n.get<int64_t>() >= own) {
+            p.add(ptr_index(ap, j), "expected a value number from 0 to " + std::to_string(own - 1) +
+                                        " (the group's inputs, then the steps before this one), found " + describe(n));
+            good = false;
+          } else {
+            step.args.push_back(int32_t(n.get<int64_t>()));
+          }
+        }
+      }
+    } else good = false;
+    ok = ok && good;
+    a.steps.push_back(std::move(step));
+  }
+  const int values = inputs + int(steps->size());
+  if (!results->is_array()) {
+    p.add(rptr, "expected an array of value numbers, one per output, found " + describe(*results));
+    return false;
+  }
+  for (size_t j = 0; j < results->size(); ++j) {
+    const json& n = (*results)[j];
+    if (!n.is_number_integer() || n.get<int64_t>() < inputs || n.get<int64_t>() >= values) {
+      p.add(ptr_index(rptr, j), "expected the value number of a step, " + std::to_string(inputs) + " to " +
+                                    std::to_string(values - 1) + ", found " + describe(n));
+      ok = false;
+    } else {
+      a.results.push_back(int32_t(n.get<int64_t>()));
+    }
+  }
+  return ok;
+}
+
+// Reads "attrs" with the keys that `type` takes (graph-format.md). `inputs` is the op's input count.
+bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type, int inputs, Attrs& a) {
   if (!v.is_object()) {
     p.add(ptr, "expected an attrs object, found " + describe(v));
     return false;
@@ -17,9 +117,12 @@ bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type,
   switch (type) {
     case OpType::MATMUL: check_keys(p, v, ptr, {"trans_a", "trans_b", "alpha", "fast_accum"}); break;
     case OpType::GEMM_BIAS_ACT:
-      check_keys(p, v, ptr, {"act", "mnk", "trans_a", "trans_b", "alpha", "fast_accum"});
+      check_keys(p, v, ptr, {"act", "mnk", "trans_a", "trans_b", "alpha", "fast_accum", "residual", "beta"});
       break;
     case OpType::GELU: check_keys(p, v, ptr, {"approximate"}); break;
+    case OpType::FUSED_ELEMENTWISE:
+      check_keys(p, v, ptr, {"steps", "results"});
+      return load_group(p, v, ptr, inputs, a);
     default:
       for (auto it = v.begin(); it != v.end(); ++it)
         p.add(ptr_key(ptr, it.key()), "unknown key " + quote(it.key()) + "; " + tname + " takes no attributes");
@@ -44,6 +147,12 @@ bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type,
     }
   }
   if (type == OpType::GEMM_BIAS_ACT) {
+    flag("residual", a.residual);
+    if (const json* j = optional_key(v, "beta")) {
+      auto d = get_number(p, *j, ptr_key(ptr, "beta"));
+      ok = ok && d.has_value();
+      if (d) a.beta = *d;
+    }
     if (const json* j = optional_key(v, "act")) {
       std::optional<Act> act;
       if (auto str = get_string(p, *j, ptr_key(ptr, "act"))) {
@@ -100,7 +209,9 @@ bool load_refs(LoadState& s, const json& v, const std::string& ptr, const char* 
     const int lo = inputs ? ar->min_inputs : ar->outputs, hi = inputs ? ar->max_inputs : ar->most_outputs();
     const int n = int(v.size());
     if (n < lo || n > hi) {
-      const std::string want = lo == hi ? std::to_string(lo) : std::to_string(lo) + " or " + std::to_string(hi);
+      const std::string want = lo == hi       ? std::to_string(lo)
+                               : hi == lo + 1 ? std::to_string(lo) + " or " + std::to_string(hi)
+                                              : std::to_string(lo) + " to " + std::to_string(hi);
       p.add(ptr, std::string(what) + " " + want + (hi == 1 ? (inputs ? " input" : " output") : inputs ? " inputs" : " outputs") +
                      ", found " + std::to_string(n));
       ok = false;
@@ -154,7 +265,8 @@ void load_ops(LoadState& s, const json& ops) {
         type = parse_op_type(*str);
         if (!type)
           p.add(ptr_key(ptr, "op_type"), "unknown op_type " + quote(*str) +
-                                             "; expected one of MATMUL, BIAS_ADD, ADD, RELU, GELU, CAST, GEMM_BIAS_ACT");
+                                             "; expected one of MATMUL, BIAS_ADD, ADD, MUL, RELU, GELU, SILU, CAST, "
+                                             "GEMM_BIAS_ACT, FUSED_ELEMENTWISE");
       }
     }
     ok = type.has_value();
@@ -187,8 +299,14 @@ void load_ops(LoadState& s, const json& ops) {
       ok = load_refs(s, *out, ptr_key(ptr, "outputs"), (type ? std::string(op_type_name(*type)) + " writes" : "this op writes").c_str(),
                      ar, false, op.outputs) && ok;
     else ok = false;
-    if (const json* a = optional_key(v, "attrs"); a && type)
-      ok = load_attrs(p, *a, ptr_key(ptr, "attrs"), *type, op.attrs) && ok;
+    if (const json* a = optional_key(v, "attrs"); a && type) {
+      const json* in = optional_key(v, "inputs");
+      const int n_in = in && in->is_array() ? int(in->size()) : 0;
+      ok = load_attrs(p, *a, ptr_key(ptr, "attrs"), *type, n_in, op.attrs) && ok;
+    } else if (type == OpType::FUSED_ELEMENTWISE) {
+      p.add(ptr, "FUSED_ELEMENTWISE needs attrs with \"steps\" and \"results\"");
+      ok = false;
+    }
 
     // Writers are recorded even for ops with other problems, so that a second writer, or an
     // init on a written tensor, is reported whatever else is wrong with the first one.

@@ -77,6 +77,21 @@ ojson op_json(const Graph& g, const Op& op) {
   if (op.type == OpType::GEMM_BIAS_ACT) {
     if (op.attrs.act != def.act) a["act"] = act_name(op.attrs.act);
     if (op.attrs.mnk) a["mnk"] = *op.attrs.mnk;
+    if (op.attrs.residual) a["residual"] = true;
+    if (op.attrs.beta != def.beta) a["beta"] = op.attrs.beta;
+  }
+  if (op.type == OpType::FUSED_ELEMENTWISE) {
+    ojson steps = ojson::array();
+    for (const GroupStep& st : op.attrs.steps) {
+      ojson s = ojson::object();
+      s["op"] = op_type_name(st.type);
+      s["args"] = st.args;
+      s["dtype"] = dtype_name(st.dtype);
+      if (st.type == OpType::GELU && st.approximate != GeluApprox::tanh) s["approximate"] = gelu_approx_name(st.approximate);
+      steps.push_back(std::move(s));
+    }
+    a["steps"] = std::move(steps);
+    a["results"] = op.attrs.results;
   }
   if (op.type == OpType::GELU && op.attrs.approximate != def.approximate)
     a["approximate"] = gelu_approx_name(op.attrs.approximate);

@@ -45,7 +45,16 @@ std::optional<GemmShape> gemm_shape(const Graph& g, const Op& op, std::string* w
   s.layout_a = a.layout;
   s.layout_b = b.layout;
   s.layout_c = c.layout;
-  s.has_bias = op.inputs.size() == 3;
+  s.has_residual = op.type == OpType::GEMM_BIAS_ACT && op.attrs.residual;
+  s.beta = s.has_residual ? op.attrs.beta : 0.0;
+  s.has_bias = op.inputs.size() == (s.has_residual ? 4u : 3u);
+  if (s.has_residual && op.inputs.size() < 3)
+    return fail(why, type + " with residual needs inputs [A, B, R] or [A, B, Bias, R]; it has " +
+                         std::to_string(op.inputs.size()));
+  if (!s.has_residual && op.inputs.size() == 4)
+    return fail(why, type + " takes 4 inputs only with \"residual\": true ([A, B, Bias, R])");
+  if (op.type == OpType::GEMM_BIAS_ACT && !op.attrs.residual && op.attrs.beta != 1.0)
+    return fail(why, type + " has beta but no residual; beta scales R, which needs \"residual\": true");
 
   if (a.rank() != 2 && a.rank() != 3)
     return fail(why, type + " needs A of rank 2 or 3; A is " + shape_str(a.shape));
@@ -100,6 +109,12 @@ std::optional<GemmShape> gemm_shape(const Graph& g, const Op& op, std::string* w
     if (bias.rank() != 1 || bias.shape[0] != s.n)
       return fail(why, type + " bias must be [" + std::to_string(s.n) + "] (N=" + std::to_string(s.n) +
                            "); Bias is " + shape_str(bias.shape));
+  }
+  if (s.has_residual) {
+    if (!in_range(op.inputs.back())) return fail(why, type + " reads a tensor id out of range");
+    const Tensor& r = g.tensor(op.inputs.back());
+    if (r.shape != c.shape)
+      return fail(why, type + " residual R must have C's shape " + shape_str(c.shape) + "; R is " + shape_str(r.shape));
   }
   if (op.attrs.mnk) {
     const auto& w = *op.attrs.mnk;

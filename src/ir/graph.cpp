@@ -116,6 +116,92 @@ namespace {
 
 bool same_shape(const Tensor& a, const Tensor& b) { return a.shape == b.shape; }
 
+// FUSED_ELEMENTWISE: every output has the group's shape S (the first output's); every input is
+// of shape S, or a vector of S's last dimension read only as a BIAS_ADD's bias; each step's
+// arguments have the shapes its op needs, and each output the dtype of the step it writes.
+std::vector<std::string> check_group(const Graph& g, const Op& op) {
+  std::vector<std::string> problems;
+  const Attrs& a = op.attrs;
+  const int nin = int(op.inputs.size());
+  if (a.steps.empty() || int(a.steps.size()) > kGroupMaxSteps)
+    problems.push_back("FUSED_ELEMENTWISE has " + std::to_string(a.steps.size()) + " steps; 1 to " +
+                       std::to_string(kGroupMaxSteps) + " are allowed");
+  if (a.results.size() != op.outputs.size())
+    problems.push_back("FUSED_ELEMENTWISE has " + std::to_string(a.results.size()) + " results for " +
+                       std::to_string(op.outputs.size()) + " outputs");
+  if (!problems.empty()) return problems;
+  const Tensor& first = g.tensor(op.outputs[0]);
+  const std::vector<int64_t>& shape = first.shape;
+  const int64_t cols = shape.back();
+  // Per value: 1 full-shape, 2 a bias vector, 0 unusable.
+  std::vector<int> kind(size_t(nin) + a.steps.size(), 0);
+  for (int i = 0; i < nin; ++i) {
+    const Tensor& t = g.tensor(op.inputs[size_t(i)]);
+    if (t.shape == shape) kind[size_t(i)] = 1;
+    else if (t.rank() == 1 && t.shape[0] == cols) kind[size_t(i)] = 2;
+    else
+      problems.push_back("FUSED_ELEMENTWISE input " + std::to_string(i) + " \"" + t.name + "\" is " +
+                         shape_str(t.shape) + "; expected the group's shape " + shape_str(shape) + " or a [" +
+                         std::to_string(cols) + "] bias");
+  }
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    const GroupStep& st = a.steps[i];
+    const std::string who = "FUSED_ELEMENTWISE step " + std::to_string(i) + " (" + std::string(op_type_name(st.type)) + ")";
+    const int own = nin + int(i);
+    const size_t want = st.type == OpType::ADD || st.type == OpType::MUL || st.type == OpType::BIAS_ADD ? 2 : 1;
+    if (!is_group_step_type(st.type)) {
+      problems.push_back(who + " is not an elementwise op a group may hold");
+      continue;
+    }
+    if (st.args.size() != want) {
+      problems.push_back(who + " takes " + std::to_string(want) + " arguments, has " + std::to_string(st.args.size()));
+      continue;
+    }
+    bool args_ok = true;
+    for (int32_t v : st.args)
+      if (v < 0 || v >= own) {
+        problems.push_back(who + " reads value " + std::to_string(v) + ", not defined before it");
+        args_ok = false;
+      }
+    if (!args_ok) continue;
+    for (size_t j = 0; j < st.args.size(); ++j) {
+      const int k = kind[size_t(st.args[j])];
+      const bool bias_slot = st.type == OpType::BIAS_ADD && j == 1;
+      // A rank-1 group's full values are as long as its last dimension: they serve as a bias too.
+      if (bias_slot && k != 2 && !(k == 1 && shape.size() == 1))
+        problems.push_back(who + " reads value " + std::to_string(st.args[j]) + " as its bias; expected a [" +
+                           std::to_string(cols) + "] input");
+      if (!bias_slot && k != 1)
+        problems.push_back(who + " reads value " + std::to_string(st.args[j]) +
+                           (k == 2 ? ", a bias vector, where a value of the group's shape " + shape_str(shape) + " is needed"
+                                   : ", which has no usable shape"));
+    }
+    kind[size_t(own)] = 1;
+  }
+  for (size_t o = 0; o < op.outputs.size(); ++o) {
+    const Tensor& t = g.tensor(op.outputs[o]);
+    const int32_t r = a.results[o];
+    if (t.shape != shape)
+      problems.push_back("FUSED_ELEMENTWISE output \"" + t.name + "\" is " + shape_str(t.shape) +
+                         "; every output must have the group's shape " + shape_str(shape));
+    if (r < nin || r >= nin + int(a.steps.size())) {
+      problems.push_back("FUSED_ELEMENTWISE result " + std::to_string(o) + " is value " + std::to_string(r) +
+                         ", not a step");
+      continue;
+    }
+    const DType d = a.steps[size_t(r - nin)].dtype;
+    if (t.dtype != d)
+      problems.push_back("FUSED_ELEMENTWISE output \"" + t.name + "\" is " + std::string(dtype_name(t.dtype)) +
+                         " but step " + std::to_string(r - nin) + ", which it holds, is rounded to " +
+                         std::string(dtype_name(d)));
+    for (size_t p = 0; p < o; ++p)
+      if (a.results[p] == r)
+        problems.push_back("FUSED_ELEMENTWISE outputs " + std::to_string(p) + " and " + std::to_string(o) +
+                           " both hold value " + std::to_string(r));
+  }
+  return problems;
+}
+
 }  // namespace
 
 std::vector<std::string> check_op(const Graph& g, const Op& op) {
@@ -123,16 +209,14 @@ std::vector<std::string> check_op(const Graph& g, const Op& op) {
   const std::string type(op_type_name(op.type));
   const Arity ar = op_arity(op.type);
   const int nin = int(op.inputs.size()), nout = int(op.outputs.size());
-  if (nin < ar.min_inputs || nin > ar.max_inputs) {
-    std::string want = ar.min_inputs == ar.max_inputs
-                           ? std::to_string(ar.min_inputs)
-                           : std::to_string(ar.min_inputs) + " or " + std::to_string(ar.max_inputs);
-    problems.push_back(type + " takes " + want + " inputs, has " + std::to_string(nin));
-  }
+  auto range = [](int lo, int hi) {
+    return lo == hi ? std::to_string(lo) : std::to_string(lo) + (hi == lo + 1 ? " or " : " to ") + std::to_string(hi);
+  };
+  if (nin < ar.min_inputs || nin > ar.max_inputs)
+    problems.push_back(type + " takes " + range(ar.min_inputs, ar.max_inputs) + " inputs, has " + std::to_string(nin));
   if (nout < ar.outputs || nout > ar.most_outputs())
-    problems.push_back(type + " writes " + std::to_string(ar.outputs) +
-                       (ar.most_outputs() > ar.outputs ? " or " + std::to_string(ar.most_outputs()) + " outputs" : " output") +
-                       ", has " + std::to_string(nout));
+    problems.push_back(type + " writes " + range(ar.outputs, ar.most_outputs()) +
+                       (ar.most_outputs() > 1 ? " outputs" : " output") + ", has " + std::to_string(nout));
   auto in_range = [&](TensorId t) { return t >= 0 && static_cast<size_t>(t) < g.tensors.size(); };
   for (TensorId t : op.inputs)
     if (!in_range(t)) problems.push_back(type + " reads tensor id " + std::to_string(t) + ", out of range");
@@ -160,19 +244,24 @@ std::vector<std::string> check_op(const Graph& g, const Op& op) {
                            shape_str(y.shape));
       break;
     }
-    case OpType::ADD: {
+    case OpType::ADD:
+    case OpType::MUL: {
       const Tensor& x = g.tensor(op.inputs[0]);
       const Tensor& y = g.tensor(op.inputs[1]);
       const Tensor& z = g.tensor(op.outputs[0]);
       if (!same_shape(x, y))
-        problems.push_back("ADD shapes disagree: X is " + shape_str(x.shape) + ", Y is " + shape_str(y.shape));
+        problems.push_back(type + " shapes disagree: X is " + shape_str(x.shape) + ", Y is " + shape_str(y.shape));
       if (!same_shape(x, z))
-        problems.push_back("ADD output must have the shape of X " + shape_str(x.shape) + "; Z is " +
+        problems.push_back(type + " output must have the shape of X " + shape_str(x.shape) + "; Z is " +
                            shape_str(z.shape));
       break;
     }
+    case OpType::FUSED_ELEMENTWISE:
+      for (std::string& p : check_group(g, op)) problems.push_back(std::move(p));
+      break;
     case OpType::RELU:
     case OpType::GELU:
+    case OpType::SILU:
     case OpType::CAST: {
       const Tensor& x = g.tensor(op.inputs[0]);
       const Tensor& y = g.tensor(op.outputs[0]);

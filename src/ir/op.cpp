@@ -12,8 +12,24 @@ std::string_view op_type_name(OpType t) {
     case OpType::GELU: return "GELU";
     case OpType::CAST: return "CAST";
     case OpType::GEMM_BIAS_ACT: return "GEMM_BIAS_ACT";
+    case OpType::MUL: return "MUL";
+    case OpType::SILU: return "SILU";
+    case OpType::FUSED_ELEMENTWISE: return "FUSED_ELEMENTWISE";
   }
   return "?";
+}
+
+bool is_group_step_type(OpType t) {
+  switch (t) {
+    case OpType::ADD:
+    case OpType::MUL:
+    case OpType::BIAS_ADD:
+    case OpType::RELU:
+    case OpType::GELU:
+    case OpType::SILU:
+    case OpType::CAST: return true;
+    default: return false;
+  }
 }
 
 std::optional<OpType> parse_op_type(std::string_view s) {
@@ -49,11 +65,14 @@ Arity op_arity(OpType t) {
   switch (t) {
     case OpType::MATMUL: return {2, 2, 1, 2};
     case OpType::BIAS_ADD:
-    case OpType::ADD: return {2, 2, 1};
+    case OpType::ADD:
+    case OpType::MUL: return {2, 2, 1};
     case OpType::RELU:
-    case OpType::GELU: return {1, 1, 1};
+    case OpType::GELU:
+    case OpType::SILU: return {1, 1, 1};
     case OpType::CAST: return {1, 1, 1, 2};
-    case OpType::GEMM_BIAS_ACT: return {2, 3, 1, 2};
+    case OpType::GEMM_BIAS_ACT: return {2, 4, 1, 2};
+    case OpType::FUSED_ELEMENTWISE: return {1, kGroupMaxInputs, 1, kGroupMaxOutputs};
   }
   return {0, 0, 0};
 }

@@ -8,9 +8,11 @@
 //       "input" marks tensors that no op writes; INIT is the effective initialisation:
 //       normal(mean,std), uniform(low,high), zeros, ones, values(COUNT) or file("PATH").
 //   op NAME = TYPE(IN, IN) -> OUT {ATTRS} [hoisted]
-//       ATTRS lists, in the order trans_a, trans_b, alpha, act, approximate, mnk, fast_accum, only the
-//       attributes the op type reads and whose value differs from the default; on
+//       ATTRS lists, in the order trans_a, trans_b, alpha, act, approximate, mnk, fast_accum, residual,
+//       beta, only the attributes the op type reads and whose value differs from the default; on
 //       GEMM_BIAS_ACT, act is always shown and mnk whenever it is set. "{}" is left out.
+//       FUSED_ELEMENTWISE shows steps=[%3=SILU(%0)f32; %4=MUL(%3, %1)f16] results=[%4], the
+//       values numbered inputs first.
 //   outputs NAME, NAME
 // Numbers use the shortest text that reads back to the same double.
 #include "gexec/ir/printer.hpp"
@@ -64,6 +66,24 @@ std::string attrs_str(const Op& op) {
     parts.push_back("mnk=[" + std::to_string((*a.mnk)[0]) + "," + std::to_string((*a.mnk)[1]) + "," +
                     std::to_string((*a.mnk)[2]) + "]");
   if (gemm && a.fast_accum) parts.push_back("fast_accum=true");
+  if (op.type == OpType::GEMM_BIAS_ACT && a.residual) parts.push_back("residual=true");
+  if (op.type == OpType::GEMM_BIAS_ACT && a.beta != def.beta) parts.push_back("beta=" + num(a.beta));
+  if (op.type == OpType::FUSED_ELEMENTWISE) {
+    // %N numbers the values: the inputs first, then the steps.
+    const size_t nin = op.inputs.size();
+    std::string steps = "steps=[";
+    for (size_t i = 0; i < a.steps.size(); ++i) {
+      const GroupStep& st = a.steps[i];
+      steps += (i ? "; " : "") + std::string("%") + std::to_string(nin + i) + "=" + std::string(op_type_name(st.type)) + "(";
+      for (size_t j = 0; j < st.args.size(); ++j) steps += (j ? ", %" : "%") + std::to_string(st.args[j]);
+      steps += ")" + std::string(dtype_name(st.dtype));
+      if (st.type == OpType::GELU && st.approximate != GeluApprox::tanh) steps += " erf";
+    }
+    std::string res = "results=[";
+    for (size_t i = 0; i < a.results.size(); ++i) res += (i ? ", %" : "%") + std::to_string(a.results[i]);
+    parts.push_back(steps + "]");
+    parts.push_back(res + "]");
+  }
   if (parts.empty()) return "";
   std::string s = " {";
   for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];

@@ -1,6 +1,8 @@
 // The passes of the pipeline, one per file; the pass manager (pipeline.cpp) lists them by name.
 #pragma once
 
+#include <string>
+
 #include "gexec/ir/graph.hpp"
 #include "gexec/status.hpp"
 
@@ -18,5 +20,15 @@ Status fold_constant_casts(Graph& g);
 
 // MATMUL [-> BIAS_ADD] [-> RELU | GELU(tanh)] chains become one GEMM_BIAS_ACT.
 Status fuse_elementwise(Graph& g);
+
+// MATMUL [-> BIAS_ADD] -> ADD(residual) [-> RELU | GELU(tanh)] becomes one GEMM_BIAS_ACT with a residual.
+Status fuse_residual(Graph& g);
+
+// Chains and small DAGs of elementwise ops become FUSED_ELEMENTWISE ops.
+Status group_elementwise(Graph& g);
+
+// A decision a pass explains (why it fused, converted, or did not): collected by the pass
+// manager into the pass's PassRecord; dropped when no pass manager is running.
+void pass_note(std::string note);
 
 }  // namespace gexec

@@ -7,12 +7,16 @@
 
 #include "gexec/ir/printer.hpp"
 #include "passes.hpp"
+#include "residual_cost.hpp"
 
 namespace gexec {
 
 namespace {
 
 constexpr size_t kMaxProblemsShown = 10;
+
+// Where pass_note() writes while a pass runs under run_passes; null otherwise.
+thread_local std::vector<std::string>* g_notes = nullptr;
 
 std::string known_names() {
   std::string s;
@@ -53,11 +57,18 @@ std::string trim(const std::string& s) {
 
 }  // namespace
 
+void pass_note(std::string note) {
+  if (g_notes) g_notes->push_back(std::move(note));
+}
+
 // The order: canonicalize first, since every other pass relies on ops in data-flow order.
 // dead_ops next, so that a dead reader of an intermediate does not stop a fusion and no cast
 // is hoisted only to be thrown away. fold_constant_casts and fuse_elementwise do not interact
 // (fusion never absorbs a CAST, and hoisting changes no reader counts), so their order is free.
-// Neither of the last two leaves dead ops behind: fusion removes only single-reader links, so
+// fuse_residual follows fuse_elementwise, extending the GEMM_BIAS_ACT it made from MATMUL ->
+// BIAS_ADD (never one with an activation); group_elementwise comes last, so that it takes only
+// the elementwise ops no product epilogue absorbed.
+// None of the fusions leaves dead ops behind: fusion removes only single-reader links, so
 // one round of the pipeline is enough, and a second one changes nothing.
 const std::vector<Pass>& all_passes() {
   static const std::vector<Pass> passes = {
@@ -65,6 +76,9 @@ const std::vector<Pass>& all_passes() {
       {"dead_ops", "remove ops whose results reach no graph output", dead_ops},
       {"fold_constant_casts", "run CASTs of constants once, before the runs", fold_constant_casts},
       {"fuse_elementwise", "fuse MATMUL -> BIAS_ADD -> RELU/GELU(tanh) into GEMM_BIAS_ACT", fuse_elementwise},
+      {"fuse_residual", "fuse a residual ADD (and a RELU/GELU after it) into the product, as cuBLASLt's C",
+       fuse_residual},
+      {"group_elementwise", "run chains of elementwise ops as one FUSED_ELEMENTWISE kernel", group_elementwise},
   };
   return passes;
 }
@@ -80,14 +94,24 @@ Result<std::vector<PassRecord>> run_passes(Graph& g, const std::vector<Pass>& pa
   if (!passes.empty() && !ids_in_range(g)) {
     return bad_input("graph " + g.name + " refers to tensor ids out of range; no pass was run");
   }
+  ResidualCosts costs;
+  if (!opts.residual_costs.empty()) {
+    auto loaded = load_residual_costs(opts.residual_costs);
+    if (!loaded) return loaded.error();
+    costs = std::move(*loaded);
+  }
+  const UseResidualCosts use_costs(opts.residual_costs.empty() ? nullptr : &costs);
   std::vector<PassRecord> records;
   records.reserve(passes.size());
   for (const Pass& pass : passes) {
     // One copy per pass tells whether it changed anything; linear in the graph's size.
     const Graph before = g;
+    std::vector<std::string> notes;
+    g_notes = &notes;
     auto start = std::chrono::steady_clock::now();
     Status st = pass.run(g);
     auto stop = std::chrono::steady_clock::now();
+    g_notes = nullptr;
     if (!st.ok()) return st.error().with("pass " + pass.name);
     std::vector<std::string> problems = verify(g);
     if (!problems.empty()) {
@@ -99,7 +123,7 @@ Result<std::vector<PassRecord>> run_passes(Graph& g, const std::vector<Pass>& pa
       return runtime_error(msg);
     }
     records.push_back({pass.name, std::chrono::duration<double, std::milli>(stop - start).count(),
-                       !(g == before)});
+                       !(g == before), std::move(notes)});
     if (opts.print_after_all || opts.print_after == pass.name) {
       print_to << "// after " << pass.name << "\n" << print_graph(g);
     }

@@ -5,10 +5,14 @@
 #include <cmath>
 #include <cstdint>
 #include <numbers>
+#include <vector>
+#include <algorithm>
 
 #include "gexec/ir/real_value.hpp"
+#include "gexec/ir/op.hpp"
 #include "gexec/ir/tensor.hpp"
 #include "gexec/rng/round.hpp"
+#include "gexec/verify/bound.hpp"
 
 namespace gexec::ref {
 
@@ -45,5 +49,81 @@ inline double gelu_tanh(double x) {
 }
 inline double gelu_erf(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 inline double relu(double x) { return x < 0 ? 0.0 : x; }  // NaN passes through
+inline double silu(double x) { return x / (1.0 + std::exp(-x)); }
+
+// |silu'| peaks at 1.0998 (near x = 2.4) and |silu(x)| <= |x|: scale_x * 1.1 bounds both.
+constexpr double kSiluSlope = 1.1;
+
+// A value with its error scale and variance (bound.hpp); `rounded` when the op that made it
+// rounded it (to `dtype`), which adds that rounding's variance to what it carries into readers.
+struct Elem {
+  double value = 0, scale = 0, var = 0;
+  bool rounded = false;
+  DType dtype = DType::f32;
+  double carried() const { return var + (rounded ? bound::rounding_var(dtype, value) : 0.0); }
+};
+
+inline bool exact_cast(DType x, DType y) { return x == y || y == DType::f32; }
+
+// One elementwise op (or FUSED_ELEMENTWISE step) on x (and y: the second operand or the bias
+// element, of dtype y_dtype), rounded to `out`: the one place both references compute it, so that
+// their bits agree, and a group's steps compute exactly what the separate ops would.
+// MUL's scale is the product of its operands' scales, which bounds |x y| and an error in either;
+// its variance is var(x) y^2 + x^2 var(y) + var(x) var(y). SILU is treated like GELU: its slope
+// is below kSiluSlope, and its f32 evaluation error is that of an exp and a division.
+// gelu_tanh_rel: the relative error of the kernel's tanh (Precision::gelu_tanh_rel).
+inline Elem elementwise(OpType t, GeluApprox approx, DType out, DType x_dtype, DType y_dtype, const Elem& x,
+                        const Elem& y, double gelu_tanh_rel) {
+  double r = x.value, rs = x.scale, var = x.carried();
+  switch (t) {
+    case OpType::BIAS_ADD: {
+      r = x.value + y.value, rs = x.scale + y.scale;
+      // Fused into a product's epilogue, a wider bias may be converted to the output dtype.
+      const bool converted = dtype_size(y_dtype) > dtype_size(out);
+      var += y.carried() + (converted ? bound::single_rounding_var(out, y.value) : 0.0);
+      break;
+    }
+    case OpType::ADD: r = x.value + y.value, rs = x.scale + y.scale, var += y.carried(); break;
+    case OpType::MUL: {
+      const double vy = y.carried();
+      r = x.value * y.value, rs = x.scale * y.scale;
+      var = var * y.value * y.value + x.value * x.value * vy + var * vy;
+      break;
+    }
+    case OpType::RELU: var = bound::relu_var(x.value, var), r = relu(x.value); break;
+    case OpType::GELU:
+      r = approx == GeluApprox::tanh ? gelu_tanh(x.value) : gelu_erf(x.value);
+      rs = x.scale * kGeluSlope;
+      var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(x.value) + bound::approx_gelu_var(x.value, gelu_tanh_rel);
+      break;
+    case OpType::SILU:
+      r = silu(x.value), rs = x.scale * kSiluSlope;
+      var = var * kSiluSlope * kSiluSlope + bound::gelu_eval_var(x.value);
+      break;
+    default: break;  // CAST: the rounding below
+  }
+  Elem e;
+  e.value = round_to(out, r);
+  // A cast may round a value up past its scale; the scale must still bound it.
+  e.scale = t == OpType::CAST ? std::max(rs, std::fabs(e.value)) : rs;
+  e.var = var;
+  // RELU and exact casts return one of their input's values: no rounding of their own.
+  e.rounded = !(t == OpType::RELU || (t == OpType::CAST && exact_cast(x_dtype, out)));
+  e.dtype = out;
+  return e;
+}
+
+// A FUSED_ELEMENTWISE group at one element: `vals` holds the inputs there (a bias input's at the
+// element's column) with their dtypes in `dtypes`; appends every step's value, each rounded to
+// its dtype, exactly as the ops the group replaces would compute them.
+inline void group_values(const Attrs& a, std::vector<Elem>& vals, std::vector<DType>& dtypes, double gelu_tanh_rel) {
+  for (const GroupStep& st : a.steps) {
+    const size_t x = size_t(st.args[0]), y = st.args.size() > 1 ? size_t(st.args[1]) : x;
+    const Elem e = elementwise(st.type, st.approximate, st.dtype, dtypes[x], dtypes[y], vals[x],
+                               st.args.size() > 1 ? vals[y] : Elem{}, gelu_tanh_rel);
+    vals.push_back(e);
+    dtypes.push_back(st.dtype);
+  }
+}
 
 }  // namespace gexec::ref

@@ -15,14 +15,17 @@ namespace {
 
 // Scales, per element: a graph input's is |value|; a product's is |alpha| * sum_k |a_ik b_kj| +
 // |bias_j| (magnitudes of the operands' values); BIAS_ADD and ADD add their operands' scales;
-// RELU keeps its input's (it is 1-Lipschitz); GELU multiplies it by kGeluSlope; CAST keeps
-// max(scale, |rounded value|).
+// RELU keeps its input's (it is 1-Lipschitz); GELU multiplies it by kGeluSlope, SILU by
+// kSiluSlope; MUL multiplies its operands' scales; a residual adds |beta| * scale(R); CAST keeps
+// max(scale, |rounded value|). FUSED_ELEMENTWISE steps follow the same rules (ref_math.hpp's
+// elementwise(), shared with the sampled reference), step by step.
 //
 // Variances (bound.hpp), per element: a graph input's is 0 (the device reads the same bytes).
 // A tensor that an op rounds carries var (before its rounding) + bound::rounding_var(value) into
 // the ops that read it. A product carries sum_k (var(a) (b^2 + var(b)) + a^2 var(b)) times
 // alpha^2, adds the accumulation and TF32 terms and the bias's variance; ADD and BIAS_ADD add
-// their operands'; RELU keeps its input's; GELU multiplies it by kGeluSlope^2.
+// their operands'; RELU keeps its input's; GELU multiplies it by kGeluSlope^2; MUL and SILU as
+// ref_math.hpp says; a residual adds beta^2 var(R).
 
 // A tensor's values, scales and variances in logical (row-major) order. Layouts are applied only
 // where bytes come in and results go out, so every op indexes its operands the same way.
@@ -158,25 +161,36 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
   }
   for (size_t e = 0; e < count; ++e) out.var[e] += bound::accumulation_var(prec.accumulate_u, s.k, out.scale[e]);
 
-  const bool has_bias = op.type == OpType::GEMM_BIAS_ACT && in.size() > 2;
+  const bool has_bias = s.has_bias;
   if (has_bias && static_cast<int64_t>(in[2]->value.size()) != s.n)
     return bad_input("bias length " + std::to_string(in[2]->value.size()) + " differs from N=" +
                      std::to_string(s.n));
+  const Vals* res = s.has_residual ? in.back() : nullptr;
+  if (res && res->value.size() != count) return bad_input("residual R does not match C's elements");
   const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
   const Tensor& ct = g.tensor(op.outputs[0]);
   const DType dt = ct.dtype;
   const bool bias_converted = has_bias && dtype_size(g.tensor(op.inputs[2]).dtype) > dtype_size(dt);
+  // cuBLASLt reads C in D's dtype: a wider R is converted (rounded) to it first (cublaslt_caps.cpp).
+  const bool res_converted = res && dtype_size(g.tensor(op.inputs.back()).dtype) > dtype_size(dt);
   for (size_t x = 0; x < count; ++x) {
     double v = out.value[x], sc = out.scale[x], var = out.var[x];
     // A kernel that stores the product in the output dtype before its bias / activation rounds it
-    // once more (by itself: the reference does not), a uniform error of ulp^2 / 12.
-    if (prec.product_rounded && (has_bias || act != Act::none)) var += bound::single_rounding_var(dt, v);
+    // once more (by itself: the reference does not), a uniform error of ulp^2 / 12. With a
+    // residual, what it stores is the product plus beta * R (cuBLASLt's D = AB + beta C).
+    if (prec.product_rounded && (has_bias || act != Act::none))
+      var += bound::single_rounding_var(dt, res ? v + s.beta * res->value[x] : v);
     if (has_bias) {
       const size_t j = x % static_cast<size_t>(s.n);
       v += in[2]->value[j];
       sc += in[2]->scale[j];
       // A kernel may convert a wider bias to the output dtype once (cuBLASLt does).
       var += in[2]->carried(j) + (bias_converted ? bound::single_rounding_var(dt, in[2]->value[j]) : 0.0);
+    }
+    if (res) {  // inside the activation, as cuBLASLt adds beta * C (graph-format.md)
+      v += s.beta * res->value[x];
+      sc += std::fabs(s.beta) * res->scale[x];
+      var += s.beta * s.beta * (res->carried(x) + (res_converted ? bound::single_rounding_var(dt, res->value[x]) : 0.0));
     }
     if (act == Act::relu) var = bound::relu_var(v, var), v = relu(v);
     if (act == Act::gelu)
@@ -195,7 +209,7 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
 }
 
 // Whether a cast from x to y keeps every value exactly.
-bool exact_cast(DType x, DType y) { return x == y || y == DType::f32; }
+using ref::exact_cast;
 
 Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<const Vals*>& in, const Precision& prec,
                              Amax& amax) {
@@ -208,41 +222,73 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
     bias_len = x.shape.empty() ? 0 : static_cast<size_t>(x.shape.back());
     if (bias_len == 0 || in[1]->value.size() != bias_len) return bad_input("bias length differs from X's last dimension");
   }
-  if (op.type == OpType::ADD && in[1]->value.size() != n) return bad_input("ADD operands differ in element count");
-  const bool bias_converted =
-      op.type == OpType::BIAS_ADD && dtype_size(g.tensor(op.inputs[1]).dtype) > dtype_size(y.dtype);
-
+  if ((op.type == OpType::ADD || op.type == OpType::MUL) && in[1]->value.size() != n)
+    return bad_input(std::string(op_type_name(op.type)) + " operands differ in element count");
+  switch (op.type) {
+    case OpType::BIAS_ADD: case OpType::ADD: case OpType::MUL: case OpType::RELU: case OpType::GELU:
+    case OpType::SILU: case OpType::CAST: break;
+    default: return bad_input("not an elementwise op");
+  }
+  const DType y2 = in.size() > 1 ? g.tensor(op.inputs[1]).dtype : x.dtype;
   Vals out{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n), true, y.dtype};
   for (size_t l = 0; l < n; ++l) {
-    const double v = in[0]->value[l], sc = in[0]->scale[l];
-    double r = 0, rs = sc, var = in[0]->carried(l);
-    switch (op.type) {
-      case OpType::BIAS_ADD: {
-        const size_t j = l % bias_len;
-        r = v + in[1]->value[j], rs = sc + in[1]->scale[j];
-        // Fused into a product's epilogue, a wider bias may be converted to the output dtype.
-        var += in[1]->carried(j) + (bias_converted ? bound::single_rounding_var(y.dtype, in[1]->value[j]) : 0.0);
-        break;
+    const size_t j = op.type == OpType::BIAS_ADD ? l % bias_len : l;
+    const Vals& a = *in[0];
+    ref::Elem second;
+    if (in.size() > 1) second = {in[1]->value[j], in[1]->scale[j], in[1]->var[j], in[1]->rounded, in[1]->dtype};
+    ref::Elem r = ref::elementwise(op.type, op.attrs.approximate, y.dtype, x.dtype, y2,
+                                   {a.value[l], a.scale[l], a.var[l], a.rounded, a.dtype}, second, prec.gelu_tanh_rel);
+    if (op.type == OpType::CAST) {
+      // The amax is of the value before its rounding; to f8, the rounding is in real units with the
+      // output's scale, and the scale must still bound a value rounded up past it.
+      amax.add(a.value[l], a.scale[l], a.carried(l));
+      if (is_f8(y.dtype)) {
+        r.value = ref::round_real(y, int64_t(l), a.value[l]);
+        r.scale = std::max(a.scale[l], std::fabs(r.value));
       }
-      case OpType::ADD: r = v + in[1]->value[l], rs = sc + in[1]->scale[l], var += in[1]->carried(l); break;
-      case OpType::RELU: var = bound::relu_var(v, var), r = relu(v); break;
-      case OpType::GELU:
-        r = op.attrs.approximate == GeluApprox::tanh ? gelu_tanh(v) : gelu_erf(v);
-        rs = sc * kGeluSlope;
-        var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec.gelu_tanh_rel);
-        break;
-      case OpType::CAST: r = v; break;
-      default: return bad_input("not an elementwise op");
     }
-    amax.add(r, rs, var);
-    out.value[l] = ref::round_real(y, int64_t(l), r);
-    // A cast may round a value up past its scale; the scale must still bound it.
-    out.scale[l] = op.type == OpType::CAST ? std::max(rs, std::fabs(out.value[l])) : rs;
-    out.var[l] = var;
+    out.value[l] = r.value;
+    out.scale[l] = r.scale;
+    out.var[l] = r.var;
+    out.rounded = r.rounded;
   }
-  // RELU and exact casts return one of their input's values: no rounding of their own.
-  out.rounded = !(op.type == OpType::RELU || (op.type == OpType::CAST && exact_cast(x.dtype, y.dtype)));
   return out;
+}
+
+// FUSED_ELEMENTWISE: the steps per element, each rounded to its dtype as the graph says; one
+// Vals per output, exactly those of the ops the group replaces.
+Result<std::vector<Vals>> run_group(const Graph& g, const Op& op, const std::vector<const Vals*>& in,
+                                    const Precision& prec) {
+  if (auto problems = check_op(g, op); !problems.empty())
+    return bad_input("FUSED_ELEMENTWISE does not check: " + problems[0]);
+  const Tensor& first = g.tensor(op.outputs[0]);
+  const size_t n = static_cast<size_t>(first.numel()), cols = static_cast<size_t>(first.shape.back());
+  std::vector<Vals> outs;
+  for (size_t o = 0; o < op.outputs.size(); ++o) {
+    const GroupStep& st = op.attrs.steps[size_t(op.attrs.results[o]) - op.inputs.size()];
+    outs.push_back(Vals{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n), true, st.dtype});
+  }
+  std::vector<ref::Elem> vals;
+  std::vector<DType> dtypes;
+  for (size_t l = 0; l < n; ++l) {
+    vals.clear();
+    dtypes.clear();
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Vals& v = *in[i];
+      const size_t at = v.value.size() == n ? l : l % cols;  // a bias input is read at the column
+      vals.push_back({v.value[at], v.scale[at], v.var[at], v.rounded, v.dtype});
+      dtypes.push_back(g.tensor(op.inputs[i]).dtype);
+    }
+    ref::group_values(op.attrs, vals, dtypes, prec.gelu_tanh_rel);
+    for (size_t o = 0; o < outs.size(); ++o) {
+      const ref::Elem& e = vals[size_t(op.attrs.results[o])];
+      outs[o].value[l] = e.value;
+      outs[o].scale[l] = e.scale;
+      outs[o].var[l] = e.var;
+      outs[o].rounded = e.rounded;
+    }
+  }
+  return outs;
 }
 
 }  // namespace
@@ -299,13 +345,23 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
       if (!s) return s.error().with("reference, op " + op.name);
       in.push_back(&vals[t]);
     }
-    const bool outputs_ok = (op.outputs.size() == 1 || op.outputs.size() == 2) &&
-                            std::all_of(op.outputs.begin(), op.outputs.end(),
-                                        [count](TensorId t) { return t >= 0 && static_cast<size_t>(t) < count; });
-    if (!outputs_ok || in.empty())
+    const bool group = op.type == OpType::FUSED_ELEMENTWISE;
+    // One output, or two where the second is an f8 result's amax; a group writes up to four.
+    bool outs_ok = !op.outputs.empty() && (group || op.outputs.size() <= 2);
+    for (TensorId t : op.outputs) outs_ok = outs_ok && t >= 0 && static_cast<size_t>(t) < count;
+    if (!outs_ok || in.empty())
       return bad_input("reference, op " + op.name + ": expected inputs and one output (and an amax)");
+    if (group) {
+      auto r = run_group(g, op, in, prec);
+      if (!r) return r.error().with("reference, op " + op.name);
+      for (size_t o = 0; o < op.outputs.size(); ++o) {
+        vals[op.outputs[o]] = std::move((*r)[o]);
+        ready[op.outputs[o]] = true;
+      }
+      continue;
+    }
     const bool product = op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT;
-    if ((product || op.type == OpType::BIAS_ADD || op.type == OpType::ADD) && in.size() < 2)
+    if ((product || op.type == OpType::BIAS_ADD || op.type == OpType::ADD || op.type == OpType::MUL) && in.size() < 2)
       return bad_input("reference, op " + op.name + ": expected two inputs");
     std::function<void(double)> op_progress;
     if (progress && product && total_work > 0)

@@ -20,14 +20,8 @@ using ref::storage_of;
 bool is_product(const Op& op) { return op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT; }
 
 // One element: value, scale, variance before its own rounding, and whether its op rounds.
-struct VS {
-  double value = 0, scale = 0, var = 0;
-  bool rounded = false;
-  DType dtype = DType::f32;
-  double carried() const { return var + (rounded ? bound::rounding_var(dtype, value) : 0.0); }
-};
-
-bool exact_cast(DType x, DType y) { return x == y || y == DType::f32; }
+using VS = ref::Elem;  // value, scale, variance, rounded, dtype
+using ref::exact_cast;
 
 // Evaluates single elements of tensors. Every tensor is one of: a graph input (read from its
 // bytes), computed in full beforehand (`full`), or written by an op evaluated per element.
@@ -54,6 +48,7 @@ class ElementEval {
     }
     const OpId p = idx_.producer[size_t(t)];
     const Op& op = g_.ops[size_t(p)];
+    if (op.type == OpType::FUSED_ELEMENTWISE) return group_at(op, t, l);
     return is_product(op) ? product_at(op, *shape_[size_t(p)], l) : elementwise_at(op, l);
   }
 
@@ -105,14 +100,24 @@ class ElementEval {
     if (tf32_operands) var += bound::tf32_var(tf32_operands, sq * a2);
     var += bound::accumulation_var(prec_.accumulate_u, s.k, sc);
     const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
-    const bool has_bias = op.type == OpType::GEMM_BIAS_ACT && op.inputs.size() > 2;
-    if (prec_.product_rounded && (has_bias || act != Act::none)) var += bound::single_rounding_var(dt, v);
+    const bool has_bias = s.has_bias;
+    const VS r = s.has_residual ? at(op.inputs.back(), l) : VS{};
+    // As reference.cpp: the stored product, plus beta * R where there is a residual.
+    if (prec_.product_rounded && (has_bias || act != Act::none))
+      var += bound::single_rounding_var(dt, s.has_residual ? v + s.beta * r.value : v);
     if (has_bias) {
       const VS bias = at(op.inputs[2], j);
       v += bias.value;
       sc += bias.scale;
       const bool converted = dtype_size(g_.tensor(op.inputs[2]).dtype) > dtype_size(dt);
       var += bias.carried() + (converted ? bound::single_rounding_var(dt, bias.value) : 0.0);
+    }
+    if (s.has_residual) {
+      v += s.beta * r.value;
+      sc += std::fabs(s.beta) * r.scale;
+      // As reference.cpp: a wider R is rounded to D's dtype before cuBLASLt reads it as C.
+      const bool converted = dtype_size(g_.tensor(op.inputs.back()).dtype) > dtype_size(dt);
+      var += s.beta * s.beta * (r.carried() + (converted ? bound::single_rounding_var(dt, r.value) : 0.0));
     }
     if (act == Act::relu) var = bound::relu_var(v, var), v = ref::relu(v);
     if (act == Act::gelu)
@@ -124,34 +129,34 @@ class ElementEval {
 
   VS elementwise_at(const Op& op, int64_t l) const {
     const VS x = at(op.inputs[0], l);
-    const DType dt = g_.tensor(op.outputs[0]).dtype;
-    double r = 0, rs = x.scale, var = x.carried();
-    switch (op.type) {
-      case OpType::BIAS_ADD: {
-        const VS bias = at(op.inputs[1], l % g_.tensor(op.inputs[0]).shape.back());
-        r = x.value + bias.value, rs = x.scale + bias.scale;
-        const bool converted = dtype_size(g_.tensor(op.inputs[1]).dtype) > dtype_size(dt);
-        var += bias.carried() + (converted ? bound::single_rounding_var(dt, bias.value) : 0.0);
-        break;
-      }
-      case OpType::ADD: {
-        const VS y = at(op.inputs[1], l);
-        r = x.value + y.value, rs = x.scale + y.scale, var += y.carried();
-        break;
-      }
-      case OpType::RELU: var = bound::relu_var(x.value, var), r = ref::relu(x.value); break;
-      case OpType::GELU:
-        r = op.attrs.approximate == GeluApprox::tanh ? ref::gelu_tanh(x.value) : ref::gelu_erf(x.value);
-        rs = x.scale * ref::kGeluSlope;
-        var = var * ref::kGeluSlope * ref::kGeluSlope + bound::gelu_eval_var(x.value) +
-              bound::approx_gelu_var(x.value, prec_.gelu_tanh_rel);
-        break;
-      default: r = x.value; break;  // CAST; prepare() refused anything else
+    VS y;
+    if (op.type == OpType::BIAS_ADD) y = at(op.inputs[1], l % g_.tensor(op.inputs[0]).shape.back());
+    else if (op.inputs.size() > 1) y = at(op.inputs[1], l);
+    const DType y_dtype = op.inputs.size() > 1 ? g_.tensor(op.inputs[1]).dtype : x.dtype;
+    const Tensor& out = g_.tensor(op.outputs[0]);
+    VS r = ref::elementwise(op.type, op.attrs.approximate, out.dtype, g_.tensor(op.inputs[0]).dtype, y_dtype, x, y,
+                            prec_.gelu_tanh_rel);
+    // A CAST to f8 rounds in real units with the output's scale (reference.cpp does the same).
+    if (op.type == OpType::CAST && is_f8(out.dtype)) {
+      r.value = ref::round_real(out, l, x.value);
+      r.scale = std::max(x.scale, std::fabs(r.value));
     }
-    const double out = ref::round_real(g_.tensor(op.outputs[0]), l, r);
-    const bool rounded = !(op.type == OpType::RELU ||
-                           (op.type == OpType::CAST && exact_cast(g_.tensor(op.inputs[0]).dtype, dt)));
-    return {out, op.type == OpType::CAST ? std::max(rs, std::fabs(out)) : rs, var, rounded, dt};
+    return r;
+  }
+
+  // Output t of a FUSED_ELEMENTWISE group at element l.
+  VS group_at(const Op& op, TensorId t, int64_t l) const {
+    const int64_t n = g_.tensor(op.outputs[0]).numel(), cols = g_.tensor(op.outputs[0]).shape.back();
+    std::vector<VS> vals;
+    std::vector<DType> dtypes;
+    for (TensorId in : op.inputs) {
+      vals.push_back(at(in, g_.tensor(in).numel() == n ? l : l % cols));
+      dtypes.push_back(g_.tensor(in).dtype);
+    }
+    ref::group_values(op.attrs, vals, dtypes, prec_.gelu_tanh_rel);
+    for (size_t o = 0; o < op.outputs.size(); ++o)
+      if (op.outputs[o] == t) return vals[size_t(op.attrs.results[o])];
+    return {};
   }
 
   const Graph& g_;
@@ -164,10 +169,15 @@ class ElementEval {
 
 // The same checks reference.cpp makes before it computes an op, so that both refuse the same graphs.
 Status check_op_for_reference(const Graph& g, const Op& op, GemmShape* shape) {
+  if (op.type == OpType::FUSED_ELEMENTWISE) {
+    const auto problems = check_op(g, op);
+    return problems.empty() ? Status{} : bad_input("FUSED_ELEMENTWISE does not check: " + problems[0]);
+  }
   if (op.outputs.empty() || op.outputs.size() > 2 || op.inputs.empty())
     return bad_input("expected inputs and one output (and an amax)");
   const bool product = is_product(op);
-  if ((product || op.type == OpType::BIAS_ADD || op.type == OpType::ADD) && op.inputs.size() < 2)
+  if ((product || op.type == OpType::BIAS_ADD || op.type == OpType::ADD || op.type == OpType::MUL) &&
+      op.inputs.size() < 2)
     return bad_input("expected two inputs");
   const Tensor& x = g.tensor(op.inputs[0]);
   const Tensor& y = g.tensor(op.outputs[0]);
@@ -178,7 +188,9 @@ Status check_op_for_reference(const Graph& g, const Op& op, GemmShape* shape) {
     const int64_t b_count = s->b_batched ? s->batch : 1;
     if (x.numel() != s->batch * s->m * s->k || g.tensor(op.inputs[1]).numel() != b_count * s->k * s->n)
       return bad_input("product operands do not match their geometry");
-    if (op.type == OpType::GEMM_BIAS_ACT && op.inputs.size() > 2 && g.tensor(op.inputs[2]).numel() != s->n)
+    if (s->has_residual && g.tensor(op.inputs.back()).numel() != s->batch * s->m * s->n)
+      return bad_input("residual R does not match C's elements");
+    if (s->has_bias && g.tensor(op.inputs[2]).numel() != s->n)
       return bad_input("bias length " + std::to_string(g.tensor(op.inputs[2]).numel()) + " differs from N=" +
                        std::to_string(s->n));
     if (y.numel() != s->batch * s->m * s->n) return bad_input("product output does not match its geometry");
@@ -192,10 +204,13 @@ Status check_op_for_reference(const Graph& g, const Op& op, GemmShape* shape) {
         return bad_input("bias length differs from X's last dimension");
       return {};
     case OpType::ADD:
-      if (g.tensor(op.inputs[1]).numel() != x.numel()) return bad_input("ADD operands differ in element count");
+    case OpType::MUL:
+      if (g.tensor(op.inputs[1]).numel() != x.numel())
+        return bad_input(std::string(op_type_name(op.type)) + " operands differ in element count");
       return {};
     case OpType::RELU:
     case OpType::GELU:
+    case OpType::SILU:
     case OpType::CAST: return {};
     default: return bad_input("not an elementwise op");
   }

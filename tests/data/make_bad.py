@@ -197,6 +197,38 @@ mut("f8_fast_accum_on_cast.json", lambda g: (g["tensors"].append({"name": "Y", "
                                              g["ops"].append({"op_type": "CAST", "inputs": ["C"], "outputs": ["Y"],
                                                               "attrs": {"fast_accum": True}}),
                                              setk(["outputs"], ["Y", "C_amax"])(g)), F8)
+
+# MUL, SILU, the residual of GEMM_BIAS_ACT and FUSED_ELEMENTWISE groups.
+RES = copy.deepcopy(BASE)
+RES["tensors"].append({"name": "R", "shape": [64, 96], "dtype": "f16"})
+RES["ops"][0]["inputs"] = ["A", "B", "Bias", "R"]
+RES["ops"][0]["attrs"]["residual"] = True
+mut("residual_wrong_shape.json", setk(["tensors", 4, "shape"], [64, 95]), RES)
+mut("residual_not_bool.json", setk(["ops", 0, "attrs", "residual"], 1), RES)
+mut("beta_not_number.json", setk(["ops", 0, "attrs", "beta"], "1"), RES)
+mut("beta_without_residual.json", setk(["ops", 0, "attrs", "beta"], 0.5))
+mut("residual_missing_input.json", setk(["ops", 0, "inputs"], ["A", "B"]), RES)
+mut("four_inputs_without_residual.json", lambda g: g["ops"][0]["attrs"].pop("residual"), RES)
+mut("mul_shape_mismatch.json", lambda g: (setk(["tensors", 1, "shape"], [16, 9])(g), setk(["ops", 0, "op_type"], "MUL")(g)), F32)
+mut("silu_two_inputs.json", lambda g: setk(["ops", 0, "op_type"], "SILU")(g), F32)
+GROUP = {"format": "gexec.graph", "version": 1,
+         "tensors": [{"name": "gate", "shape": [16, 8], "dtype": "f16"}, {"name": "up", "shape": [16, 8], "dtype": "f16"},
+                     {"name": "h", "shape": [16, 8], "dtype": "f16"}],
+         "ops": [{"op_type": "FUSED_ELEMENTWISE", "inputs": ["gate", "up"], "outputs": ["h"],
+                  "attrs": {"steps": [{"op": "SILU", "args": [0], "dtype": "f32"},
+                                      {"op": "MUL", "args": [2, 1], "dtype": "f16"}],
+                            "results": [3]}}]}
+mut("group_step_unknown_op.json", setk(["ops", 0, "attrs", "steps", 0, "op"], "TANH"), GROUP)
+mut("group_arg_forward.json", setk(["ops", 0, "attrs", "steps", 1, "args", 0], 5), GROUP)
+mut("group_step_arg_count.json", setk(["ops", 0, "attrs", "steps", 0, "args"], [0, 1]), GROUP)
+mut("group_result_not_step.json", setk(["ops", 0, "attrs", "results"], [1]), GROUP)
+mut("group_result_dtype.json", setk(["ops", 0, "attrs", "results"], [2]), GROUP)
+mut("group_missing_steps.json", lambda g: g["ops"][0]["attrs"].pop("steps"), GROUP)
+mut("group_step_no_dtype.json", lambda g: g["ops"][0]["attrs"]["steps"][0].pop("dtype"), GROUP)
+mut("group_bias_as_value.json", lambda g: (setk(["tensors", 1, "shape"], [8])(g)), GROUP)
+mut("group_no_attrs.json", lambda g: g["ops"][0].pop("attrs"), GROUP)
+mut("group_approximate_on_relu.json", lambda g: (setk(["ops", 0, "attrs", "steps", 0, "op"], "RELU")(g),
+                                                 setk(["ops", 0, "attrs", "steps", 0, "approximate"], "none")(g)), GROUP)
 # Bytes after the top-level value: a NUL byte ends nothing, and garbage after it is refused.
 raw("nul_then_garbage.json", json.dumps(BASE, indent=1) + "\0garbage")
 raw("nul_then_unknown_key.json", json.dumps(BASE, indent=1)[:-1] + '\0, "comment": 1}')

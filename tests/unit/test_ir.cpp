@@ -173,9 +173,11 @@ TEST_CASE("op names and arities", "[ir]") {
   CHECK(op_arity(OpType::MATMUL).min_inputs == 2);
   CHECK(op_arity(OpType::MATMUL).max_inputs == 2);
   CHECK(op_arity(OpType::GEMM_BIAS_ACT).min_inputs == 2);
-  CHECK(op_arity(OpType::GEMM_BIAS_ACT).max_inputs == 3);
+  CHECK(op_arity(OpType::GEMM_BIAS_ACT).max_inputs == 4);  // [A, B, Bias, R] with a residual
   CHECK(op_arity(OpType::CAST).max_inputs == 1);
   for (OpType t : kAllOpTypes) CHECK(op_arity(t).outputs == 1);
+  CHECK(op_arity(OpType::FUSED_ELEMENTWISE).most_outputs() == kGroupMaxOutputs);
+  CHECK(op_arity(OpType::RELU).most_outputs() == 1);
 }
 
 TEST_CASE("topo_sort keeps a valid order and repairs a wrong one", "[ir]") {

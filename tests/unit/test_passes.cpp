@@ -112,7 +112,7 @@ TEST_CASE("every golden case prints exactly as expected", "[passes]") {
 
 TEST_CASE("the default pipeline over the example graphs prints as expected", "[passes]") {
   // Inputs from graphs/, expected outputs beside the other goldens.
-  for (const char* name : {"gemm_bias_relu_primitives", "mlp3"}) {
+  for (const char* name : {"gemm_bias_relu_primitives", "mlp3", "gpt_mlp_block", "llama_mlp_block"}) {
     const fs::path input = kSource / "graphs" / (std::string(name) + ".json");
     if (!fs::exists(input)) continue;
     SECTION(name) {

@@ -28,6 +28,7 @@ struct RunOptions {
   bool print_after_all = false;
   std::string print_after;
   std::string emit_graph;            // write the graph after the passes here
+  std::string residual_costs;        // measured residual costs for fuse_residual (PipelineOptions)
   TimingOptions timing;              // timing.iters > 0 times the run
   std::optional<double> peak_tflops; // the device's peak for "% of peak"; default: measured once and cached
   std::string dump_dir;              // write every graph input and output as .npy here

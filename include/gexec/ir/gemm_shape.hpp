@@ -9,7 +9,7 @@
 
 namespace gexec {
 
-// C[b] = alpha * op(A[b]) * op(B[b or shared]) (+ bias[N]), C is [M, N] per batch entry.
+// C[b] = alpha * op(A[b]) * op(B[b or shared]) (+ beta * R[b]) (+ bias[N]), C is [M, N] per batch entry.
 // Element (r, c) of a stored rank-2 matrix with `rows` x `cols` logical shape lives at
 // r * cols + c when rowmajor, c * rows + r when colmajor; rank-3 tensors are rowmajor.
 struct GemmShape {
@@ -19,7 +19,9 @@ struct GemmShape {
   bool trans_a = false, trans_b = false;
   Layout layout_a = Layout::rowmajor, layout_b = Layout::rowmajor, layout_c = Layout::rowmajor;
   double alpha = 1.0;
-  bool has_bias = false;
+  bool has_bias = false;      // GEMM_BIAS_ACT's input 2 is the bias
+  bool has_residual = false;  // GEMM_BIAS_ACT's last input R is added, times beta, before the activation
+  double beta = 0.0;          // 0 without a residual
 };
 
 // Reads the geometry of a MATMUL or GEMM_BIAS_ACT whose shapes check_op accepted.

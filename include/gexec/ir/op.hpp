@@ -12,9 +12,13 @@
 
 namespace gexec {
 
-enum class OpType : uint8_t { MATMUL, BIAS_ADD, ADD, RELU, GELU, CAST, GEMM_BIAS_ACT };
-inline constexpr std::array kAllOpTypes = {OpType::MATMUL, OpType::BIAS_ADD, OpType::ADD,  OpType::RELU,
-                                           OpType::GELU,   OpType::CAST,     OpType::GEMM_BIAS_ACT};
+enum class OpType : uint8_t { MATMUL, BIAS_ADD, ADD, RELU, GELU, CAST, GEMM_BIAS_ACT, MUL, SILU, FUSED_ELEMENTWISE };
+inline constexpr std::array kAllOpTypes = {OpType::MATMUL, OpType::BIAS_ADD,      OpType::ADD, OpType::RELU,
+                                           OpType::GELU,   OpType::CAST,          OpType::GEMM_BIAS_ACT,
+                                           OpType::MUL,    OpType::SILU,          OpType::FUSED_ELEMENTWISE};
+
+// The op types a FUSED_ELEMENTWISE step may compute (graph-format.md, "Fused elementwise groups").
+bool is_group_step_type(OpType t);
 
 enum class Act : uint8_t { none, relu, gelu };  // gelu is the tanh form, as cuBLASLt computes it
 enum class GeluApprox : uint8_t { tanh, none };  // none: the exact erf form
@@ -26,6 +30,16 @@ std::optional<Act> parse_act(std::string_view s);
 std::string_view gelu_approx_name(GeluApprox a);
 std::optional<GeluApprox> parse_gelu_approx(std::string_view s);
 
+// One step of a FUSED_ELEMENTWISE group: an elementwise op over earlier values, rounded to `dtype`.
+// Values are numbered: the group's inputs first (0 .. inputs-1), then the steps in order.
+struct GroupStep {
+  OpType type = OpType::ADD;
+  std::vector<int32_t> args;                  // value numbers, each below this step's own
+  DType dtype = DType::f32;                   // the dtype the step's result is rounded to
+  GeluApprox approximate = GeluApprox::tanh;  // GELU
+  bool operator==(const GroupStep&) const = default;
+};
+
 // The union of every op type's attributes; each type reads only its own (graph-format.md).
 struct Attrs {
   bool trans_a = false, trans_b = false;         // MATMUL, GEMM_BIAS_ACT
@@ -34,6 +48,10 @@ struct Attrs {
   GeluApprox approximate = GeluApprox::tanh;     // GELU
   std::optional<std::array<int64_t, 3>> mnk;    // GEMM_BIAS_ACT: [M, N, K] as written
   bool fast_accum = false;                       // MATMUL, GEMM_BIAS_ACT with f8 inputs
+  bool residual = false;                         // GEMM_BIAS_ACT: the last input R is added (times beta)
+  double beta = 1.0;                             // GEMM_BIAS_ACT with residual
+  std::vector<GroupStep> steps;                  // FUSED_ELEMENTWISE
+  std::vector<int32_t> results;                  // FUSED_ELEMENTWISE: per output, the value it writes
   bool operator==(const Attrs&) const = default;
 };
 
@@ -52,9 +70,14 @@ struct Op {
 // and CAST take a second output, the amax of an f8 result (graph-format.md).
 struct Arity {
   int min_inputs, max_inputs, outputs;
-  int max_outputs = 0;
+  int max_outputs = 0;  // more than `outputs` allowed up to this (FUSED_ELEMENTWISE); 0: exactly `outputs`
   int most_outputs() const { return max_outputs > outputs ? max_outputs : outputs; }
 };
+// FUSED_ELEMENTWISE's limits: what one kernel launch carries in its parameters.
+constexpr int kGroupMaxInputs = 8, kGroupMaxOutputs = 4, kGroupMaxSteps = 16;
+// The values a group the passes make may hold at once (inputs loaded at their first reader,
+// results kept until their last): what the CUDA kernel keeps in registers (fused_program.hpp).
+constexpr int kGroupMaxLive = 6;
 Arity op_arity(OpType t);
 
 }  // namespace gexec

@@ -38,6 +38,7 @@ inline std::optional<GemmShape> accepted_gemm_shape(const Graph& g, const Op& op
 std::vector<KernelDef> cublaslt_kernel_defs();        // src/backends/cuda/cublaslt_caps.cpp
 std::vector<KernelDef> cuda_elementwise_kernel_defs(); // src/backends/cuda/elementwise_caps.cpp
 std::vector<KernelDef> cuda_fp8_kernel_defs();       // src/backends/cuda/fp8_caps.cpp
+std::vector<KernelDef> cuda_fused_kernel_defs();       // src/backends/cuda/fused_caps.cpp
 std::vector<KernelDef> cpu_kernel_defs();             // src/backends/cpu/cpu_caps.cpp
 
 #if GEXEC_HAVE_CPU
@@ -57,6 +58,7 @@ inline constexpr KernelDeclarations kKernelDeclarations[] = {
     {cublaslt_kernel_defs, true},
     {cuda_elementwise_kernel_defs, true},
     {cuda_fp8_kernel_defs, true},
+    {cuda_fused_kernel_defs, true},
     {cpu_kernel_defs, kCpuBuilt},
 };
 

@@ -43,13 +43,15 @@ struct KernelOptions {
 // one place. One value per kernel family (a family may serve several op types and dtypes); a
 // new kernel of an existing family needs no new value.
 enum class KernelImpl : uint8_t {
-  none,               // a declaration for tests (no backend builds it)
-  cublaslt_gemm,      // src/backends/cuda/cublaslt_gemm.cpp
-  cuda_elementwise,   // src/backends/cuda/elementwise.cu
-  cublaslt_fp8_gemm,  // src/backends/cuda/fp8_gemm.cpp
-  cuda_f8_cast,       // src/backends/cuda/f8_cast.cpp (kernels in f8_convert.cu)
-  cpu_gemm,           // src/backends/cpu/cpu_gemm.cpp (f8 operands dequantized there)
-  cpu_elementwise,    // src/backends/cpu/cpu_elementwise.cpp (f8 CAST in cpu_f8.cpp)
+  none,                    // a declaration for tests (no backend builds it)
+  cublaslt_gemm,           // src/backends/cuda/cublaslt_gemm.cpp
+  cuda_elementwise,        // src/backends/cuda/elementwise.cu
+  cublaslt_fp8_gemm,       // src/backends/cuda/fp8_gemm.cpp
+  cuda_f8_cast,            // src/backends/cuda/f8_cast.cpp (kernels in f8_convert.cu)
+  cuda_fused_elementwise,  // src/backends/cuda/fused_elementwise.cu (FUSED_ELEMENTWISE groups)
+  cpu_gemm,                // src/backends/cpu/cpu_gemm.cpp (f8 operands dequantized there)
+  cpu_elementwise,         // src/backends/cpu/cpu_elementwise.cpp (f8 CAST in cpu_f8.cpp)
+  cpu_fused_elementwise,   // src/backends/cpu/cpu_fused.cpp (FUSED_ELEMENTWISE groups)
 };
 
 struct KernelDef {

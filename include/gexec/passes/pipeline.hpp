@@ -24,12 +24,16 @@ struct PipelineOptions {
   std::vector<std::string> passes;  // names; empty runs none
   bool print_after_all = false;
   std::string print_after;          // a pass name, or empty
+  // A table of measured residual costs that fuse_residual consults (src/passes/residual_cost.hpp,
+  // written by scripts/bench_blocks.py --residual-costs); empty: none.
+  std::string residual_costs;
 };
 
 struct PassRecord {
   std::string name;
   double millis = 0;
   bool changed = false;
+  std::vector<std::string> notes;  // the pass's explained decisions (passes.hpp, pass_note)
 };
 
 // Runs the passes in order on g. A pass whose result fails verify() is a bug: runtime error

@@ -1,4 +1,4 @@
-// The declarations of the CPU kernels (cpu_gemm.cpp, cpu_elementwise.cpp). Compiled into the
+// The declarations of the CPU kernels (cpu_gemm.cpp, cpu_elementwise.cpp, cpu_fused.cpp). Compiled into the
 // core without BLAS headers, so that the table and dry-runs need no OpenBLAS.
 #include <algorithm>
 #include <climits>
@@ -30,13 +30,14 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&, const Kernel
                       (once ? "once, before the runs" : "in every run"));
   }
   const Tensor& c = g.tensor(op.outputs[0]);
-  const bool epilogue = s->has_bias || (op.type == OpType::GEMM_BIAS_ACT && op.attrs.act != Act::none);
+  const bool epilogue =
+      s->has_bias || s->has_residual || (op.type == OpType::GEMM_BIAS_ACT && op.attrs.act != Act::none);
   if (is_f8(c.dtype))
-    v.notes.push_back(std::string("computing into an f32 scratch buffer, then ") + (epilogue ? "bias, activation, " : "") +
+    v.notes.push_back(std::string("computing into an f32 scratch buffer, then ") + (epilogue ? "residual, bias, activation, " : "") +
                       "quantizing to " + std::string(dtype_name(c.dtype)) + " with C's scale" +
                       (op.outputs.size() > 1 ? " and writing the amax" : ""));
   else if (c.dtype != DType::f32)
-    v.notes.push_back(std::string("computing into an f32 scratch buffer, then ") + (epilogue ? "bias, activation and " : "") +
+    v.notes.push_back(std::string("computing into an f32 scratch buffer, then ") + (epilogue ? "residual, bias, activation and " : "") +
                       "rounding to " + std::string(dtype_name(c.dtype)) + " in one pass");
   else if (epilogue)
     v.notes.push_back("bias and activation in one pass over C after the product");
@@ -60,12 +61,17 @@ std::vector<KernelDef> cpu_kernel_defs() {
     d.colmajor = true;  // operands are read by logical element, or mapped onto BLAS transposes
     return d;
   };
-  KernelDef gemm = def("cpu.gemm_bias_act", OpType::GEMM_BIAS_ACT, 3,
-                       "C = act(alpha * op(A) op(B) + bias): OpenBLAS cblas_sgemm, then bias and activation "
-                       "in one pass while rounding to C's dtype");
+  KernelDef gemm = def("cpu.gemm_bias_act", OpType::GEMM_BIAS_ACT, 4,
+                       "C = act(alpha * op(A) op(B) + beta * R + bias): OpenBLAS cblas_sgemm, then residual, bias "
+                       "and activation in one pass while rounding to C's dtype");
   gemm.transposes = gemm.batched = true;
   gemm.acts = {Act::none, Act::relu, Act::gelu};
   gemm.check = check_gemm;
+  KernelDef fused = def("cpu.fused_elementwise", OpType::FUSED_ELEMENTWISE, size_t(kGroupMaxInputs),
+                        "the group's steps per element in f32, each rounded to its dtype; one read of each input, "
+                        "one write of each output; threaded");
+  fused.impl = KernelImpl::cpu_fused_elementwise;
+  fused.colmajor = false;
   KernelDef matmul = def("cpu.matmul", OpType::MATMUL, 2, "C = alpha * op(A) op(B): OpenBLAS cblas_sgemm");
   matmul.transposes = matmul.batched = true;
   matmul.check = check_gemm;
@@ -78,6 +84,9 @@ std::vector<KernelDef> cpu_kernel_defs() {
       def("cpu.gelu", OpType::GELU, 1, "Y = GELU(X), tanh or erf form, in f32; threaded"),
       def("cpu.cast", OpType::CAST, 1, "Y = X converted to Y's dtype, round to nearest even; to and from f8 with the scales "
           "(quantize, dequantize) and the amax; threaded"),
+      def("cpu.mul", OpType::MUL, 2, "Z = X * Y, in f32, rounded once to Z's dtype; threaded"),
+      def("cpu.silu", OpType::SILU, 1, "Y = X * sigmoid(X), in f32; threaded"),
+      fused,
   };
 }
 

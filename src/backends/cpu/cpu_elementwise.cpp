@@ -1,8 +1,9 @@
-// The CPU elementwise kernels: BIAS_ADD, ADD, RELU, GELU, CAST, in f32, threaded over elements.
+// The CPU elementwise kernels: BIAS_ADD, ADD, MUL, RELU, GELU, SILU, CAST, in f32, threaded over elements.
 #include <cmath>
 #include <string>
 
 #include "cpu_kernels.hpp"
+#include "cpu_math.hpp"
 
 namespace gexec::cpu {
 namespace {
@@ -25,8 +26,6 @@ Operand operand(const Tensor& t, void* data) {
   if (o.colmajor) o.rows = t.shape[0], o.cols = t.shape[1];
   return o;
 }
-
-float gelu_erf(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678f)); }
 
 class ElementwiseKernel final : public Kernel {
  public:
@@ -57,6 +56,8 @@ class ElementwiseKernel final : public Kernel {
       switch (type_) {
         case OpType::BIAS_ADD: r = v + load_as_float(in_[1].data, in_[1].dtype, l % bias_len_); break;
         case OpType::ADD: r = v + in_[1].load(l); break;
+        case OpType::MUL: r = v * in_[1].load(l); break;
+        case OpType::SILU: r = silu(v); break;
         case OpType::RELU: r = v < 0 ? 0.0f : v; break;  // NaN passes through
         case OpType::GELU: r = approx_ == GeluApprox::tanh ? gelu_tanh(v) : gelu_erf(v); break;
         default: break;  // CAST: the store rounds
@@ -78,7 +79,7 @@ Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const Graph& g, const Op
   if (op.type == OpType::CAST && !op.inputs.empty() && !op.outputs.empty() &&
       (is_f8(g.tensor(op.inputs[0]).dtype) || is_f8(g.tensor(op.outputs[0]).dtype)))
     return make_f8_cast_kernel(g, op, binding);
-  const bool binary = op.type == OpType::BIAS_ADD || op.type == OpType::ADD;
+  const bool binary = op.type == OpType::BIAS_ADD || op.type == OpType::ADD || op.type == OpType::MUL;
   const size_t inputs = binary ? 2 : 1;
   if (op.inputs.size() != inputs || op.outputs.size() != 1 || binding.inputs.size() != inputs ||
       binding.outputs.size() != 1)
@@ -92,8 +93,8 @@ Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const Graph& g, const Op
     if (bias_len <= 0 || g.tensor(op.inputs[1]).numel() != bias_len)
       return bad_input("op " + op.name + ": bias length differs from X's last dimension");
   }
-  if (op.type == OpType::ADD && g.tensor(op.inputs[1]).numel() != x.numel())
-    return bad_input("op " + op.name + ": ADD operands differ in element count");
+  if ((op.type == OpType::ADD || op.type == OpType::MUL) && g.tensor(op.inputs[1]).numel() != x.numel())
+    return bad_input("op " + op.name + ": operands differ in element count");
   std::vector<Operand> in;
   for (size_t i = 0; i < inputs; ++i) in.push_back(operand(g.tensor(op.inputs[i]), binding.inputs[i]));
   std::unique_ptr<Kernel> k =

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cpu_kernels.hpp"
+#include "cpu_math.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/ir/real_value.hpp"
 
@@ -73,21 +74,24 @@ float activate(float v) {
   return v;
 }
 
-// Lines [l0, l1) of the product, each `len` elements in storage order: adds the bias (along the
-// line for row-major C, one value per line, a column, for colmajor C), activates, rounds.
+// Lines [l0, l1) of the product, each `len` elements in storage order: adds beta * R (given in
+// C's storage order, or null), then the bias (along the line for row-major C, one value per line,
+// a column, for colmajor C), activates, rounds: act(AB + beta R + bias), graph-format.md's order.
 template <Act A, DType D>
-void finish_lines(const float* src, void* dst, const float* bias, bool bias_along, int64_t len, int64_t l0,
-                  int64_t l1) {
+void finish_lines(const float* src, void* dst, const float* bias, bool bias_along, const float* res, float beta,
+                  int64_t len, int64_t l0, int64_t l1) {
   for (int64_t line = l0; line < l1; ++line) {
     const float* in = src + line * len;
+    const float* r = res ? res + line * len : nullptr;
     const int64_t base = line * len;
+    auto pre = [&](int64_t p) { return r ? in[p] + beta * r[p] : in[p]; };
     if (!bias) {
-      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(in[p]));
+      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(pre(p)));
     } else if (bias_along) {
-      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(in[p] + bias[p]));
+      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(pre(p) + bias[p]));
     } else {
       const float b = bias[line];
-      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(in[p] + b));
+      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(pre(p) + b));
     }
   }
 }
@@ -110,6 +114,12 @@ class GemmKernel final : public Kernel {
     vb_ = blas_view(b, s.trans_b, s.b_batched);
     if (s.has_bias)
       bias_ = source(g.tensor(op.inputs[2]), binding.inputs[2], s.n, fixed_before_runs(g, op.inputs[2]));
+    if (s.has_residual) {
+      const Tensor& r = g.tensor(op.inputs.back());
+      res_ = binding.inputs.back();
+      res_dtype_ = r.dtype;
+      res_colmajor_ = r.rank() == 2 && r.layout == Layout::colmajor;
+    }
     c_ = binding.outputs[0];
     c_tensor_ = &c;
     if (binding.outputs.size() > 1) amax_ = static_cast<float*>(binding.outputs[1]);
@@ -123,19 +133,22 @@ class GemmKernel final : public Kernel {
     if (b_.dtype != DType::f32) b_.f32.resize(static_cast<size_t>(b_.count));
     if (s_.has_bias && bias_.dtype != DType::f32) bias_.f32.resize(static_cast<size_t>(s_.n));
     if (c_dtype_ != DType::f32) c32_.resize(static_cast<size_t>(s_.batch * s_.m * s_.n));
+    if (res_) r32_.resize(static_cast<size_t>(s_.batch * s_.m * s_.n));
     prepared_ = true;
     return {};
   }
 
   // The constant operands were converted once from their buffers: those may not move.
   bool move_operands(const Binding& b) override {
-    if (b.inputs.size() < (s_.has_bias ? 3u : 2u) || b.outputs.size() != (amax_ ? 2u : 1u)) return false;
+    const size_t inputs = 2u + (s_.has_bias ? 1u : 0u) + (res_ ? 1u : 0u);
+    if (b.inputs.size() != inputs || b.outputs.size() != (amax_ ? 2u : 1u)) return false;
     auto movable = [](const Source& src, const void* p) { return !src.constant || src.data == p; };
     if (!movable(a_, b.inputs[0]) || !movable(b_, b.inputs[1]) || (s_.has_bias && !movable(bias_, b.inputs[2])))
       return false;
     a_.data = b.inputs[0];
     b_.data = b.inputs[1];
     if (s_.has_bias) bias_.data = b.inputs[2];
+    if (res_) res_ = b.inputs.back();  // read in every run
     c_ = b.outputs[0];
     if (amax_) amax_ = static_cast<float*>(b.outputs[1]);
     return true;
@@ -161,8 +174,9 @@ class GemmKernel final : public Kernel {
       }
     }
     const float* bias = s_.has_bias ? bias_.ready() : nullptr;
-    if (c_dtype_ == DType::f32 && !bias && act_ == Act::none) return {};
-    // An f8 C: bias and activation in place in the f32 scratch, then quantized with its scale.
+    const float* res = res_ ? residual_in_c_order() : nullptr;
+    if (c_dtype_ == DType::f32 && !bias && !res && act_ == Act::none) return {};
+    // An f8 C: residual, bias and activation in place in the f32 scratch, then quantized with its scale.
     const DType finish_dtype = is_f8(c_dtype_) ? DType::f32 : c_dtype_;
     const auto finish = act_ == Act::relu ? finisher<Act::relu>(finish_dtype)
                         : act_ == Act::gelu ? finisher<Act::gelu>(finish_dtype)
@@ -172,13 +186,28 @@ class GemmKernel final : public Kernel {
     void* dst = is_f8(c_dtype_) ? static_cast<void*>(c) : c_;
     const bool along = !c_colmajor_;
     parallel_for(lines, std::max<int64_t>(1, (int64_t(1) << 15) / len), [&](int64_t l0, int64_t l1) {
-      finish(c, dst, bias, along, len, l0, l1);
+      finish(c, dst, bias, along, res, float(s_.beta), len, l0, l1);
     });
     if (is_f8(c_dtype_)) quantize_output(c, s_.batch * s_.m * s_.n, *c_tensor_, c_, amax_);
     return {};
   }
 
  private:
+  // R as f32 in C's storage order (it may be stored otherwise, and in another dtype).
+  const float* residual_in_c_order() {
+    const int64_t total = s_.batch * s_.m * s_.n, rows = s_.m, cols = s_.n;
+    parallel_for(total, int64_t(1) << 16, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        // Storage index i of C is logical (row, col); R's storage of the same logical element.
+        const int64_t row = c_colmajor_ ? i % rows : (i / cols) % rows + (i / (rows * cols)) * rows;
+        const int64_t col = c_colmajor_ ? i / rows : i % cols;
+        const int64_t at = res_colmajor_ ? col * rows + row : row * cols + col;
+        r32_[size_t(i)] = load_as_float(res_, res_dtype_, at);
+      }
+    });
+    return r32_.data();
+  }
+
   GemmShape s_;
   Source a_, b_, bias_;
   BlasView va_, vb_;
@@ -188,7 +217,10 @@ class GemmKernel final : public Kernel {
   const Tensor* c_tensor_ = nullptr;
   float* amax_ = nullptr;  // the second output of an f8 C, if any
   Act act_ = Act::none;
-  std::vector<float> c32_;
+  const void* res_ = nullptr;
+  DType res_dtype_ = DType::f32;
+  bool res_colmajor_ = false;
+  std::vector<float> c32_, r32_;
   bool prepared_ = false;
 };
 

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <thread>
@@ -14,7 +13,7 @@ namespace gexec::cpu {
 
 // MATMUL and GEMM_BIAS_ACT through cblas_sgemm.
 Result<std::unique_ptr<Kernel>> make_gemm_kernel(const Graph& g, const Op& op, const Binding& binding);
-// BIAS_ADD, ADD, RELU, GELU, CAST.
+// BIAS_ADD, ADD, MUL, RELU, GELU, SILU, CAST.
 Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const Graph& g, const Op& op, const Binding& binding);
 
 // CAST to or from f8 (cpu_f8.cpp): quantize, dequantize, requantize, with the amax output.
@@ -26,6 +25,9 @@ void quantize_output(const float* src, int64_t n, const Tensor& t, void* dst, fl
 
 // GELU, tanh form, in f32: the one formula of the CPU backend (the epilogue and the GELU op).
 inline float gelu_tanh(float x) { return 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x))); }
+
+// FUSED_ELEMENTWISE (cpu_fused.cpp).
+Result<std::unique_ptr<Kernel>> make_fused_kernel(const Graph& g, const Op& op, const Binding& binding);
 
 // Calls f(begin, end) over [0, n) split in one contiguous range per hardware thread, or once
 // on this thread when n is too small for the threads to pay for themselves.

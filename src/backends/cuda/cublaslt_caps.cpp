@@ -1,6 +1,7 @@
 // What the cuBLASLt GEMM kernels support, beside their code (src/backends/cuda/cublaslt_gemm.cpp).
 // Compiled into the core without CUDA headers, so that selection and dry-runs need no GPU.
 #include <climits>
+#include <sstream>
 #include <string>
 
 #include "gemm_padding.hpp"
@@ -50,19 +51,38 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&, const Kernel
                       (fixed_before_runs(g, op.inputs[2]) ? "the constant bias " + when(true)
                                                                 : "the bias " + when(false)));
   }
+  if (shape->has_residual) {
+    const Tensor& r = g.tensor(op.inputs.back());
+    if (r.layout != g.tensor(op.outputs[0]).layout) {
+      v.rejected = "the residual \"" + r.name + "\" is stored " + std::string(layout_name(r.layout)) +
+                   " and C " + std::string(layout_name(g.tensor(op.outputs[0]).layout)) +
+                   "; cuBLASLt reads R as its C, which must be stored like D";
+      return v;
+    }
+    std::ostringstream beta;
+    beta << shape->beta;
+    v.notes.push_back("residual " + r.name + " read as cuBLASLt's C with beta " + beta.str() +
+                      " (added before the bias and activation)" +
+                      (r.dtype != types.d ? "; converted from " + name(r.dtype) + " to " + name(types.d) +
+                                                " into D in every run, then read in place"
+                                          : ""));
+  }
   if (epi.needs_tail)
     v.notes.push_back("colmajor C: the bias runs along C's columns, which cuBLASLt's bias epilogue cannot add "
                       "there; a separate kernel adds the bias" +
                       std::string(act != Act::none ? " and the activation" : "") + " after the product");
   const bool a_once = fixed_before_runs(g, op.inputs[0]), b_once = fixed_before_runs(g, op.inputs[1]);
   const auto pad = cuda::plan_padding(view, types, epi, a_once, b_once, options.pad);
-  if (pad.why.rfind("rows aligned", 0) != 0) v.notes.push_back(pad.why);
+  if (shape->has_residual && pad.pad)
+    v.notes.push_back("misaligned rows, not padded (a residual read as C is not padded)");
+  else if (pad.why.rfind("rows aligned", 0) != 0)
+    v.notes.push_back(pad.why);
   return v;
 }
 
 KernelDef gemm_def(std::string kernel_name, OpType op, std::string summary) {
   KernelDef d = declare_kernel(std::move(kernel_name), op, Backend::cuda, KernelImpl::cublaslt_gemm, 100,
-                               op == OpType::GEMM_BIAS_ACT ? 3 : 2, std::move(summary));
+                               op == OpType::GEMM_BIAS_ACT ? 4 : 2, std::move(summary));
   d.colmajor = true;
   d.transposes = true;
   d.batched = true;
@@ -80,7 +100,8 @@ KernelDef gemm_def(std::string kernel_name, OpType op, std::string summary) {
 std::vector<KernelDef> cublaslt_kernel_defs() {
   return {
       gemm_def("cublaslt.gemm_bias_act", OpType::GEMM_BIAS_ACT,
-               "cuBLASLt GEMM with the bias and activation in its epilogue (RELU_BIAS, GELU_BIAS, ...)"),
+               "cuBLASLt GEMM with the bias and activation in its epilogue (RELU_BIAS, GELU_BIAS, ...), a "
+               "residual as its C times beta"),
       gemm_def("cublaslt.matmul", OpType::MATMUL, "cuBLASLt GEMM, alpha * op(A) * op(B)"),
   };
 }

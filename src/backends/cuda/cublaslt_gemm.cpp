@@ -105,6 +105,15 @@ Result<std::unique_ptr<CublasLtGemm>> CublasLtGemm::create(CudaDevice& device, c
   k->a_ready_ = fixed_before_runs(g, op.inputs[0]);
   k->b_ready_ = fixed_before_runs(g, op.inputs[1]);
   k->bias_ready_ = shape->has_bias && fixed_before_runs(g, op.inputs[2]);
+  if (shape->has_residual) {
+    const Tensor& r = g.tensor(op.inputs.back());
+    if (r.layout != g.tensor(op.outputs[0]).layout)
+      return runtime_error("kernel " + def.name + " for op " + op.name + ": the residual \"" + r.name +
+                           "\" must be stored like C, which cuBLASLt reads it as");
+    k->res_ = binding.inputs.back();
+    k->res_t_ = r.dtype;
+    k->res_into_d_ = r.dtype != k->types_.d;
+  }
   if (k->epi_.needs_tail)
     k->fallback_reason_ = "colmajor C: the bias runs along C's columns, which cuBLASLt's bias epilogue cannot "
                           "add there; a separate kernel adds it after the product";
@@ -201,7 +210,8 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
   // The actual alignments, so that no algorithm assumes more than the buffers give.
   GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment(x, view_.x.stride, ab_bytes)));
   GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment(y, view_.y.stride, ab_bytes)));
-  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment(d, view_.stride_d, d_bytes)));
+  const void* c = res_ && !res_into_d_ ? res_ : d;
+  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment(c, view_.stride_d, d_bytes)));
   GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment(d, view_.stride_d, d_bytes)));
 
   std::vector<cublasLtMatmulHeuristicResult_t> results(kHeuristicCandidates);
@@ -245,7 +255,8 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
                "," + std::to_string(view_.ld_d) + " epilogue=" + epilogue_name(epi) +
                " align=" + std::to_string(alignment(x, view_.x.stride, ab_bytes)) + "," +
                std::to_string(alignment(y, view_.y.stride, ab_bytes)) + "," +
-               std::to_string(alignment(d, view_.stride_d, d_bytes)) + " pad=" + (pad_.pad ? "1" : "0");
+               std::to_string(alignment(d, view_.stride_d, d_bytes)) + " pad=" + (pad_.pad ? "1" : "0") +
+               (res_ ? " residual=1" : "");
   if (spdlog::should_log(spdlog::level::debug))
     for (size_t i = 0; i < candidates_.size(); ++i)
       spdlog::debug("op {}: cuBLASLt candidate {}{}: {}, workspace {} bytes, {:.2f} waves", op_name_, i,
@@ -321,6 +332,11 @@ Status CublasLtGemm::prepare() {
   if (epi_.convert_bias) GEXEC_TRY(scratch(bias_conv_, s.n, types_.d));
 
   pad_ = plan_padding(view_, types_, epi_, a_ready_, b_ready_, pad_policy_);
+  if (pad_.pad && res_) {
+    // C would need a padded copy of R in every run: the copy costs what padding wins.
+    pad_.pad = false;
+    pad_.why = "misaligned rows, not padded (a residual read as C is not padded)";
+  }
   if (pad_.pad) {
     spdlog::debug("op {}: {}", op_name_, pad_.why);
     // Zeroed once: the padding of K must add nothing, and the copies only ever write the valid block.
@@ -374,6 +390,7 @@ bool CublasLtGemm::rebind(const Binding& b) {
   a_ = b.inputs[0];
   b_ = b.inputs[1];
   c_ = b.outputs[0];
+  if (res_) res_ = b.inputs.back();
   return true;
 }
 
@@ -386,7 +403,7 @@ bool CublasLtGemm::move_operands(const Binding& b) {
     return !fixed && alignment(now, 0, 1) >= alignment(was, 0, 1);
   };
   if (!fits(b.inputs[0], a_, a_ready_) || !fits(b.inputs[1], b_, b_ready_) || !fits(b.outputs[0], c_, false) ||
-      (bias && !fits(b.inputs[2], bias_, bias_ready_)))
+      (bias && !fits(b.inputs[2], bias_, bias_ready_)) || (res_ && !fits(b.inputs.back(), res_, false)))
     return false;
   if (bias && b.inputs[2] != bias_ && fused_ && !bias_pad_.get() && !epi_.convert_bias) {
     // The epilogue reads the bias itself: its address is in the descriptor.
@@ -395,6 +412,7 @@ bool CublasLtGemm::move_operands(const Binding& b) {
   a_ = b.inputs[0];
   b_ = b.inputs[1];
   if (bias) bias_ = b.inputs[2];
+  if (res_) res_ = b.inputs.back();  // read each run, as C or converted into D
   c_ = b.outputs[0];
   return true;
 }
@@ -419,10 +437,14 @@ Status CublasLtGemm::run() {
   GEXEC_TRY(pad_operands(/*fixed=*/false));
 
   auto [x, y, d] = operands();
-  const float alpha = float(s.alpha), beta = 0.0f;
-  // beta is 0, so C is not read: D is passed for it, with D's layout.
+  const float alpha = float(s.alpha), beta = res_ ? float(s.beta) : 0.0f;
+  // Without a residual beta is 0 and C is not read: D is passed for it, with D's layout. With
+  // one, C is R (stored like C, so D's layout describes it), or D holding R converted to D's dtype.
+  const void* c = d;
+  if (res_ && res_into_d_) GEXEC_TRY(launch_convert(res_, res_t_, d, types_.d, s.batch * s.m * s.n, stream));
+  else if (res_) c = res_;
   GEXEC_CUBLAS_TRY(cublasLtMatmul(device_->cublaslt(), desc_.get(), &alpha, x, layout_x_.get(), y, layout_y_.get(),
-                                  &beta, d, layout_d_.get(), d, layout_d_.get(), &candidates_[size_t(chosen_)].algo,
+                                  &beta, c, layout_d_.get(), d, layout_d_.get(), &candidates_[size_t(chosen_)].algo,
                                   workspace_, kGemmWorkspaceBytes, stream));
   if (pad_.pad && pad_.d.padded) {
     // The valid m x n block of the padded D goes to C, which the bias kernel below (if the

@@ -101,6 +101,11 @@ class CublasLtGemm final : public Kernel, public Tunable {
   const void* b_ = nullptr;
   const void* bias_ = nullptr;
   void* c_ = nullptr;
+  // The residual R, added as cuBLASLt's C times beta (inside the epilogue, before the activation).
+  // Where R's dtype is not D's, it is converted into D first and C is D (in place).
+  const void* res_ = nullptr;
+  DType res_t_ = DType::f16;
+  bool res_into_d_ = false;
   bool a_ready_ = false, b_ready_ = false, bias_ready_ = false;  // fixed before the runs
 
   // Scratch buffers owned by the kernel (empty when not needed).

@@ -11,6 +11,7 @@
 #include "elementwise.hpp"
 #include "f8_convert.hpp"
 #include "fp8_gemm.hpp"
+#include "fused_elementwise.hpp"
 #include "gexec/rng/init.hpp"
 
 namespace gexec {
@@ -219,6 +220,7 @@ Result<std::unique_ptr<Kernel>> CudaDevice::make_kernel(const KernelDef& def, co
     case KernelImpl::cuda_elementwise: return make_elementwise_kernel(def, g, op, binding, stream());
     case KernelImpl::cublaslt_fp8_gemm: return make_fp8_gemm(*this, g, op, binding, options);
     case KernelImpl::cuda_f8_cast: return make_f8_cast_kernel(g, op, binding, stream());
+    case KernelImpl::cuda_fused_elementwise: return make_fused_elementwise_kernel(def, g, op, binding, stream());
     default: break;
   }
   return runtime_error("kernel " + def.name + " has no CUDA implementation");

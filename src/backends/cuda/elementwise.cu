@@ -1,5 +1,6 @@
 // The fallback elementwise kernels: one grid-stride family that reads each operand in its own
 // dtype and layout, computes in f32 and rounds once to the output dtype (round to nearest even).
+// BIAS_ADD, ADD, MUL, RELU, GELU, SILU and CAST are each one (second operand, post) pair.
 #include "elementwise.hpp"
 
 #include <cuda_bf16.h>
@@ -75,7 +76,7 @@ __device__ inline void store8(void* base, int64_t chunk, const float v[8]) {
 }
 
 enum class Second : int { none, same, bias };  // the second operand: absent, same shape, or per column
-enum class Post : int { none, relu, gelu_tanh, gelu_erf };
+enum class Post : int { none, relu, gelu_tanh, gelu_erf, silu };
 
 struct EwArgs {
   const void* a = nullptr;
@@ -85,8 +86,12 @@ struct EwArgs {
   int64_t rows = 1, cols = 1;  // the logical matrix of one batch entry; cols is the last dimension
   bool a_col = false, b_col = false, out_col = false;  // colmajor storage (rank 2 only)
   Second second = Second::none;
+  bool multiply = false;  // a same-shape second operand multiplies (MUL) rather than adds (ADD)
   Post post = Post::none;
 };
+
+// x combined with the same-shape second operand y.
+__device__ inline float combine(const EwArgs& p, float x, float y) { return p.multiply ? x * y : x + y; }
 
 __device__ inline float apply_post(Post p, float x) {
   switch (p) {
@@ -99,6 +104,7 @@ __device__ inline float apply_post(Post p, float x) {
     }
     case Post::gelu_erf:  // 1 + erf(x/sqrt2) == erfc(-x/sqrt2), accurate in the negative tail
       return 0.5f * x * erfcf(-x * 0.7071067811865476f);
+    case Post::silu: return x / (1.0f + expf(-x));  // as the FUSED_ELEMENTWISE kernel computes it
   }
   return x;
 }
@@ -122,7 +128,7 @@ __global__ void ew_linear(EwArgs p, bool vec) {
       if (p.second == Second::same) load8<TB>(p.b, k, b);
       for (int j = 0; j < 8; ++j) {
         float x = a[j];
-        if (p.second == Second::same) x += b[j];
+        if (p.second == Second::same) x = combine(p, x, b[j]);
         else if (p.second == Second::bias) x += load1<TB>(p.b, linear_col(p, 8 * k + j));
         o[j] = apply_post(p.post, x);
       }
@@ -132,7 +138,7 @@ __global__ void ew_linear(EwArgs p, bool vec) {
   }
   for (int64_t i = start + tid; i < p.n; i += stride) {
     float x = load1<TA>(p.a, i);
-    if (p.second == Second::same) x += load1<TB>(p.b, i);
+    if (p.second == Second::same) x = combine(p, x, load1<TB>(p.b, i));
     else if (p.second == Second::bias) x += load1<TB>(p.b, linear_col(p, i));
     store1<TO>(p.out, i, apply_post(p.post, x));
   }
@@ -152,7 +158,7 @@ __global__ void ew_mixed(EwArgs p) {
       c = i - r * p.cols;
     }
     float x = load1<TA>(p.a, p.a_col ? c * p.rows + r : r * p.cols + c);
-    if (p.second == Second::same) x += load1<TB>(p.b, p.b_col ? c * p.rows + r : r * p.cols + c);
+    if (p.second == Second::same) x = combine(p, x, load1<TB>(p.b, p.b_col ? c * p.rows + r : r * p.cols + c));
     else if (p.second == Second::bias) x += load1<TB>(p.b, c);
     store1<TO>(p.out, i, apply_post(p.post, x));
   }
@@ -234,7 +240,7 @@ Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const KernelDef& def, co
   if (def.op != op.type)
     return runtime_error(where + ": the kernel computes " + std::string(op_type_name(def.op)) + ", the op is " +
                          std::string(op_type_name(op.type)));
-  const bool binary = op.type == OpType::BIAS_ADD || op.type == OpType::ADD;
+  const bool binary = op.type == OpType::BIAS_ADD || op.type == OpType::ADD || op.type == OpType::MUL;
   const size_t n_in = binary ? 2 : 1;
   if (op.inputs.size() != n_in || op.outputs.size() != 1)
     return runtime_error(where + ": expected " + std::to_string(n_in) + " inputs and 1 output");
@@ -275,17 +281,20 @@ Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const KernelDef& def, co
       tb = bias.dtype;
       break;
     }
-    case OpType::ADD: {
+    case OpType::ADD:
+    case OpType::MUL: {
       const Tensor& x2 = g.tensor(op.inputs[1]);
       if (x2.shape != y.shape)
         return runtime_error(where + ": " + dims(x2) + " and " + dims(y) + " differ in shape");
       p.b = b.inputs[1];
       p.b_col = is_col(x2);
       p.second = Second::same;
+      p.multiply = op.type == OpType::MUL;
       tb = x2.dtype;
       break;
     }
     case OpType::RELU: p.post = Post::relu; break;
+    case OpType::SILU: p.post = Post::silu; break;
     case OpType::GELU: p.post = op.attrs.approximate == GeluApprox::tanh ? Post::gelu_tanh : Post::gelu_erf; break;
     case OpType::CAST: break;
     default: return runtime_error(where + ": not an elementwise op");

@@ -1,4 +1,4 @@
-// The CUDA elementwise kernels (BIAS_ADD, ADD, RELU, GELU, CAST), the conversion and bias+activation
+// The CUDA elementwise kernels (BIAS_ADD, ADD, MUL, RELU, GELU, SILU, CAST), the conversion and bias+activation
 // launchers that the GEMM path uses, and the device-side drawing of graph inputs.
 #pragma once
 
@@ -12,7 +12,7 @@
 
 namespace gexec::cuda {
 
-// Makes the kernel for an elementwise op (BIAS_ADD, ADD, RELU, GELU, CAST), the one def.op names.
+// Makes the kernel for an elementwise op (BIAS_ADD, ADD, MUL, RELU, GELU, SILU, CAST), the one def.op names.
 Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const KernelDef& def, const Graph& g, const Op& op,
                                                         const Binding& b, cudaStream_t stream);
 

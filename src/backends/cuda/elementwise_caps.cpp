@@ -21,6 +21,8 @@ std::vector<KernelDef> cuda_elementwise_kernel_defs() {
       def("cuda.relu", OpType::RELU, 1, "Y = max(X, 0)"),
       def("cuda.gelu", OpType::GELU, 1, "Y = GELU(X), tanh or erf form, in f32"),
       def("cuda.cast", OpType::CAST, 1, "Y = X converted to Y's dtype, round to nearest even"),
+      def("cuda.mul", OpType::MUL, 2, "Z = X * Y, in f32, rounded once to Z's dtype"),
+      def("cuda.silu", OpType::SILU, 1, "Y = X * sigmoid(X), in f32"),
   };
 }
 
