@@ -77,11 +77,6 @@ inline CaseResult run_case(Device& dev, const Graph& g, const Graph* reference =
   // As the app does: the bound follows the arithmetic the prepared kernels declare (TF32
   // products, the unfused path's extra rounding, the approximate GELU epilogue).
   Precision precision = (*ex)->precision();
-  // As the app does: the CUDA backend declares TF32 products for f32 operands (cuBLASLt), and
-  // each kernel what else its arithmetic does (a rounded product, an approximate GELU).
-  Precision precision;
-  precision.tf32 = dev.backend() == Backend::cuda;
-  precision.merge((*ex)->precision());
   auto ref = run_reference(reference ? *reference : g, inputs, {}, precision);
   if (!ref) return r.error = ref.error().message, r;
   for (TensorId id : g.outputs) {
@@ -108,6 +103,10 @@ struct GemmCase {
   Scale sa, sb, sc;        // f8 operands' and output's scales
   bool fast_accum = false;
   bool amax = false;       // a second output, the f32 [1] amax of an f8 C
+  bool residual = false;  // GEMM_BIAS_ACT's last input R, times beta (graph-format.md)
+  DType r = DType::f32;
+  Layout lr = Layout::rowmajor;
+  double beta = 1.0;
 };
 
 inline OpCase gemm_graph(OpType type, const GemmCase& c, const std::string& what) {
@@ -351,8 +350,8 @@ inline bool check_accepts(const KernelDef& def, const OpCase& c) {
 // than C, batched, and odd sizes.
 inline void residual_cases(const KernelDef& def, Act act0, std::vector<OpCase>& cases) {
   auto name = [](DType t) { return std::string(dtype_name(t)); };
-  for (DType r : def.inputs[3])
-    for (DType c : def.outputs) {
+  for (DType r : f8_of(def.inputs[3], false))
+    for (DType c : f8_of(def.outputs, false)) {  // an f8 product takes no residual
       GemmCase g;
       g.residual = true;
       g.a = g.b = c == DType::f32 ? DType::f16 : c;

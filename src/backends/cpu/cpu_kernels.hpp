@@ -23,8 +23,6 @@ Result<std::unique_ptr<Kernel>> make_f8_cast_kernel(const Graph& g, const Op& op
 // `amax` is given writes max |value| there (NaNs left out).
 void quantize_output(const float* src, int64_t n, const Tensor& t, void* dst, float* amax);
 
-// GELU, tanh form, in f32: the one formula of the CPU backend (the epilogue and the GELU op).
-inline float gelu_tanh(float x) { return 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x))); }
 
 // FUSED_ELEMENTWISE (cpu_fused.cpp).
 Result<std::unique_ptr<Kernel>> make_fused_kernel(const Graph& g, const Op& op, const Binding& binding);
