@@ -78,8 +78,9 @@ inline Elem elementwise(OpType t, GeluApprox approx, DType out, DType x_dtype, D
   switch (t) {
     case OpType::BIAS_ADD: {
       r = x.value + y.value, rs = x.scale + y.scale;
-      // Fused into a product's epilogue, a wider bias may be converted to the output dtype.
-      const bool converted = dtype_size(y_dtype) > dtype_size(out);
+      // Fused into a product's epilogue, a bias may be converted to the output dtype (inexactly
+      // where that dtype does not hold every value of the bias's: f32 to f16, f16 to bf16).
+      const bool converted = !exact_cast(y_dtype, out);
       var += y.carried() + (converted ? bound::single_rounding_var(out, y.value) : 0.0);
       break;
     }

@@ -170,9 +170,9 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
   const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
   const Tensor& ct = g.tensor(op.outputs[0]);
   const DType dt = ct.dtype;
-  const bool bias_converted = has_bias && dtype_size(g.tensor(op.inputs[2]).dtype) > dtype_size(dt);
+  const bool bias_converted = has_bias && !ref::exact_cast(g.tensor(op.inputs[2]).dtype, dt);
   // cuBLASLt reads C in D's dtype: a wider R is converted (rounded) to it first (cublaslt_caps.cpp).
-  const bool res_converted = res && dtype_size(g.tensor(op.inputs.back()).dtype) > dtype_size(dt);
+  const bool res_converted = res && !ref::exact_cast(g.tensor(op.inputs.back()).dtype, dt);
   for (size_t x = 0; x < count; ++x) {
     double v = out.value[x], sc = out.scale[x], var = out.var[x];
     // A kernel that stores the product in the output dtype before its bias / activation rounds it

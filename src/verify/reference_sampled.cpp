@@ -109,14 +109,14 @@ class ElementEval {
       const VS bias = at(op.inputs[2], j);
       v += bias.value;
       sc += bias.scale;
-      const bool converted = dtype_size(g_.tensor(op.inputs[2]).dtype) > dtype_size(dt);
+      const bool converted = !ref::exact_cast(g_.tensor(op.inputs[2]).dtype, dt);
       var += bias.carried() + (converted ? bound::single_rounding_var(dt, bias.value) : 0.0);
     }
     if (s.has_residual) {
       v += s.beta * r.value;
       sc += std::fabs(s.beta) * r.scale;
       // As reference.cpp: a wider R is rounded to D's dtype before cuBLASLt reads it as C.
-      const bool converted = dtype_size(g_.tensor(op.inputs.back()).dtype) > dtype_size(dt);
+      const bool converted = !ref::exact_cast(g_.tensor(op.inputs.back()).dtype, dt);
       var += s.beta * s.beta * (r.carried() + (converted ? bound::single_rounding_var(dt, r.value) : 0.0));
     }
     if (act == Act::relu) var = bound::relu_var(v, var), v = ref::relu(v);
