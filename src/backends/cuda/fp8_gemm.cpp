@@ -113,15 +113,22 @@ class Fp8Gemm final : public Kernel, public Tunable {
     };
     sa = expand(b_t_, N, s.n, p_.outer_vector);
     sb = expand(a_t_, M, s.m, p_.outer_vector);
-    std::vector<float> host(sa);
-    host.insert(host.end(), sb.begin(), sb.end());
-    host.push_back(is_f8(c_t_.dtype) ? float(1.0 / c_t_.scale.values[0]) : 1.0f);  // D scale
+    // Each scale array starts on its own 256-byte boundary: cuBLASLt refuses the matmul
+    // (CUBLAS_STATUS_NOT_SUPPORTED, after its heuristic accepted it) when the B scale sits 4 bytes
+    // after the A scale, as the H200 showed; 64 bytes apart it runs.
+    constexpr size_t kScaleAlign = 256 / sizeof(float);
+    auto aligned = [](size_t n) { return (n + kScaleAlign - 1) / kScaleAlign * kScaleAlign; };
+    const size_t b_at = aligned(sa.size()), d_at = b_at + aligned(sb.size());
+    std::vector<float> host(d_at + 1, 1.0f);
+    std::copy(sa.begin(), sa.end(), host.begin());
+    std::copy(sb.begin(), sb.end(), host.begin() + std::ptrdiff_t(b_at));
+    host[d_at] = is_f8(c_t_.dtype) ? float(1.0 / c_t_.scale.values[0]) : 1.0f;  // D scale
     GEXEC_TRY(alloc(scales_, host.size() * sizeof(float)));
     GEXEC_CUDA_TRY(cudaMemcpy(scales_.get(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
     const float* dev = static_cast<const float*>(scales_.get());
     const float* lt_a_scale = dev;
-    const float* lt_b_scale = dev + sa.size();
-    const float* d_scale = dev + sa.size() + sb.size();
+    const float* lt_b_scale = dev + b_at;
+    const float* d_scale = dev + d_at;
     if (is_f8(c_t_.dtype)) GEXEC_TRY(alloc(c16_, size_t(batch * M * N) * size_t(dtype_size(p_.c16))));
     // The bias cuBLASLt reads: converted, or (padded) copied beside zeros for the padded columns.
     if (p_.has_bias && (p_.bias_in != p_.bias_read || p_.pad)) {
@@ -236,12 +243,14 @@ class Fp8Gemm final : public Kernel, public Tunable {
 
   Tunable* tunable() override { return this; }
   std::string algo_description() const override { return variant_name(chosen_); }
-  // Fast accumulation keeps fewer bits of the partial sums; the GELU epilogue is cuBLASLt's
-  // approximate one, and split-K rounds the product first, as for the f16/bf16 products
-  // (cublaslt_gemm.hpp).
+  // Hopper's FP8 tensor cores keep the partial sums of each K block in fewer bits than f32,
+  // with fast accumulation or without (the H200 put a 32x48x64 product with f32 output off by up
+  // to 7e-4 relative, far beyond f32 accumulation; without fast accumulation the blocks are only
+  // promoted to f32 more often); the GELU epilogue is cuBLASLt's approximate one, and split-K
+  // rounds the product first, as for the f16/bf16 products (cublaslt_gemm.hpp).
   Precision precision() const override {
     Precision p;
-    if (fast_accum_) p.accumulate_u = std::max(p.accumulate_u, kFp8FastAccumU);
+    p.accumulate_u = std::max(p.accumulate_u, kFp8FastAccumU);
     if (act_ == Act::gelu) {
       p.gelu_tanh_rel = kCublasLtGeluTanhRel;
       p.product_rounded = true;
