@@ -191,20 +191,26 @@ def time_torch(torch, fn, iters, warmup_ms):
     return statistics.median(samples), reps
 
 
+def cuda_graph_of(torch, fn):
+    """fn captured as a CUDA graph, with the output the capture holds."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up before capture, as torch.cuda.graphs asks
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = fn()
+    return g, out
+
+
 def torch_variants(torch, a, b, bias):
     """The three PyTorch versions of relu(A @ B + bias); the last replays a captured graph,
     returned with its output so that both live as long as the timing."""
     eager = lambda: torch.relu(torch.addmm(bias, a, b))
     fused = lambda: torch._addmm_activation(bias, a, b)
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm-up before capture, as torch.cuda.graphs asks
-        for _ in range(3):
-            fused()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        static_out = fused()
+    graph, static_out = cuda_graph_of(torch, fused)
     return {"torch relu(addmm)": eager, "torch _addmm_activation": fused, "torch graph": graph.replay}, (graph, static_out)
 
 
