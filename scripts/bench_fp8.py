@@ -152,10 +152,7 @@ def run_fp8(bench, args, torch, np, out_dir):
             rows.append(run_case(bench, args, torch, np, Path(tmp), m, n, k))
     elapsed = time.perf_counter() - start
     head, body = table(bench, rows)
-    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
-    print("  ".join(h.ljust(w) for h, w in zip(head, widths)))
-    for b in body:
-        print("  ".join(c.ljust(w) for c, w in zip(b, widths)))
+    bench.print_columns(head, body, right=False)
     for r in rows:
         for e in r["errors"]:
             print(f"  {bench_label(r)}: {e}")

@@ -355,12 +355,17 @@ def table_rows(rows):
     return out
 
 
-def print_table(rows):
-    body = table_rows(rows)
-    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(HEAD)]
-    print("  ".join(h.rjust(w) for h, w in zip(HEAD, widths)))
+def print_columns(head, body, right=True):
+    """head and the body's rows as columns as wide as their widest cell, two spaces apart."""
+    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
+    pad = str.rjust if right else str.ljust
+    print("  ".join(pad(h, w) for h, w in zip(head, widths)))
     for b in body:
-        print("  ".join(c.rjust(w) for c, w in zip(b, widths)))
+        print("  ".join(pad(c, w) for c, w in zip(b, widths)))
+
+
+def print_table(rows):
+    print_columns(HEAD, table_rows(rows))
     for r in rows:
         for e in r["errors"]:
             print(f"  {r['m']}x{r['n']}x{r['k']} {r['dtype']}: {e}")
