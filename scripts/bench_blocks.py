@@ -163,19 +163,6 @@ def torch_gemms(torch, kind, w):
     return lambda: (torch.mm(w["x"], w["Wg"]), torch.mm(w["x"], w["Wu"]), torch.mm(w["h"], w["Wd"]))
 
 
-def cuda_graph_of(torch, fn):
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(side)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        out = fn()
-    return g, out
-
-
 def load_dump(torch, np, dump, dtype, names):
     tdtype = torch.float16 if dtype == "f16" else torch.bfloat16
     out = {}
@@ -221,7 +208,7 @@ def run_block(args, torch, np, F, tmp, kind, tokens, dtype):
         err = ((ref - gexec_y).abs().max() / ref.abs().max().clamp_min(1e-6)).item()
         row["check"] = f"{'ok' if err <= 3e-2 else 'MISMATCH'} {err:.1e}"
         variants = {"torch eager": eager}
-        graph, _ = cuda_graph_of(torch, eager)
+        graph, _ = bvt.cuda_graph_of(torch, eager)
         keep.append(graph)
         variants["torch eager graph"] = graph.replay
         variants["torch.mm GEMMs alone"] = torch_gemms(torch, kind, w)

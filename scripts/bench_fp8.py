@@ -102,11 +102,6 @@ def run_case(bench, args, torch, np, tmp, m, n, k):
     return row
 
 
-def tf(row, col):
-    us = row["us"].get(col)
-    return 2.0 * row["m"] * row["n"] * row["k"] / (us * 1e-6) / 1e12 if us else None
-
-
 def table(bench, rows):
     head = ["shape (MxNxK)"] + [c + " us" for c in GEXEC_COLS + TORCH_COLS] + [
         "fp8 TFLOP/s", "tuned TFLOP/s", "fp8/torch", "tuned/torch", "bf16/fp8", "check"]
@@ -116,7 +111,7 @@ def table(bench, rows):
         best = min([us[c] for c in ("gexec fp8", "gexec fp8 tuned") if c in us], default=None)
         torch_us = us.get("torch _scaled_mm")
         body.append([bench.shape_label(r["m"], r["n"], r["k"])] + [bench.fmt_us(us.get(c)) for c in GEXEC_COLS + TORCH_COLS] + [
-            bench.fmt_tf(tf(r, "gexec fp8")), bench.fmt_tf(tf(r, "gexec fp8 tuned")),
+            bench.fmt_tf(bench.tflops(r, "gexec fp8")), bench.fmt_tf(bench.tflops(r, "gexec fp8 tuned")),
             bench.fmt_x(us["gexec fp8"] / torch_us if torch_us and "gexec fp8" in us else None),
             bench.fmt_x(best / torch_us if torch_us and best else None),
             bench.fmt_x(us["gexec bf16"] / best if best and "gexec bf16" in us else None), r["check"] or "-"])
@@ -157,10 +152,7 @@ def run_fp8(bench, args, torch, np, out_dir):
             rows.append(run_case(bench, args, torch, np, Path(tmp), m, n, k))
     elapsed = time.perf_counter() - start
     head, body = table(bench, rows)
-    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
-    print("  ".join(h.ljust(w) for h, w in zip(head, widths)))
-    for b in body:
-        print("  ".join(c.ljust(w) for c, w in zip(b, widths)))
+    bench.print_columns(head, body, right=False)
     for r in rows:
         for e in r["errors"]:
             print(f"  {bench_label(r)}: {e}")

@@ -191,20 +191,26 @@ def time_torch(torch, fn, iters, warmup_ms):
     return statistics.median(samples), reps
 
 
+def cuda_graph_of(torch, fn):
+    """fn captured as a CUDA graph, with the output the capture holds."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up before capture, as torch.cuda.graphs asks
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = fn()
+    return g, out
+
+
 def torch_variants(torch, a, b, bias):
     """The three PyTorch versions of relu(A @ B + bias); the last replays a captured graph,
     returned with its output so that both live as long as the timing."""
     eager = lambda: torch.relu(torch.addmm(bias, a, b))
     fused = lambda: torch._addmm_activation(bias, a, b)
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm-up before capture, as torch.cuda.graphs asks
-        for _ in range(3):
-            fused()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        static_out = fused()
+    graph, static_out = cuda_graph_of(torch, fused)
     return {"torch relu(addmm)": eager, "torch _addmm_activation": fused, "torch graph": graph.replay}, (graph, static_out)
 
 
@@ -349,12 +355,17 @@ def table_rows(rows):
     return out
 
 
-def print_table(rows):
-    body = table_rows(rows)
-    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(HEAD)]
-    print("  ".join(h.rjust(w) for h, w in zip(HEAD, widths)))
+def print_columns(head, body, right=True):
+    """head and the body's rows as columns as wide as their widest cell, two spaces apart."""
+    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
+    pad = str.rjust if right else str.ljust
+    print("  ".join(pad(h, w) for h, w in zip(head, widths)))
     for b in body:
-        print("  ".join(c.rjust(w) for c, w in zip(b, widths)))
+        print("  ".join(pad(c, w) for c, w in zip(b, widths)))
+
+
+def print_table(rows):
+    print_columns(HEAD, table_rows(rows))
     for r in rows:
         for e in r["errors"]:
             print(f"  {r['m']}x{r['n']}x{r['k']} {r['dtype']}: {e}")

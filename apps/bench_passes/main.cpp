@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gexec/io/load.hpp"
+#include "gexec/ir/graph_build.hpp"
 #include "gexec/passes/pipeline.hpp"
 
 using namespace gexec;
@@ -29,20 +30,10 @@ Graph mlp_chain(int64_t ops) {
   Graph g;
   g.name = "mlp_chain_" + std::to_string(ops);
   auto tensor = [&](std::string name, std::vector<int64_t> shape, bool constant) {
-    Tensor t;
-    t.name = std::move(name);
-    t.shape = std::move(shape);
-    t.dtype = DType::f16;
-    t.constant = constant;
-    return g.add_tensor(std::move(t));
+    return add_tensor(g, std::move(name), std::move(shape), DType::f16, constant);
   };
   auto op = [&](std::string name, OpType type, std::vector<TensorId> inputs, TensorId output) {
-    Op o;
-    o.name = std::move(name);
-    o.type = type;
-    o.inputs = std::move(inputs);
-    o.outputs = {output};
-    g.ops.push_back(std::move(o));
+    add_op(g, std::move(name), type, std::move(inputs), output);
   };
   TensorId x = tensor("x0", {kRows, kWidth}, false);
   for (int64_t i = 0; i < layers; ++i) {

@@ -166,16 +166,9 @@ graph and replayed (one launch) until a buffer changes; False launches the kerne
       .def(py::init([](const PyGraph& g, const std::string& backend, int device, const std::string& passes,
                        std::optional<uint64_t> seed, std::optional<double> atol, std::optional<double> rtol,
                        const std::string& verify, int64_t samples, bool cuda_graph) {
-             ExecutorOptions o;
-             o.backend = backend;
-             o.device = device;
-             o.passes = passes;
-             o.seed = seed;
-             o.atol = atol;
-             o.rtol = rtol;
-             o.verify = verify;
-             o.samples = samples;
-             o.cuda_graph = cuda_graph;
+             const ExecutorOptions o{.backend = backend, .device = device, .passes = passes, .seed = seed,
+                                     .atol = atol, .rtol = rtol, .verify = verify, .samples = samples,
+                                     .cuda_graph = cuda_graph};
              return std::make_unique<Runner>(g, o);
            }),
            py::arg("graph"), py::arg("backend") = "auto", py::arg("device") = 0, py::arg("passes") = "default",

@@ -293,12 +293,8 @@ py::dict Runner::time(int iters, int warmup_iters, double warmup_ms, bool cuda_g
   if (iters <= 0) throw py::value_error("iters: " + std::to_string(iters) + "; expected at least 1");
   if (warmup_iters < 0 || warmup_ms < 0) throw py::value_error("warmup_iters and warmup_ms must not be negative");
   std::unique_lock<std::mutex> lock = hold();
-  TimingOptions opts;
-  opts.iters = iters;
-  opts.warmup_iters = warmup_iters;
-  opts.warmup_ms = warmup_ms;
-  opts.cuda_graph = cuda_graph;
-  opts.profile = profile;
+  TimingOptions opts{.iters = iters, .warmup_iters = warmup_iters, .warmup_ms = warmup_ms, .cuda_graph = cuda_graph,
+                     .profile = profile};
   RunTiming timing;
   Status st;
   {

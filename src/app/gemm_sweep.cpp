@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "gexec/ir/graph_build.hpp"
+
 namespace gexec {
 namespace {
 
@@ -197,29 +199,19 @@ Graph gemm_graph(const GemmPoint& p) {
   const auto dims = [&](int64_t r, int64_t c) {
     return p.batch > 1 ? std::vector<int64_t>{p.batch, r, c} : std::vector<int64_t>{r, c};
   };
-  const auto add = [&](const std::string& name, std::vector<int64_t> shape, DType dt, bool constant) {
-    Tensor t;
-    t.name = name;
-    t.shape = std::move(shape);
-    t.dtype = dt;
-    t.constant = constant;
-    return g.add_tensor(t);
-  };
-  Op op;
-  op.name = "gemm";
-  op.type = OpType::GEMM_BIAS_ACT;
-  op.inputs.push_back(add("A", p.trans_a ? dims(p.k, p.m) : dims(p.m, p.k), p.dtype, false));
-  op.inputs.push_back(add("B", p.trans_b ? dims(p.n, p.k) : dims(p.k, p.n), p.dtype, false));
-  if (p.bias) op.inputs.push_back(add("Bias", {p.n}, *p.bias, true));  // a layer's bias: a weight
-  op.outputs.push_back(add("C", dims(p.m, p.n), p.out_dtype, false));
+  std::vector<TensorId> inputs;
+  inputs.push_back(add_tensor(g, "A", p.trans_a ? dims(p.k, p.m) : dims(p.m, p.k), p.dtype));
+  inputs.push_back(add_tensor(g, "B", p.trans_b ? dims(p.n, p.k) : dims(p.k, p.n), p.dtype));
+  if (p.bias) inputs.push_back(add_tensor(g, "Bias", {p.n}, *p.bias, true));  // a layer's bias: a weight
+  const TensorId c = add_tensor(g, "C", dims(p.m, p.n), p.out_dtype);
+  Op& op = add_op(g, "gemm", OpType::GEMM_BIAS_ACT, std::move(inputs), c);
   op.attrs.trans_a = p.trans_a;
   op.attrs.trans_b = p.trans_b;
   op.attrs.alpha = p.alpha;
   op.attrs.act = p.act;
   op.attrs.fast_accum = p.fast_accum;
   op.attrs.mnk = std::array<int64_t, 3>{p.m, p.n, p.k};
-  g.ops.push_back(op);
-  g.outputs = {op.outputs[0]};
+  g.outputs = {c};
   return g;
 }
 

@@ -118,6 +118,40 @@ std::string check(Setup& s) {
 
 cuda::CublasLtGemm* gemm_of(Setup& s) { return dynamic_cast<cuda::CublasLtGemm*>(&s.ex->kernel(0)); }
 
+// Tunes s's one kernel afresh (the top 4 candidates, 5 timed runs each), saving the cache at
+// path, and checks what every fresh tuning reports. `log` receives autotune's lines.
+TunedKernel tune_fresh(Setup& s, const std::string& path, std::string& log) {
+  AutotuneOptions o;
+  o.tune = true;
+  o.top = 4;
+  o.iters = 5;
+  o.cache_path = path;
+  std::ostringstream out;
+  auto r = autotune(*s.ex, s.dev->caps(), o, out);
+  log = out.str();
+  INFO(log);
+  REQUIRE(r);
+  REQUIRE(r->size() == 1);
+  const TunedKernel t = r->front();
+  CHECK(t.chosen >= 0);
+  CHECK(t.chosen < t.variants);
+  CHECK(t.best_us > 0);
+  CHECK_FALSE(t.from_cache);
+  return t;
+}
+
+// Applies the cache at path without tuning and checks that it gave s's kernel the variant `name`.
+void reload_cached(Setup& s, const std::string& path, const std::string& name) {
+  AutotuneOptions o;
+  o.cache_path = path;  // reload only
+  std::ostringstream out;
+  auto r = autotune(*s.ex, s.dev->caps(), o, out);
+  REQUIRE(r);
+  REQUIRE(r->size() == 1);
+  CHECK(r->front().from_cache);
+  CHECK(r->front().chosen_name == name);
+}
+
 // --pad for the graphs make() builds in the scope: "0" never, "1" always.
 struct PadEnv {
   explicit PadEnv(const char* v) { g_pad = std::string(v) == "0" ? PadPolicy::never : PadPolicy::always; }
@@ -236,22 +270,10 @@ TEST_CASE("autotune: picks a passing candidate; the cache round-trips and is dev
   {
     Setup s;
     REQUIRE(make(s, json) == "");
-    AutotuneOptions o;
-    o.tune = true;
-    o.top = 4;
-    o.iters = 5;
-    o.cache_path = path;
-    std::ostringstream out;
-    auto r = autotune(*s.ex, s.dev->caps(), o, out);
-    INFO(out.str());
-    REQUIRE(r);
-    REQUIRE(r->size() == 1);
-    const TunedKernel& t = r->front();
-    CHECK(t.chosen >= 0);
-    CHECK(t.chosen < t.variants);
-    CHECK(t.best_us > 0);
+    std::string log;
+    const TunedKernel t = tune_fresh(s, path, log);
+    INFO(log);
     CHECK(t.best_us <= t.default_us);
-    CHECK_FALSE(t.from_cache);
     CHECK(s.ex->kernel(0).tunable()->selected_variant() == t.chosen);
     CHECK(check(s) == "");
     chosen = t.chosen;
@@ -260,14 +282,7 @@ TEST_CASE("autotune: picks a passing candidate; the cache round-trips and is dev
   {
     Setup s;
     REQUIRE(make(s, json) == "");
-    AutotuneOptions o;
-    o.cache_path = path;  // reload only
-    std::ostringstream out;
-    auto r = autotune(*s.ex, s.dev->caps(), o, out);
-    REQUIRE(r);
-    REQUIRE(r->size() == 1);
-    CHECK(r->front().from_cache);
-    CHECK(r->front().chosen_name == name);
+    reload_cached(s, path, name);
     CHECK(s.ex->kernel(0).tunable()->variant_name(s.ex->kernel(0).tunable()->selected_variant()) == name);
     (void)chosen;
     CHECK(check(s) == "");
@@ -312,21 +327,9 @@ TEST_CASE("autotune: the FP8 product's candidates pass; the cache keeps an fp8 s
       REQUIRE(s.ex->kernel(0).tunable() != nullptr);  // the FP8 product offers its candidates
       CHECK(s.ex->kernel(0).tunable()->signature().rfind("fp8 ", 0) == 0);
       CHECK(s.ex->precision().accumulate_u == (fast ? kFp8FastAccumU : 0x1p-24));
-      AutotuneOptions o;
-      o.tune = true;
-      o.top = 4;
-      o.iters = 5;
-      o.cache_path = path;
-      std::ostringstream out;
-      auto r = autotune(*s.ex, s.dev->caps(), o, out);
-      INFO(out.str());
-      REQUIRE(r);
-      REQUIRE(r->size() == 1);
-      const TunedKernel& t = r->front();
-      CHECK(t.chosen >= 0);
-      CHECK(t.chosen < t.variants);
-      CHECK(t.best_us > 0);
-      CHECK_FALSE(t.from_cache);
+      std::string log;
+      const TunedKernel t = tune_fresh(s, path, log);
+      INFO(log);
       CHECK(check(s) == "");
       name = t.chosen_name;
     }
@@ -338,14 +341,7 @@ TEST_CASE("autotune: the FP8 product's candidates pass; the cache keeps an fp8 s
     }
     Setup s;
     REQUIRE(make(s, json) == "");
-    AutotuneOptions o;
-    o.cache_path = path;  // reload only
-    std::ostringstream out;
-    auto r = autotune(*s.ex, s.dev->caps(), o, out);
-    REQUIRE(r);
-    REQUIRE(r->size() == 1);
-    CHECK(r->front().from_cache);
-    CHECK(r->front().chosen_name == name);
+    reload_cached(s, path, name);
     CHECK(check(s) == "");
     std::remove(path.c_str());
   }

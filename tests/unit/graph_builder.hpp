@@ -4,29 +4,16 @@
 #include <string>
 #include <vector>
 
-#include "gexec/ir/graph.hpp"
+#include "gexec/ir/graph_build.hpp"
 
 namespace gexec::test {
 
 inline TensorId add(Graph& g, const std::string& name, std::vector<int64_t> shape, DType dt = DType::f32,
                     Layout layout = Layout::rowmajor) {
-  Tensor t;
-  t.name = name;
-  t.shape = std::move(shape);
-  t.dtype = dt;
-  t.layout = layout;
-  return g.add_tensor(t);
+  return add_tensor(g, name, std::move(shape), dt, false, layout);
 }
 
-inline Op& add_op(Graph& g, std::string name, OpType type, std::vector<TensorId> in, TensorId out) {
-  Op o;
-  o.name = std::move(name);
-  o.type = type;
-  o.inputs = std::move(in);
-  o.outputs = {out};
-  g.ops.push_back(std::move(o));
-  return g.ops.back();
-}
+using gexec::add_op;
 
 // Named "<OP_TYPE>_<index>", as the loader names ops without a name.
 inline Op& add_op(Graph& g, OpType type, std::vector<TensorId> in, TensorId out) {

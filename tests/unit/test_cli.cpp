@@ -2,6 +2,8 @@
 // usage errors, and exit statuses. Runs the real binary.
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
+#include <string>
 
 #include "catch.hpp"
 #include "process.hpp"
@@ -9,6 +11,22 @@
 using gexec::test::run_gexec;
 using gexec::test::has;
 using gexec::test::source_path;
+
+namespace {
+
+// Runs `run --dry-run <options>` on an example graph and checks that it succeeds and reports
+// each of `wanted`.
+void check_dry_run(const std::string& options, const char* graph, std::initializer_list<const char*> wanted) {
+  auto r = run_gexec("run --dry-run " + options + "'" + source_path(graph) + "'");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  for (const char* want : wanted) {
+    INFO("wanted: " << want);
+    CHECK(has(r.output, want));
+  }
+}
+
+}  // namespace
 
 TEST_CASE("--version and --help exit 0", "[cli]") {
   auto v = run_gexec("--version");
@@ -54,11 +72,8 @@ TEST_CASE("every example graph dry-runs with a kernel for every op", "[cli]") {
 }
 
 TEST_CASE("the example's dry-run picks the fused cuBLASLt kernel and converts the bias once", "[cli]") {
-  auto r = run_gexec("run --dry-run '" + source_path("graphs/gemm_bias_relu.json") + "'");
-  INFO(r.output);
-  CHECK(r.status == 0);
-  CHECK(has(r.output, "GEMM_BIAS_ACT_0 (GEMM_BIAS_ACT) -> cublaslt.gemm_bias_act"));
-  CHECK(has(r.output, "once, before the runs"));
+  check_dry_run("", "graphs/gemm_bias_relu.json",
+                {"GEMM_BIAS_ACT_0 (GEMM_BIAS_ACT) -> cublaslt.gemm_bias_act", "once, before the runs"});
 }
 
 TEST_CASE("the primitive example fuses into one cuBLASLt launch and --emit-graph writes it", "[cli]") {
@@ -80,12 +95,8 @@ TEST_CASE("the primitive example fuses into one cuBLASLt launch and --emit-graph
 }
 
 TEST_CASE("--passes none keeps the primitives and selects a kernel for each", "[cli]") {
-  auto r = run_gexec("run --dry-run --passes none '" + source_path("graphs/gemm_bias_relu_primitives.json") + "'");
-  INFO(r.output);
-  CHECK(r.status == 0);
-  CHECK(has(r.output, "-> cublaslt.matmul"));
-  CHECK(has(r.output, "-> cuda.bias_add"));
-  CHECK(has(r.output, "-> cuda.relu"));
+  check_dry_run("--passes none ", "graphs/gemm_bias_relu_primitives.json",
+                {"-> cublaslt.matmul", "-> cuda.bias_add", "-> cuda.relu"});
   auto bad = run_gexec("run --dry-run --passes fuse_everything '" + source_path("graphs/gemm_bias_relu.json") + "'");
   CHECK(bad.status == 2);
   CHECK(has(bad.output, "fuse_elementwise"));

@@ -97,16 +97,28 @@ TEST_CASE("-v and -q are accepted after the subcommand", "[cli]") {
 
 #if GEXEC_HAVE_CPU
 
+namespace {
+
+// Runs `args` with --csv into csv, checks that it succeeds with `summary` in its report, and
+// returns the CSV's lines (header included), of which there must be `count`.
+std::vector<std::string> sweep_rows(const std::string& args, const std::string& csv, const std::string& summary,
+                                    size_t count) {
+  auto r = run_gexec(args + " --csv '" + csv + "'");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(has(r.output, summary));
+  auto rows = lines(read(csv));
+  REQUIRE(rows.size() == count);
+  return rows;
+}
+
+}  // namespace
+
 TEST_CASE("gemm: the done-when sweep writes 8 rows that pass", "[cli][gemm][cpu]") {
   const std::string dir = temp_dir("sweep");
   const std::string csv = dir + "/out.csv";
-  auto r = run_gexec("gemm --m 64,128 --n 96 --k 80:160:80 --dtype f16 --bias f32 --act relu,none --backend cpu "
-                     "--iters 3 --csv '" + csv + "'");
-  INFO(r.output);
-  CHECK(r.status == 0);
-  CHECK(has(r.output, "8 points, 8 passed"));
-  const auto rows = lines(read(csv));
-  REQUIRE(rows.size() == 9);
+  const auto rows = sweep_rows("gemm --m 64,128 --n 96 --k 80:160:80 --dtype f16 --bias f32 --act relu,none "
+                                "--backend cpu --iters 3", csv, "8 points, 8 passed", 9);
   CHECK(rows[0].rfind("m,n,k,batch,dtype,out_dtype,bias,act,trans,", 0) == 0);
   for (const char* col : {",kernel,", ",algo,", ",median_us,p90_us,p99_us,", ",cv,tflops,gbps,peak_pct,max_abs,rel_fro,",
                           ",result,"})
@@ -129,13 +141,8 @@ TEST_CASE("gemm: the done-when sweep writes 8 rows that pass", "[cli][gemm][cpu]
 TEST_CASE("gemm: FP8 points run and pass on the CPU, f8e4m3 -> bf16 and -> f8e4m3", "[cli][gemm][cpu][f8]") {
   const std::string dir = temp_dir("fp8");
   const std::string csv = dir + "/fp8.csv";
-  auto r = run_gexec("gemm --shapes 64x48x80 --dtype f8e4m3,f16 --bias f32 --act relu --trans nt --fast-accum "
-                     "--backend cpu --iters 3 --csv '" + csv + "'");
-  INFO(r.output);
-  CHECK(r.status == 0);
-  CHECK(has(r.output, "2 points, 2 passed"));
-  const auto rows = lines(read(csv));
-  REQUIRE(rows.size() == 3);
+  const auto rows = sweep_rows("gemm --shapes 64x48x80 --dtype f8e4m3,f16 --bias f32 --act relu --trans nt "
+                                "--fast-accum --backend cpu --iters 3", csv, "2 points, 2 passed", 3);
   CHECK(rows[1].rfind("64,48,80,1,f8e4m3,bf16,f32,relu,nt,", 0) == 0);
   CHECK(rows[2].rfind("64,48,80,1,f16,f16,f32,relu,nt,", 0) == 0);
   auto o = run_gexec("gemm --shapes 64x48x80 --dtype f8e4m3 --out-dtype f8e4m3 --backend cpu --iters 3");

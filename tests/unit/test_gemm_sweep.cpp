@@ -9,6 +9,19 @@
 
 using namespace gexec;
 
+namespace {
+
+// The sweep refuses `bad` as bad input, with a message that mentions `what`.
+void refused(const GemmSweepText& bad, const std::string& what) {
+  auto r = expand_sweep(bad);
+  INFO(what);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == Exit::bad_input);
+  CHECK(r.error().message.find(what) != std::string::npos);
+}
+
+}  // namespace
+
 TEST_CASE("sizes: a value, a list, a range, and mixes of them", "[gemm][sweep]") {
   CHECK(*parse_sizes("64", "--m") == std::vector<int64_t>{64});
   CHECK(*parse_sizes("64,128", "--m") == std::vector<int64_t>{64, 128});
@@ -102,13 +115,6 @@ TEST_CASE("shapes from --shapes or --cube instead of --m --n --k", "[gemm][sweep
 TEST_CASE("the sweep refuses unknown types, activations, transposes and huge products", "[gemm][sweep]") {
   GemmSweepText base;
   base.m = base.n = base.k = "64";
-  auto refused = [&](GemmSweepText t, const std::string& starts) {
-    auto r = expand_sweep(t);
-    INFO(starts);
-    REQUIRE_FALSE(r.ok());
-    CHECK(r.error().code == Exit::bad_input);
-    CHECK(r.error().message.find(starts) != std::string::npos);
-  };
   auto t = base;
   t.dtype = "f17";
   refused(t, "--dtype");
@@ -162,13 +168,6 @@ TEST_CASE("the sweep's FP8 points: f8e4m3 A and B, bf16 C by default, fast_accum
   CHECK(f8_out->front().out_dtype == DType::f8e4m3);
   CHECK(verify(gemm_graph(f8_out->front())).empty());
 
-  auto refused = [](GemmSweepText bad, const std::string& what) {
-    auto r = expand_sweep(bad);
-    INFO(what);
-    REQUIRE_FALSE(r.ok());
-    CHECK(r.error().code == Exit::bad_input);
-    CHECK(r.error().message.find(what) != std::string::npos);
-  };
   GemmSweepText b = t;
   b.out_dtype.clear();
   b.dtype = "f8e5m2";

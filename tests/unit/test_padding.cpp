@@ -14,14 +14,7 @@ using namespace gexec::cuda;
 namespace {
 
 GemmShape shape(int64_t m, int64_t n, int64_t k, bool ta = false, bool tb = false, Layout lc = Layout::rowmajor) {
-  GemmShape s;
-  s.m = m;
-  s.n = n;
-  s.k = k;
-  s.trans_a = ta;
-  s.trans_b = tb;
-  s.layout_c = lc;
-  return s;
+  return GemmShape{.m = m, .n = n, .k = k, .trans_a = ta, .trans_b = tb, .layout_c = lc};
 }
 
 PadPlan plan(const GemmShape& s, PadMode mode, DType t = DType::f16) {

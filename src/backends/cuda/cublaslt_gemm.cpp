@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "elementwise.hpp"
+#include "lt_types.hpp"
 #include "pad_copy.hpp"
 
 namespace gexec::cuda {
@@ -15,25 +16,8 @@ namespace {
 // How many of the heuristic's candidates are kept for --autotune (the first is the default).
 constexpr int kHeuristicCandidates = 32;
 
-cudaDataType_t cuda_type(DType t) {
-  switch (t) {
-    case DType::f16: return CUDA_R_16F;
-    case DType::bf16: return CUDA_R_16BF;
-    case DType::f32: return CUDA_R_32F;
-    case DType::f8e4m3: return CUDA_R_8F_E4M3;
-    case DType::f8e5m2: return CUDA_R_8F_E5M2;
-  }
-  return CUDA_R_32F;
-}
-
 cublasLtEpilogue_t epilogue_for(bool fuse, bool bias, Act act) {
-  if (!fuse) return CUBLASLT_EPILOGUE_DEFAULT;
-  switch (act) {
-    case Act::none: return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
-    case Act::relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-    case Act::gelu: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
-  }
-  return CUBLASLT_EPILOGUE_DEFAULT;
+  return fuse ? lt_epilogue(bias, act) : CUBLASLT_EPILOGUE_DEFAULT;
 }
 
 const char* epilogue_name(cublasLtEpilogue_t e) {
@@ -180,14 +164,14 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
   // an operand that needs no padding); otherwise by the view.
   const PaddedOperand& px = pad_.x;
   const PaddedOperand& py = pad_.y;
-  auto lx = pad_.pad ? make_matrix_layout(cuda_type(types_.ab), uint64_t(px.rows), uint64_t(px.cols), px.ld)
-                     : make_matrix_layout(cuda_type(types_.ab), uint64_t(view_.x.rows), uint64_t(view_.x.cols), view_.x.ld);
+  auto lx = pad_.pad ? make_matrix_layout(lt_data_type(types_.ab), uint64_t(px.rows), uint64_t(px.cols), px.ld)
+                     : make_matrix_layout(lt_data_type(types_.ab), uint64_t(view_.x.rows), uint64_t(view_.x.cols), view_.x.ld);
   if (!lx) return lx.error();
-  auto ly = pad_.pad ? make_matrix_layout(cuda_type(types_.ab), uint64_t(py.rows), uint64_t(py.cols), py.ld)
-                     : make_matrix_layout(cuda_type(types_.ab), uint64_t(view_.y.rows), uint64_t(view_.y.cols), view_.y.ld);
+  auto ly = pad_.pad ? make_matrix_layout(lt_data_type(types_.ab), uint64_t(py.rows), uint64_t(py.cols), py.ld)
+                     : make_matrix_layout(lt_data_type(types_.ab), uint64_t(view_.y.rows), uint64_t(view_.y.cols), view_.y.ld);
   if (!ly) return ly.error();
-  auto ld = pad_.pad ? make_matrix_layout(cuda_type(types_.d), uint64_t(pad_.m), uint64_t(pad_.n), pad_.d.ld)
-                     : make_matrix_layout(cuda_type(types_.d), uint64_t(view_.m), uint64_t(view_.n), view_.ld_d);
+  auto ld = pad_.pad ? make_matrix_layout(lt_data_type(types_.d), uint64_t(pad_.m), uint64_t(pad_.n), pad_.d.ld)
+                     : make_matrix_layout(lt_data_type(types_.d), uint64_t(view_.m), uint64_t(view_.n), view_.ld_d);
   if (!ld) return ld.error();
   if (view_.batch > 1) {
     const int32_t count = int32_t(view_.batch);

@@ -18,32 +18,13 @@
 #include "elementwise.hpp"
 #include "f8_convert.hpp"
 #include "fp8_plan.hpp"
+#include "lt_types.hpp"
 #include "raii.hpp"
 
 namespace gexec::cuda {
 namespace {
 
 constexpr int kCandidates = 32;
-
-cudaDataType_t lt_type(DType t) {
-  switch (t) {
-    case DType::f16: return CUDA_R_16F;
-    case DType::bf16: return CUDA_R_16BF;
-    case DType::f32: return CUDA_R_32F;
-    case DType::f8e4m3: return CUDA_R_8F_E4M3;
-    case DType::f8e5m2: return CUDA_R_8F_E5M2;
-  }
-  return CUDA_R_32F;
-}
-
-cublasLtEpilogue_t epilogue(bool bias, Act act) {
-  switch (act) {
-    case Act::relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-    case Act::gelu: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
-    case Act::none: break;
-  }
-  return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
-}
 
 uint64_t algo_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
   size_t size = 0;
@@ -152,21 +133,21 @@ class Fp8Gemm final : public Kernel, public Tunable {
     if (is_f8(c_t_.dtype)) GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, static_cast<const void*>(d_scale)));
     if (amax_) GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, amax_));
     GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t(fast_accum_ ? 1 : 0)));
-    const cublasLtEpilogue_t epi = epilogue(p_.has_bias, act_);
+    const cublasLtEpilogue_t epi = lt_epilogue(p_.has_bias, act_);
     GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(epi)));
     if (p_.has_bias) {
       const void* bias = bias_conv_.get() ? bias_conv_.get() : bias_;
       GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias));
-      GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(lt_type(p_.bias_read))));
+      GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(lt_data_type(p_.bias_read))));
     }
     // Column-major view: X = B^T stored [N,K] (K x N, ld K, transposed), Y = A [M,K] (K x M, ld K), D N x M.
-    auto lx = make_matrix_layout(lt_type(p_.b), uint64_t(K), uint64_t(N), K);
+    auto lx = make_matrix_layout(lt_data_type(p_.b), uint64_t(K), uint64_t(N), K);
     if (!lx) return lx.error();
-    auto ly = make_matrix_layout(lt_type(p_.a), uint64_t(K), uint64_t(M), K);
+    auto ly = make_matrix_layout(lt_data_type(p_.a), uint64_t(K), uint64_t(M), K);
     if (!ly) return ly.error();
-    auto lc = make_matrix_layout(lt_type(is_f8(c_t_.dtype) ? p_.c16 : c_t_.dtype), uint64_t(N), uint64_t(M), N);
+    auto lc = make_matrix_layout(lt_data_type(is_f8(c_t_.dtype) ? p_.c16 : c_t_.dtype), uint64_t(N), uint64_t(M), N);
     if (!lc) return lc.error();
-    auto ld = make_matrix_layout(lt_type(c_t_.dtype), uint64_t(N), uint64_t(M), N);
+    auto ld = make_matrix_layout(lt_data_type(c_t_.dtype), uint64_t(N), uint64_t(M), N);
     if (!ld) return ld.error();
     if (batch > 1) {
       // One strided batch: cuBLASLt's A (our B) shared with stride 0 where B is rank 2.
