@@ -35,12 +35,19 @@ inline double round_to(DType t, double v) {
   return v;
 }
 
-// The real value a device stores for logical element `logical` of t when it rounds v once:
-// for f8, v / scale rounded to the nearest code (saturating), times the scale again.
+// The scale an f8 tensor's logical element is stored with; 1 for the other dtypes.
+inline double scale_of(const Tensor& t, int64_t logical) { return is_f8(t.dtype) ? t.scale_at(logical) : 1.0; }
+
+// The real value a device stores when it rounds v once to dtype t with `scale`: for f8, v / scale
+// rounded to the nearest code (saturating), times the scale again; the other dtypes have none.
+inline double round_scaled(DType t, double v, double scale) {
+  if (!is_f8(t)) return round_to(t, v);
+  return f8::decode(f8::encode(v / scale, f8_format(t)), f8_format(t)) * scale;
+}
+
+// The same for logical element `logical` of t.
 inline double round_real(const Tensor& t, int64_t logical, double v) {
-  if (!is_f8(t.dtype)) return round_to(t.dtype, v);
-  const double s = t.scale_at(logical);
-  return f8::decode(f8::encode(v / s, f8_format(t.dtype)), f8_format(t.dtype)) * s;
+  return round_scaled(t.dtype, v, scale_of(t, logical));
 }
 
 inline double gelu_tanh(double x) {
@@ -73,7 +80,7 @@ inline bool exact_cast(DType x, DType y) { return x == y || y == DType::f32; }
 // is below kSiluSlope, and its f32 evaluation error is that of an exp and a division.
 // gelu_tanh_rel: the relative error of the kernel's tanh (Precision::gelu_tanh_rel).
 inline Elem elementwise(OpType t, GeluApprox approx, DType out, DType x_dtype, DType y_dtype, const Elem& x,
-                        const Elem& y, double gelu_tanh_rel) {
+                        const Elem& y, double gelu_tanh_rel, double out_scale = 1.0) {
   double r = x.value, rs = x.scale, var = x.carried();
   switch (t) {
     case OpType::BIAS_ADD: {
@@ -104,7 +111,7 @@ inline Elem elementwise(OpType t, GeluApprox approx, DType out, DType x_dtype, D
     default: break;  // CAST: the rounding below
   }
   Elem e;
-  e.value = round_to(out, r);
+  e.value = round_scaled(out, r, out_scale);  // an f8 result (of a CAST) in real units with its scale
   // A cast may round a value up past its scale; the scale must still bound it.
   e.scale = t == OpType::CAST ? std::max(rs, std::fabs(e.value)) : rs;
   e.var = var;

@@ -236,17 +236,11 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
     const Vals& a = *in[0];
     ref::Elem second;
     if (in.size() > 1) second = {in[1]->value[j], in[1]->scale[j], in[1]->var[j], in[1]->rounded, in[1]->dtype};
-    ref::Elem r = ref::elementwise(op.type, op.attrs.approximate, y.dtype, x.dtype, y2,
-                                   {a.value[l], a.scale[l], a.var[l], a.rounded, a.dtype}, second, prec.gelu_tanh_rel);
-    if (op.type == OpType::CAST) {
-      // The amax is of the value before its rounding; to f8, the rounding is in real units with the
-      // output's scale, and the scale must still bound a value rounded up past it.
-      amax.add(a.value[l], a.scale[l], a.carried(l));
-      if (is_f8(y.dtype)) {
-        r.value = ref::round_real(y, int64_t(l), a.value[l]);
-        r.scale = std::max(a.scale[l], std::fabs(r.value));
-      }
-    }
+    const ref::Elem r = ref::elementwise(op.type, op.attrs.approximate, y.dtype, x.dtype, y2,
+                                         {a.value[l], a.scale[l], a.var[l], a.rounded, a.dtype}, second,
+                                         prec.gelu_tanh_rel, ref::scale_of(y, int64_t(l)));
+    // The amax (a CAST's second output) is of the value before its rounding.
+    if (op.type == OpType::CAST) amax.add(a.value[l], a.scale[l], a.carried(l));
     out.value[l] = r.value;
     out.scale[l] = r.scale;
     out.var[l] = r.var;

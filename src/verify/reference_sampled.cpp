@@ -134,14 +134,8 @@ class ElementEval {
     else if (op.inputs.size() > 1) y = at(op.inputs[1], l);
     const DType y_dtype = op.inputs.size() > 1 ? g_.tensor(op.inputs[1]).dtype : x.dtype;
     const Tensor& out = g_.tensor(op.outputs[0]);
-    VS r = ref::elementwise(op.type, op.attrs.approximate, out.dtype, g_.tensor(op.inputs[0]).dtype, y_dtype, x, y,
-                            prec_.gelu_tanh_rel);
-    // A CAST to f8 rounds in real units with the output's scale (reference.cpp does the same).
-    if (op.type == OpType::CAST && is_f8(out.dtype)) {
-      r.value = ref::round_real(out, l, x.value);
-      r.scale = std::max(x.scale, std::fabs(r.value));
-    }
-    return r;
+    return ref::elementwise(op.type, op.attrs.approximate, out.dtype, g_.tensor(op.inputs[0]).dtype, y_dtype, x, y,
+                            prec_.gelu_tanh_rel, ref::scale_of(out, l));
   }
 
   // Output t of a FUSED_ELEMENTWISE group at element l.
