@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "elementwise.hpp"
+#include "lt_algo.hpp"
 #include "lt_types.hpp"
 #include "pad_copy.hpp"
 
@@ -39,21 +40,6 @@ uint32_t alignment(const void* p, int64_t stride_elems, int elem_bytes) {
   uint32_t al = 256;
   while (al > 1 && (addr % al != 0 || (stride != 0 && stride % al != 0))) al /= 2;
   return al;
-}
-
-// One configuration attribute of an algorithm, read into a zeroed 64-bit value (they are 16 or 32
-// bits wide; all little-endian); 0 when it cannot be read.
-uint64_t algo_attr(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
-  // cuBLASLt wants the attribute's exact size: asked first with an empty buffer, else tried.
-  size_t size = 0;
-  const bool asked = cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, nullptr, 0, &size) == CUBLAS_STATUS_SUCCESS &&
-                     size > 0 && size <= sizeof(uint64_t);
-  for (size_t s : {asked ? size : size_t(4), size_t(4), size_t(2), size_t(8)}) {
-    uint64_t v = 0;
-    size_t written = 0;
-    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, s, &written) == CUBLAS_STATUS_SUCCESS) return v;
-  }
-  return 0;
 }
 
 }  // namespace
@@ -129,10 +115,7 @@ Precision CublasLtGemm::precision() const {
     p.gelu_tanh_rel = kCublasLtGeluTanhRel;
     p.product_rounded = true;
   }
-  // A split-K algorithm's reduction step stores the product in D's dtype, and the bias and
-  // activation are applied to that (seen on the H200 with the BIAS epilogue too).
-  if (epilogue_work && chosen_ >= 0 && chosen_ < variant_count() &&
-      algo_attr(candidates_[size_t(chosen_)].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM) > 1)
+  if (epilogue_work && chosen_ >= 0 && chosen_ < variant_count() && splits_k(candidates_[size_t(chosen_)].algo))
     p.product_rounded = true;
   return p;
 }
@@ -186,11 +169,7 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
   auto pref = make_preference();
   if (!pref) return pref.error();
   GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(kGemmWorkspaceBytes)));
-  // Split-K partial sums are reduced in the compute type (f32) only: the INPLACE and OUTPUT_TYPE
-  // schemes round every partial sum to D's dtype and add them in it, which on the H200 put small
-  // f16 results of a 127x65x33 product off by up to 9% (errors of about ulp(partial sum)).
-  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
-                          uint32_t(CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE)));
+  GEXEC_TRY(allow_compute_type_reductions_only(*pref));
   // The actual alignments, so that no algorithm assumes more than the buffers give.
   GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment(x, view_.x.stride, ab_bytes)));
   GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment(y, view_.y.stride, ab_bytes)));

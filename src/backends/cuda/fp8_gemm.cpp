@@ -18,6 +18,7 @@
 #include "elementwise.hpp"
 #include "f8_convert.hpp"
 #include "fp8_plan.hpp"
+#include "lt_algo.hpp"
 #include "lt_types.hpp"
 #include "raii.hpp"
 
@@ -25,16 +26,6 @@ namespace gexec::cuda {
 namespace {
 
 constexpr int kCandidates = 32;
-
-uint64_t algo_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
-  size_t size = 0;
-  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, nullptr, 0, &size) != CUBLAS_STATUS_SUCCESS || size == 0 ||
-      size > sizeof(uint64_t))
-    size = 4;
-  uint64_t v = 0;
-  size_t written = 0;
-  return cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, size, &written) == CUBLAS_STATUS_SUCCESS ? v : 0;
-}
 
 class Fp8Gemm final : public Kernel, public Tunable {
  public:
@@ -162,10 +153,7 @@ class Fp8Gemm final : public Kernel, public Tunable {
     auto pref = make_preference();
     if (!pref) return pref.error();
     GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(kGemmWorkspaceBytes)));
-    // Split-K partial sums reduced in the compute type (f32) only, as for the f16/bf16 products
-    // (cublaslt_gemm.cpp): the other schemes round every partial sum to D's dtype.
-    GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
-                            uint32_t(CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE)));
+    GEXEC_TRY(allow_compute_type_reductions_only(*pref));
 
     std::vector<cublasLtMatmulHeuristicResult_t> results(kCandidates);
     int returned = 0;
@@ -236,10 +224,8 @@ class Fp8Gemm final : public Kernel, public Tunable {
       p.gelu_tanh_rel = kCublasLtGeluTanhRel;
       p.product_rounded = true;
     }
-    // A split-K algorithm's reduction step stores the product in D's dtype before the bias and
-    // activation (seen on the H200 for the f16 products).
     if ((p_.has_bias || act_ != Act::none) && chosen_ >= 0 && chosen_ < variant_count() &&
-        algo_config(candidates_[size_t(chosen_)].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM) > 1)
+        splits_k(candidates_[size_t(chosen_)].algo))
       p.product_rounded = true;
     return p;
   }
@@ -255,12 +241,12 @@ class Fp8Gemm final : public Kernel, public Tunable {
   std::string variant_name(int i) const override {
     if (i < 0 || i >= variant_count()) return "none";
     const cublasLtMatmulAlgo_t& a = candidates_[size_t(i)].algo;
-    return "algo " + std::to_string(algo_config(a, CUBLASLT_ALGO_CONFIG_ID)) + " tile " +
-           std::to_string(algo_config(a, CUBLASLT_ALGO_CONFIG_TILE_ID)) + " stages " +
-           std::to_string(algo_config(a, CUBLASLT_ALGO_CONFIG_STAGES_ID)) + " splitK " +
-           std::to_string(algo_config(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM)) + " swizzle " +
-           std::to_string(algo_config(a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING)) + " cluster " +
-           std::to_string(algo_config(a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
+    return "algo " + std::to_string(algo_attr(a, CUBLASLT_ALGO_CONFIG_ID)) + " tile " +
+           std::to_string(algo_attr(a, CUBLASLT_ALGO_CONFIG_TILE_ID)) + " stages " +
+           std::to_string(algo_attr(a, CUBLASLT_ALGO_CONFIG_STAGES_ID)) + " splitK " +
+           std::to_string(algo_attr(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM)) + " swizzle " +
+           std::to_string(algo_attr(a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING)) + " cluster " +
+           std::to_string(algo_attr(a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
   }
   std::string signature() const override { return signature_; }
   // The operands move; what prepare() consumed (a constant's transposed copy, the converted bias)
