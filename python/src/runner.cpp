@@ -256,8 +256,11 @@ py::list Runner::check() {
       if (!outputs) return outputs.error();
       const std::string mode = check_mode(original_, check_opts_.verify);
       if (mode == "none") return std::vector<OutputCheck>{};
-      // As `gexec run` checks.
-      return check_outputs(original_, *inputs, *outputs, run_check_settings(check_opts_, mode, seed_, backend_));
+      // As `gexec run` checks: with what the kernels that ran declare (an approximate GELU, the
+      // FP8 tensor cores' accumulator, an unfused fallback's extra rounding).
+      CheckSettings settings = run_check_settings(check_opts_, mode, seed_, backend_);
+      settings.precision.merge(ex_->precision());
+      return check_outputs(original_, *inputs, *outputs, settings);
     }();
   }
   if (!checks) throw_runtime_error(checks.error().message);

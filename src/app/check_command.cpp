@@ -1,10 +1,12 @@
 // `gexec check GRAPH --inputs DIR --outputs DIR`: anyone's outputs against gexec's reference.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "gexec/app/commands.hpp"
 #include "gexec/app/run_report.hpp"
 #include "gexec/io/load.hpp"
+#include "gexec/verify/compare.hpp"
 #include "gexec/verify/exact.hpp"
 #include "check.hpp"
 #include "json_report.hpp"
@@ -77,6 +79,9 @@ Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& r
   settings.atol = opts.atol;
   settings.rtol = opts.rtol;
   settings.precision.tf32 = opts.precision == "tf32";
+  // No kernel to declare the accumulator: f8 products are assumed to come from FP8 tensor cores.
+  if (has_f8_product(g))
+    settings.precision.accumulate_u = std::max(settings.precision.accumulate_u, fp8_tensor_core_unit_roundoff());
   if (settings.mode == "exact") GEXEC_TRY(check_exact_inputs(g, files->first));
   summary = CheckSummary{opts.verify, settings.mode, opts.precision, opts.samples, reference_work(g), kFullCheckWork,
                          {}, false};

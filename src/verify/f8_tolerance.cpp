@@ -1,5 +1,5 @@
-// The check's settings for FP8: f8 outputs' atol in real units, and the accumulator of products
-// with fast accumulation.
+// The check's settings for FP8: f8 outputs' atol in real units, and the accumulator assumed for
+// f8 products where no kernel declares one (`gexec check`).
 #include <algorithm>
 #include <cmath>
 
@@ -8,11 +8,10 @@
 
 namespace gexec {
 
-double fast_accum_unit_roundoff() { return kFp8FastAccumU; }
+double fp8_tensor_core_unit_roundoff() { return kFp8FastAccumU; }
 
-bool has_fast_accum(const Graph& g) {
-  return std::any_of(g.ops.begin(), g.ops.end(),
-                     [&g](const Op& op) { return op.attrs.fast_accum && is_f8_product(g, op); });
+bool has_f8_product(const Graph& g) {
+  return std::any_of(g.ops.begin(), g.ops.end(), [&g](const Op& op) { return is_f8_product(g, op); });
 }
 
 Tolerance output_tolerance(const Tensor& t) {

@@ -270,3 +270,40 @@ TEST_CASE("faults: a CUDA error during a run exits 3 naming the op and the error
   INFO(good.err);
   CHECK(good.exit == Exit::ok);
 }
+
+// A group's generated kernel and, with GEXEC_FAULT=compile, the program interpreter it falls back
+// to: both pass the full check on a chain over an odd number of elements (the scalar tail), with
+// a bias vector and inputs of two dtypes, and the report says which of the two ran.
+TEST_CASE("faults: a fused group runs its generated kernel, or the interpreter where compiling fails", "[gpu][faults][blocks]") {
+  const std::string dir = std::filesystem::temp_directory_path() / ("gexec_group_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string graph = dir + "/chain.json", report = dir + "/report.json";
+  std::ofstream(graph) << R"({"format": "gexec.graph", "version": 1, "name": "chain", "seed": 4,
+ "tensors": [
+  {"name": "a", "shape": [257, 1023], "dtype": "f16", "init": {"dist": "normal", "std": 2}},
+  {"name": "b", "shape": [257, 1023], "dtype": "f32", "init": {"dist": "normal", "std": 2}},
+  {"name": "bias", "shape": [1023], "dtype": "f16", "init": {"dist": "normal", "std": 1}},
+  {"name": "t0", "shape": [257, 1023], "dtype": "f16"}, {"name": "t1", "shape": [257, 1023], "dtype": "f16"},
+  {"name": "t2", "shape": [257, 1023], "dtype": "f16"}, {"name": "t3", "shape": [257, 1023], "dtype": "f32"},
+  {"name": "y", "shape": [257, 1023], "dtype": "f32"}],
+ "ops": [{"op_type": "ADD", "inputs": ["a", "b"], "outputs": ["t0"]},
+         {"op_type": "SILU", "inputs": ["t0"], "outputs": ["t1"]},
+         {"op_type": "BIAS_ADD", "inputs": ["t1", "bias"], "outputs": ["t2"]},
+         {"op_type": "MUL", "inputs": ["t2", "a"], "outputs": ["t3"]},
+         {"op_type": "GELU", "inputs": ["t3"], "outputs": ["y"]}],
+ "outputs": ["y", "t1"]})";
+  for (const char* fault : {"", "compile"}) {
+    INFO("GEXEC_FAULT=" << fault);
+    const ProcessResult r =
+        run_with_fault(fault, "-v run '" + graph + "' --backend cuda --verify full --report '" + report + "' --force");
+    INFO(r.output);
+    CHECK(r.status == 0);
+    CHECK(has(r.output, "result: pass"));
+    std::ifstream in(report);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(has(text, "cuda.fused_elementwise"));
+    CHECK(has(text, *fault ? "\"program interpreter\"" : "\"generated kernel (compiled in "));
+    if (*fault) CHECK(has(r.output, "was not compiled (refused (GEXEC_FAULT=compile)); it runs on the program interpreter"));
+  }
+  std::filesystem::remove_all(dir);
+}

@@ -10,11 +10,12 @@
 
 namespace gexec {
 
-// Hopper's FP8 tensor cores with fast accumulation keep the partial sums in fewer bits than f32
-// (about 14 significant bits are reported) and promote them to f32 less often: a unit roundoff
-// of 2^-13 for the accumulation term of the bound. To be sharpened from measurements on the H200
-// (scripts/gpu_fp8.sh prints the error that fast accumulation keeps, K = 1024 to 16384). The
-// cuBLASLt FP8 kernel declares it (Precision::accumulate_u) where the op asks for fast_accum.
+// Hopper's FP8 tensor cores keep the partial sums of a K block in fewer bits than f32 (about 14
+// significant bits are reported) and, with fast accumulation, promote them to f32 less often: a
+// unit roundoff of 2^-13 for the accumulation term of the bound. The H200 showed it without fast
+// accumulation too (a 32x48x64 product with f32 output off by 7e-4 relative), so the cuBLASLt FP8
+// kernel declares it (Precision::accumulate_u) for every FP8 product; scripts/gpu_fp8.sh prints
+// the error kept at K = 1024 to 16384, fast accumulation on and off.
 inline constexpr double kFp8FastAccumU = 0x1p-13;
 
 // The arithmetic a kernel declares for its products; the reference's bound follows it.

@@ -22,12 +22,12 @@ Tolerance default_tolerance(DType output);
 // atol in real units (times its largest scale); f8_tolerance.cpp.
 Tolerance output_tolerance(const Tensor& t);
 
-// The accumulator's unit roundoff of an FP8 product with fast accumulation (the tensor cores keep
-// fewer bits of the partial sums and promote them to f32 less often): what Precision's
-// accumulate_u becomes for the graphs that have one (f8_tolerance.cpp): the check of outputs
-// from elsewhere (gexec check) has no kernel to declare it.
-double fast_accum_unit_roundoff();
-bool has_fast_accum(const Graph& g);
+// The accumulator's unit roundoff of an FP8 product on the tensor cores (kFp8FastAccumU: they
+// keep fewer bits of each K block's partial sums than f32, with fast accumulation or without),
+// and whether g has an f8 product (f8_tolerance.cpp). The check of outputs from elsewhere
+// (gexec check) has no kernel to declare its accumulator and assumes this one for such graphs.
+double fp8_tensor_core_unit_roundoff();
+bool has_f8_product(const Graph& g);
 
 // The per-element bound of element i (storage order) of a reference, and its normwise variance.
 double element_bound(DType dt, const RefTensor& ref, size_t i, const Tolerance& tol);

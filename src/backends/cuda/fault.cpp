@@ -14,6 +14,7 @@ struct Spec {
   int64_t alloc = 0;   // the allocation to fail, counted from 1; 0: none
   bool epilogue = false;
   int64_t launch = 0;  // the elementwise launch to break, counted from 1; 0: none
+  bool compile = false;
 };
 
 // The faults in force and the counts since they were set. Every field the backend queries is
@@ -23,7 +24,7 @@ struct State {
   std::mutex mutex;
   std::string text;
   std::atomic<int64_t> alloc_at{0}, launch_at{0};  // 0: none
-  std::atomic<bool> epilogue{false};
+  std::atomic<bool> epilogue{false}, compile{false};
   std::atomic<int64_t> allocs{0}, launches{0};
 };
 
@@ -48,6 +49,8 @@ Result<Spec> parse(std::string_view spec) {
       s.alloc = *n;
     } else if (item == "epilogue") {
       s.epilogue = true;
+    } else if (item == "compile") {
+      s.compile = true;
     } else if (item == "launch") {
       s.launch = 1;
     } else if (item.rfind("launch:", 0) == 0) {
@@ -56,7 +59,7 @@ Result<Spec> parse(std::string_view spec) {
       s.launch = *n;
     } else {
       return bad_input("GEXEC_FAULT: unknown fault \"" + std::string(item) +
-                       "\"; expected alloc:N, epilogue, launch or launch:N");
+                       "\"; expected alloc:N, epilogue, compile, launch or launch:N");
     }
   }
   return s;
@@ -80,9 +83,10 @@ Status configure(std::string_view spec) {
   st.allocs = 0;
   st.launches = 0;
   st.epilogue = s->epilogue;
+  st.compile = s->compile;
   st.alloc_at = s->alloc;
   st.launch_at = s->launch;
-  st.text = s->alloc > 0 || s->epilogue || s->launch > 0 ? std::string(spec) : std::string();
+  st.text = s->alloc > 0 || s->epilogue || s->compile || s->launch > 0 ? std::string(spec) : std::string();
   return {};
 }
 
@@ -99,6 +103,8 @@ bool fail_allocation() {
 }
 
 bool refuse_epilogue() { return state().epilogue.load(); }
+
+bool refuse_compile() { return state().compile.load(); }
 
 bool break_launch() {
   State& st = state();

@@ -11,6 +11,8 @@
 //               cudaErrorMemoryAllocation, exactly as if cudaMalloc had returned it
 //   epilogue    every fused cuBLASLt epilogue is treated as having no algorithm, so each GEMM
 //               takes its unfused path (plain product, then the bias/activation kernel)
+//   compile     every kernel generated at run time (a FUSED_ELEMENTWISE group's) is treated as
+//               failing to compile, so each group runs on the program interpreter
 //   launch[:N]  the N-th elementwise kernel launch (default the first) is given an invalid
 //               block size, so that the launch fails (CUDA 13.0 reports cudaErrorInvalidValue)
 //
@@ -36,6 +38,9 @@ bool fail_allocation();
 
 // True when fused epilogues are to be refused.
 bool refuse_epilogue();
+
+// True when generated kernels are to be treated as failing to compile.
+bool refuse_compile();
 
 // Counts one elementwise launch; true when it is the one to break.
 bool break_launch();

@@ -1,6 +1,6 @@
 // The program the CUDA FUSED_ELEMENTWISE kernel runs: a group's steps as register-slot instructions.
 //
-// The kernel keeps every live value of its 8 elements in registers, in one of kSlots slots; an
+// The kernel keeps every live value of its elements in registers, in one of kSlots slots; an
 // instruction names its slots as constants the kernel switches on (uniform across a warp), so no
 // value is ever indexed at run time and nothing spills to local memory. The slots are assigned
 // here, on the host, by liveness: a value takes a free slot when it is loaded or computed and
@@ -9,6 +9,7 @@
 // with no CUDA headers, so that the unit tests can run a program on the host.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -100,6 +101,26 @@ inline FusedProgram plan_fused_program_as(const Attrs& a, int n_in, bool eager) 
 inline FusedProgram plan_fused_program(const Attrs& a, int n_in) {
   FusedProgram p = plan_fused_program_as(a, n_in, true);
   return p.error.empty() ? p : plan_fused_program_as(a, n_in, false);
+}
+
+// The leading instructions that load input k into slot k: the kernel issues them all before the
+// program runs, each straight into its register (fused_kernel.cuh).
+inline int eager_prefix(const FusedProgram& p) {
+  int k = 0;
+  while (k < int(p.code.size()) && p.code[size_t(k)].kind == FusedKind::load && p.code[size_t(k)].a == k &&
+         p.code[size_t(k)].c == k)
+    ++k;
+  return k;
+}
+
+// The number of slots the program touches (the highest slot named, plus one).
+inline int slots_used(const FusedProgram& p) {
+  int n = 0;
+  for (const FusedInstr& in : p.code) {
+    const int hi = in.kind == FusedKind::load ? in.c : in.kind == FusedKind::store ? in.a : std::max({in.a, in.b, in.c});
+    n = std::max(n, hi + 1);
+  }
+  return n;
 }
 
 }  // namespace gexec::cuda
