@@ -28,15 +28,7 @@ __device__ __forceinline__ u16 f2h(float f) { u16 b; asm("cvt.rn.f16.f32 %0, %1;
 __device__ __forceinline__ float bf2f(u16 b) { return __uint_as_float(u32(b) << 16); }
 __device__ __forceinline__ u16 f2bf(float f) { u16 b; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(f)); return b; }
 __device__ __forceinline__ float r_f16(float v) { return h2f(f2h(v)); }
-// To bf16 and back by integer arithmetic, round to nearest even (carrying into the exponent and
-// to infinity as a conversion does); a NaN becomes the canonical one, which stays a NaN when its
-// upper half is stored. Cheaper than two conversions, which made bf16 chains a third slower
-// than f16 on the H200.
-__device__ __forceinline__ float r_bf16(float v) {
-  const u32 u = __float_as_uint(v);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return __uint_as_float(0x7fffffffu);
-  return __uint_as_float((u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u);
-}
+__device__ __forceinline__ float r_bf16(float v) { return bf2f(f2bf(v)); }
 __device__ __forceinline__ float r_f32(float v) { return v; }
 __device__ __forceinline__ float relu(float x) { return x < 0.0f ? 0.0f : x; }
 __device__ __forceinline__ float gelu_tanh(float x) {
