@@ -14,6 +14,11 @@ bool has_f8_product(const Graph& g) {
   return std::any_of(g.ops.begin(), g.ops.end(), [&g](const Op& op) { return is_f8_product(g, op); });
 }
 
+bool has_fast_accum(const Graph& g) {
+  return std::any_of(g.ops.begin(), g.ops.end(),
+                     [&g](const Op& op) { return op.attrs.fast_accum && is_f8_product(g, op); });
+}
+
 Tolerance output_tolerance(const Tensor& t) {
   Tolerance tol = default_tolerance(t.dtype);
   if (is_f8(t.dtype)) tol.atol *= *std::max_element(t.scale.values.begin(), t.scale.values.end());

@@ -160,4 +160,37 @@ void product_all(const DenseProduct& p, std::vector<double>& value, std::vector<
   for (auto& th : pool) th.join();
 }
 
+std::vector<double> block_magnitude_squares(const DenseProduct& p, int64_t block) {
+  const int64_t rows = p.batch * p.m;
+  std::vector<double> out(static_cast<size_t>(rows * p.n), 0.0);
+  // Rows r0..r1: per block, the block's magnitudes for a whole row at once (k ascending for each
+  // element, as the sampled reference sums them), squared into the row's totals.
+  auto run_rows = [&p, block, &out](int64_t r0, int64_t r1) {
+    std::vector<double> part(static_cast<size_t>(p.n));
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t be = p.b_batched ? r / p.m : 0;
+      const double* sa = p.a_scale.data() + r * p.k;
+      double* total = out.data() + r * p.n;
+      for (int64_t k0 = 0; k0 < p.k; k0 += block) {
+        std::fill(part.begin(), part.end(), 0.0);
+        for (int64_t kk = k0; kk < std::min(p.k, k0 + block); ++kk) {
+          const double* sb = p.b_scale.data() + (be * p.k + kk) * p.n;
+          for (int64_t j = 0; j < p.n; ++j) part[size_t(j)] += sa[kk] * sb[j];
+        }
+        for (int64_t j = 0; j < p.n; ++j) total[j] += part[size_t(j)] * part[size_t(j)];
+      }
+    }
+  };
+  const double work = double(rows) * double(p.n) * double(p.k);
+  int64_t threads = work < 4e6 ? 1 : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min(threads, std::max<int64_t>(rows, 1));
+  const int64_t per = (rows + threads - 1) / std::max<int64_t>(threads, 1);
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < threads; ++t)
+    if (t * per < rows) pool.emplace_back(run_rows, t * per, std::min(rows, (t + 1) * per));
+  run_rows(0, std::min(rows, per));
+  for (auto& th : pool) th.join();
+  return out;
+}
+
 }  // namespace gexec::ref

@@ -26,6 +26,11 @@ struct ValueScale {
 // so both give the same bits; this is what a sampled check of a huge product would call.
 ValueScale product_element(const DenseProduct& p, int64_t e, int64_t i, int64_t j);
 
+// For each element, sum over the blocks of `block` consecutive k (the last one shorter) of
+// (sum_{k in block} a_scale_ik b_scale_kj)^2, without alpha: the magnitudes of a blocked
+// accumulator's partial sums (bound::block_accumulation_var). Laid out as product_all's output.
+std::vector<double> block_magnitude_squares(const DenseProduct& p, int64_t block);
+
 // Every element: value and scale as [batch][m][n], rows spread over the machine's threads.
 // `progress`, where given, is called from the calling thread every 10 ms or so with the
 // fraction done.

@@ -81,12 +81,19 @@ class ElementEval {
     const bool carries = a.carries() || b.carries();
     const DType dt = g_.tensor(op.outputs[0]).dtype;
     const int tf32_operands = prec_.tf32 ? int(a.t->dtype == DType::f32) + int(b.t->dtype == DType::f32) : 0;
-    double v = 0, sc = 0, cx = 0, cy = 0, sq = 0;
+    // A blocked accumulator's partial magnitudes, as block_magnitude_squares sums them.
+    const int64_t block = prec_.accumulate_block;
+    const bool blocked = block > 0 && block < s.k;
+    double v = 0, sc = 0, cx = 0, cy = 0, sq = 0, part = 0, block_sq = 0;
     for (int64_t kk = 0; kk < s.k; ++kk) {
       const VS x = a.at(e * s.m * s.k + (s.trans_a ? kk * s.m + i : i * s.k + kk));
       const VS y = b.at(be * s.k * s.n + (s.trans_b ? j * s.k + kk : kk * s.n + j));
       v += x.value * y.value;
       sc += std::fabs(x.value) * std::fabs(y.value);
+      if (blocked) {
+        part += std::fabs(x.value) * std::fabs(y.value);
+        if ((kk + 1) % block == 0 || kk + 1 == s.k) block_sq += part * part, part = 0;
+      }
       if (carries) {
         cx += x.carried() * (y.value * y.value + y.carried());
         cy += x.value * x.value * y.carried();
@@ -98,7 +105,8 @@ class ElementEval {
     const double a2 = s.alpha * s.alpha;
     double var = carries ? cx * a2 + cy * std::fabs(a2) : 0.0;
     if (tf32_operands) var += bound::tf32_var(tf32_operands, sq * a2);
-    var += bound::accumulation_var(prec_.accumulate_u, s.k, sc);
+    var += blocked ? bound::block_accumulation_var(prec_.accumulate_u, block, block_sq * a2, s.k, sc)
+                   : bound::accumulation_var(prec_.accumulate_u, s.k, sc);
     const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
     const bool has_bias = s.has_bias;
     const VS r = s.has_residual ? at(op.inputs.back(), l) : VS{};

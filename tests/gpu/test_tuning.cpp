@@ -328,6 +328,7 @@ TEST_CASE("autotune: the FP8 product's candidates pass; the cache keeps an fp8 s
       CHECK(s.ex->kernel(0).tunable()->signature().rfind("fp8 ", 0) == 0);
       // Fast accumulation or not, the FP8 tensor cores keep fewer bits than f32 (bound.hpp).
       CHECK(s.ex->precision().accumulate_u == kFp8FastAccumU);
+      CHECK(s.ex->precision().accumulate_block == (fast ? 0 : kFp8PromotionBlock));
       std::string log;
       const TunedKernel t = tune_fresh(s, path, log);
       INFO(log);

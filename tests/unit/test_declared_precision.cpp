@@ -144,3 +144,65 @@ TEST_CASE("declared precision: an unfused fallback's extra rounding of the produ
   // Without the declaration the double rounding is refused on some seeds: the term is needed.
   CHECK(undeclared_failures > 0);
 }
+
+// The blocked accumulator (Precision::accumulate_block, FP8 without fast accumulation): a
+// simulated kernel that sums blocks of 64 K terms with a 14-bit accumulator (coarser than the
+// H200's, which fits 2^-14.6) and adds the blocks in f32 passes under the FP8 kernel's
+// declaration (2^-13 in blocks of 128) and fails undeclared; a product 1.6% too large fails
+// under the block model, while the whole-K model at the same unit roundoff lets it through.
+TEST_CASE("declared precision: a blocked FP8-like accumulator passes declared, and the block model catches a 1.6% error",
+          "[reference][fp8]") {
+  constexpr int64_t m = 32, n = 24, k = 1024, kSimBlock = 64;
+  Graph g;
+  Init init;
+  init.std = 0.5;
+  const TensorId a = test::add(g, "A", {m, k}, DType::f16), b = test::add(g, "B", {k, n}, DType::f16);
+  g.tensor(a).init = init, g.tensor(b).init = init;
+  const TensorId c = test::add(g, "C", {m, n}, DType::f32);
+  test::add_op(g, OpType::MATMUL, {a, b}, c);
+  g.outputs = {c};
+  Inputs in;
+  in["A"] = generate_input(g.tensor(a), 3);
+  in["B"] = generate_input(g.tensor(b), 4);
+  auto value = [&](const char* name, int64_t i) { return double(load_as_float(in.at(name).data(), DType::f16, i)); };
+  auto round14 = [](double x) {  // to 14 significant bits, nearest
+    int e = 0;
+    const double f = std::frexp(x, &e);
+    return std::ldexp(std::nearbyint(std::ldexp(f, 14)), e - 14);
+  };
+  auto simulate_blocked = [&](double scale) {
+    std::vector<uint8_t> out(size_t(m * n) * 4);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float total = 0;
+        for (int64_t k0 = 0; k0 < k; k0 += kSimBlock) {
+          double acc = 0;
+          for (int64_t kk = k0; kk < k0 + kSimBlock; ++kk) acc = round14(acc + value("A", i * k + kk) * value("B", kk * n + j));
+          total = float(total + float(acc));
+        }
+        const float f = float(double(total) * scale);
+        std::memcpy(out.data() + 4 * size_t(i * n + j), &f, 4);
+      }
+    return out;
+  };
+  auto check_with = [&](const std::vector<uint8_t>& got, int64_t block, double u) {
+    Precision p;
+    p.accumulate_u = u;
+    p.accumulate_block = block;
+    auto ref = run_reference(g, in, {}, p);
+    REQUIRE(ref.ok());
+    return compare_output(g.tensor(c), got.data(), ref->at("C"), default_tolerance(DType::f32));
+  };
+  const auto right = simulate_blocked(1.0), wrong = simulate_blocked(1.0 + 0x1p-6);
+  const OutputCheck declared = check_with(right, kFp8PromotionBlock, kFp8FastAccumU);
+  INFO("declared: norm ratio " << declared.norm_ratio << ", element ratio " << declared.max_ratio);
+  CHECK(declared.pass);
+  CHECK_FALSE(check_with(right, 0, 0x1p-24).pass);  // undeclared: f32 accumulation is too tight
+  const OutputCheck blocked = check_with(wrong, kFp8PromotionBlock, kFp8FastAccumU);
+  const OutputCheck whole = check_with(wrong, 0, kFp8FastAccumU);
+  INFO("1.6% mutant: block model norm ratio " << blocked.norm_ratio << ", whole-K model " << whole.norm_ratio);
+  CHECK_FALSE(blocked.pass);
+  CHECK(whole.pass);
+  // And the block model bounds less than the whole-K one for the same data.
+  CHECK(declared.norm_ratio > 2 * check_with(right, 0, kFp8FastAccumU).norm_ratio);
+}

@@ -33,14 +33,8 @@ Inputs inputs_of(const Graph& g, uint64_t seed) {
   return in;
 }
 
-// The sampled reference equals the full one, value, scale and variance, bit for bit, at every
-// sampled element, for a small sample and for one that covers the whole tensor (with TF32
-// products, so that every term of the variance is exercised). Returns the number of elements
-// compared.
-int64_t check_same_bits(const Graph& g, uint64_t seed, int64_t samples) {
+int64_t check_same_bits_with(const Graph& g, uint64_t seed, int64_t samples, const Precision& prec) {
   const Inputs in = inputs_of(g, seed);
-  Precision prec;
-  prec.tf32 = true;
   auto full = run_reference(g, in, {}, prec);
   REQUIRE(full.ok());
   auto part = run_reference_sampled(g, in, samples, seed, {}, prec);
@@ -67,6 +61,20 @@ int64_t check_same_bits(const Graph& g, uint64_t seed, int64_t samples) {
       ++compared;
     }
   }
+  return compared;
+}
+
+// The sampled reference equals the full one, value, scale and variance, bit for bit, at every
+// sampled element, for a small sample and for one that covers the whole tensor (with TF32
+// products, so that every term of the variance is exercised, and once more with a blocked
+// accumulator of 4 K terms, the FP8 model). Returns the number of elements compared (each time).
+int64_t check_same_bits(const Graph& g, uint64_t seed, int64_t samples) {
+  Precision prec;
+  prec.tf32 = true;
+  const int64_t compared = check_same_bits_with(g, seed, samples, prec);
+  prec.accumulate_u = 0x1p-13, prec.accumulate_block = 4;
+  INFO("accumulate_block 4");
+  CHECK(check_same_bits_with(g, seed, samples, prec) == compared);
   return compared;
 }
 

@@ -17,6 +17,12 @@ namespace gexec {
 // kernel declares it (Precision::accumulate_u) for every FP8 product; scripts/gpu_fp8.sh prints
 // the error kept at K = 1024 to 16384, fast accumulation on and off.
 inline constexpr double kFp8FastAccumU = 0x1p-13;
+// Without fast accumulation the partial sums are promoted to f32 at a fixed interval of K: the
+// error the H200 kept did not grow with K (rel_fro 1.27e-4 to 1.28e-4 at K = 1024, 4096 and
+// 16384; with fast accumulation 5.4e-4, 1.3e-3, 2.0e-3, growing as sqrt(K)). Those figures fit
+// blocks of about 64 at a rounding unit near 2^-14.6; the kernel declares blocks of 128 at
+// 2^-13 (Precision::accumulate_block), which bounds intervals up to four times longer.
+inline constexpr int64_t kFp8PromotionBlock = 128;
 
 // The arithmetic a kernel declares for its products; the reference's bound follows it.
 struct Precision {
@@ -24,6 +30,9 @@ struct Precision {
   // and f32 inputs alike, on cuBLASLt and OpenBLAS). FP8 fast accumulation (issue 16) belongs
   // here: set it to what the fast accumulator really keeps, and the accumulation term follows.
   double accumulate_u = 0x1p-24;
+  // The accumulator at accumulate_u sums blocks of this many K terms, each block's sum then added
+  // into an f32 total (FP8 tensor cores without fast accumulation); 0: the whole of K at once.
+  int64_t accumulate_block = 0;
   // f32 operands rounded to TF32 (11 significant bits, round to nearest) before the products:
   // cuBLASLt's CUBLAS_COMPUTE_32F_FAST_TF32. f16 and bf16 operands are exact in TF32.
   bool tf32 = false;
@@ -39,7 +48,16 @@ struct Precision {
 
   // The union of two declarations: a graph's bound follows every kernel that ran in it.
   Precision& merge(const Precision& o) {
-    accumulate_u = std::max(accumulate_u, o.accumulate_u);
+    // The coarser accumulator wins; between equal ones, the longer block (0, the whole of K, the
+    // longest). The bound's f32 term over the whole of K (block_accumulation_var) stays in any
+    // case, so a block model never bounds less than an f32 accumulator would.
+    if (o.accumulate_u > accumulate_u) {
+      accumulate_u = o.accumulate_u;
+      accumulate_block = o.accumulate_block;
+    } else if (o.accumulate_u == accumulate_u) {
+      accumulate_block =
+          accumulate_block == 0 || o.accumulate_block == 0 ? 0 : std::max(accumulate_block, o.accumulate_block);
+    }
     tf32 = tf32 || o.tf32;
     gelu_tanh_rel = std::max(gelu_tanh_rel, o.gelu_tanh_rel);
     product_rounded = product_rounded || o.product_rounded;
@@ -113,6 +131,13 @@ inline double single_rounding_var(DType t, double x) {
 // most (K + 1) u^2 mag^2 / 3. A worst case (all K errors of one sign, K u mag) does not occur
 // with round to nearest on data that is not adversarial; the tail factor below covers the spread.
 inline double accumulation_var(double u, int64_t k, double mag) { return double(k + 1) * u * u * mag * mag / 3; }
+
+// Blocked accumulation (Precision::accumulate_block = b > 0, shorter than K): each block's sum,
+// over magnitudes mag_j (sum_sq = sum_j mag_j^2), carries accumulation_var(u, b, mag_j); the sum
+// of the blocks, and anything else, an f32 accumulation over the whole of K.
+inline double block_accumulation_var(double u, int64_t b, double sum_sq, int64_t k, double mag) {
+  return double(b + 1) * u * u * sum_sq / 3 + accumulation_var(0x1p-24, k, mag);
+}
 
 // TF32 input rounding: each f32 operand is rounded to 11 significant bits, an error of at most
 // 2^-11 |a|, uniform, variance at most 2^-22 a^2 / 3; through the product, sum_k a_k^2 b_k^2

@@ -28,6 +28,7 @@ Tolerance output_tolerance(const Tensor& t);
 // (gexec check) has no kernel to declare its accumulator and assumes this one for such graphs.
 double fp8_tensor_core_unit_roundoff();
 bool has_f8_product(const Graph& g);
+bool has_fast_accum(const Graph& g);  // an f8 product with fast_accum
 
 // The per-element bound of element i (storage order) of a reference, and its normwise variance.
 double element_bound(DType dt, const RefTensor& ref, size_t i, const Tolerance& tol);

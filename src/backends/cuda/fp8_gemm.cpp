@@ -220,6 +220,8 @@ class Fp8Gemm final : public Kernel, public Tunable {
   Precision precision() const override {
     Precision p;
     p.accumulate_u = std::max(p.accumulate_u, kFp8FastAccumU);
+    // Without fast accumulation the partial sums reach f32 every few K blocks (bound.hpp).
+    p.accumulate_block = fast_accum_ ? 0 : kFp8PromotionBlock;
     if (act_ == Act::gelu) {
       p.gelu_tanh_rel = kCublasLtGeluTanhRel;
       p.product_rounded = true;
