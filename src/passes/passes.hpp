@@ -27,6 +27,9 @@ Status fuse_residual(Graph& g);
 // Chains and small DAGs of elementwise ops become FUSED_ELEMENTWISE ops.
 Status group_elementwise(Graph& g);
 
+// An f8 product with per-row/column operand scales and an f8 C writes bf16, then a CAST quantizes.
+Status split_f8_outputs(Graph& g);
+
 // A decision a pass explains (why it fused, converted, or did not): collected by the pass
 // manager into the pass's PassRecord; dropped when no pass manager is running.
 void pass_note(std::string note);

@@ -68,6 +68,10 @@ std::string named(const char* prefix, int i, const char* suffix = "") {
   return s.str();
 }
 
+// The prelude's Params spells FusedParams out.
+static_assert(kGroupMaxInputs == 8 && kGroupMaxOutputs == 4 && sizeof(FusedParams) == 8 * 8 + 4 * 8 + 2 * 8 + 8,
+              "the generated Params must keep FusedParams' layout");
+
 const char* round_fn(DType t) { return t == DType::f16 ? "r_f16" : t == DType::bf16 ? "r_bf16" : "r_f32"; }
 
 // Element i of a tensor of dtype t at address expression `p` as float.
