@@ -16,9 +16,9 @@
 #include <algorithm>
 #include <optional>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
+#include "fresh_names.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 #include "passes.hpp"
 #include "residual_cost.hpp"
@@ -67,20 +67,11 @@ std::optional<Match> match(const Graph& g, const GraphIndex& idx, size_t p) {
   return m;
 }
 
-// A tensor name not yet in the graph, from `base`.
-std::string fresh_name(const std::unordered_set<std::string>& names, const std::string& base) {
-  if (!names.count(base)) return base;
-  for (int i = 1;; ++i)
-    if (!names.count(base + "." + std::to_string(i))) return base + "." + std::to_string(i);
-}
-
 }  // namespace
 
 Status fuse_residual(Graph& g) {
   const GraphIndex idx(g);
-  std::unordered_set<std::string> tensor_names, op_names;
-  for (const Tensor& t : g.tensors) tensor_names.insert(t.name);
-  for (const Op& op : g.ops) op_names.insert(op.name);
+  FreshNames names(g);
 
   // replace_at[i]: the ops that take op i's place (a chain's last op); removed[i]: folded away.
   std::vector<std::vector<Op>> replace_at(g.ops.size());
@@ -94,14 +85,8 @@ Status fuse_residual(Graph& g) {
     auto m = match(g, idx, i);
     // ADD(P1, P2) of two products matches both; the first one takes it.
     if (!m || removed[m->add] || (m->act_op && removed[*m->act_op])) continue;
-    // Copies: adding the converted R below may move the tensors.
-    const Tensor& rt = g.tensor(m->residual);
-    struct {
-      std::string name;
-      DType dtype;
-      Layout layout;
-      std::vector<int64_t> shape;
-    } r{rt.name, rt.dtype, rt.layout, rt.shape};
+    // A copy: adding the converted R below may move the tensors.
+    const Tensor r = g.tensor(m->residual);
     const struct {
       DType dtype;
       Layout layout;
@@ -134,10 +119,7 @@ Status fuse_residual(Graph& g) {
       const std::string renamed = "GEMM_BIAS_ACT_" + prod.name.substr(prod.name.rfind('_') + 1);
       const bool default_name = prod.name.rfind("MATMUL_", 0) == 0 && prod.name.size() > 7 &&
                                 prod.name.find_first_not_of("0123456789", 7) == std::string::npos;
-      if (default_name && !op_names.count(renamed)) {
-        op_names.insert(renamed);
-        f.name = renamed;
-      }
+      if (default_name && names.claim_op(renamed)) f.name = renamed;
     }
     f.attrs.residual = true;
     f.attrs.beta = 1.0;
@@ -147,20 +129,8 @@ Status fuse_residual(Graph& g) {
     std::vector<Op>& at = replace_at[m->last];
     TensorId res = m->residual;
     if (widen) {
-      Tensor c;
-      c.name = fresh_name(tensor_names, r.name + ".f32");
-      c.shape = r.shape;
-      c.layout = r.layout;
-      c.dtype = DType::f32;
-      tensor_names.insert(c.name);
-      const TensorId cid = g.add_tensor(std::move(c));
-      Op cast;
-      cast.type = OpType::CAST;
-      cast.name = fresh_name(op_names, "CAST_" + r.name + "_f32");
-      op_names.insert(cast.name);
-      cast.inputs = {res};
-      cast.outputs = {cid};
-      at.push_back(std::move(cast));
+      const TensorId cid = add_tensor_like(g, names, r, DType::f32);
+      at.push_back(make_cast(g, names, r.name, res, {cid}));
       res = cid;
       pass_note(where + ": fused, converting R from " + std::string(dtype_name(r.dtype)) +
                 " to f32 first (exact), since cuBLASLt's C must have D's dtype");

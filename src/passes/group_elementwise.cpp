@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "fresh_names.hpp"
 #include "passes.hpp"
 
 namespace gexec {
@@ -198,8 +199,7 @@ Op make_group(const Graph& g, const std::vector<size_t>& members, const std::vec
 
 Status group_elementwise(Graph& g) {
   Grouper grouper(g);
-  std::unordered_set<std::string> names;
-  for (const Op& op : g.ops) names.insert(op.name);
+  FreshNames names(g);
   std::vector<Op> placed(g.ops.size());
   std::vector<bool> has_group(g.ops.size(), false), removed(g.ops.size(), false);
   int groups = 0;
@@ -211,9 +211,7 @@ Status group_elementwise(Graph& g) {
     const auto out = grouper.outputs(members);
     if (out.empty()) continue;  // dead: dead_ops removes it
     grouper.claim(members, groups++);
-    std::string name = "FUSED_" + g.ops[members.front()].name;
-    for (int k = 1; names.count(name); ++k) name = "FUSED_" + g.ops[members.front()].name + "." + std::to_string(k);
-    names.insert(name);
+    std::string name = names.op("FUSED_" + g.ops[members.front()].name);
     for (size_t m : members) removed[m] = true;
     placed[members.back()] = make_group(g, members, in, out, std::move(name));
     has_group[members.back()] = true;

@@ -9,20 +9,14 @@
 // result. A product with a residual is left alone: its R has C's dtype and would need the same
 // treatment.
 #include <string>
-#include <unordered_set>
 #include <vector>
 
+#include "fresh_names.hpp"
 #include "gexec/ir/f8_rules.hpp"
 #include "passes.hpp"
 
 namespace gexec {
 namespace {
-
-std::string fresh(const std::unordered_set<std::string>& names, const std::string& base) {
-  if (!names.count(base)) return base;
-  for (int i = 1;; ++i)
-    if (!names.count(base + "." + std::to_string(i))) return base + "." + std::to_string(i);
-}
 
 bool splits(const Graph& g, const Op& op) {
   if (!is_f8_product(g, op) || op.attrs.residual) return false;
@@ -34,9 +28,7 @@ bool splits(const Graph& g, const Op& op) {
 }  // namespace
 
 Status split_f8_outputs(Graph& g) {
-  std::unordered_set<std::string> tensor_names, op_names;
-  for (const Tensor& t : g.tensors) tensor_names.insert(t.name);
-  for (const Op& op : g.ops) op_names.insert(op.name);
+  FreshNames names(g);
   std::vector<Op> ops;
   for (Op& op : g.ops) {
     if (!splits(g, op)) {
@@ -44,21 +36,11 @@ Status split_f8_outputs(Graph& g) {
       continue;
     }
     const Tensor c = g.tensor(op.outputs[0]);
-    Tensor mid;
-    mid.name = fresh(tensor_names, c.name + ".bf16");
-    mid.shape = c.shape;
-    mid.layout = c.layout;
-    mid.dtype = DType::bf16;
-    tensor_names.insert(mid.name);
-    const TensorId mid_id = g.add_tensor(std::move(mid));
-    Op cast;
-    cast.type = OpType::CAST;
-    cast.name = fresh(op_names, "CAST_" + c.name + "_" + std::string(dtype_name(c.dtype)));
-    op_names.insert(cast.name);
-    cast.inputs = {mid_id};
-    cast.outputs = op.outputs;  // C, and its amax where there is one (max |input| of the CAST)
-    op.outputs = {mid_id};
-    pass_note("op " + op.name + ": its f8 output " + c.name + " is written as bf16 " + g.tensor(mid_id).name +
+    const TensorId mid = add_tensor_like(g, names, c, DType::bf16);
+    // C, and its amax where there is one (max |input| of the CAST).
+    Op cast = make_cast(g, names, c.name, mid, op.outputs);
+    op.outputs = {mid};
+    pass_note("op " + op.name + ": its f8 output " + c.name + " is written as bf16 " + g.tensor(mid).name +
               " and quantized by " + cast.name + ", since cuBLASLt's per-row/column operand scales cannot also scale an "
               "f8 D");
     ops.push_back(std::move(op));
