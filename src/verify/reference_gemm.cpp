@@ -110,6 +110,37 @@ void product_rows(const DenseProduct& p, int64_t r0, int64_t r1, double* value, 
   }
 }
 
+// Runs rows(r0, r1) over slices of [0, rows) on as many threads as pay off for `work`
+// multiply-adds (threads only pay off beyond a few million); with more than one, `poll` (where
+// given) runs on the caller's thread every 10 ms until the others finish.
+void spread_rows(int64_t rows, double work, const std::function<void(int64_t, int64_t)>& run_rows,
+                 const std::function<void()>& poll) {
+  int64_t threads = work < 4e6 ? 1 : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min(threads, std::max<int64_t>(rows, 1));
+  if (threads <= 1) {
+    run_rows(0, rows);
+    return;
+  }
+  std::atomic<int64_t> running{0};
+  std::vector<std::thread> pool;
+  const int64_t per = (rows + threads - 1) / threads;
+  for (int64_t t = 0; t < threads; ++t) {
+    const int64_t r0 = t * per, r1 = std::min(rows, r0 + per);
+    if (r0 >= r1) break;
+    running.fetch_add(1);
+    pool.emplace_back([&run_rows, &running, r0, r1] {
+      run_rows(r0, r1);
+      running.fetch_sub(1);
+    });
+  }
+  if (poll)
+    while (running.load() > 0) {
+      poll();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  for (auto& th : pool) th.join();
+}
+
 }  // namespace
 
 ValueScale product_element(const DenseProduct& p, int64_t e, int64_t i, int64_t j) {
@@ -130,34 +161,13 @@ void product_all(const DenseProduct& p, std::vector<double>& value, std::vector<
   const int64_t rows = p.batch * p.m;
   value.assign(static_cast<size_t>(rows * p.n), 0.0);
   scale.assign(static_cast<size_t>(rows * p.n), 0.0);
-  // Threads only pay off beyond a few million multiply-adds.
   const double work = double(rows) * double(p.n) * double(p.k);
-  int64_t threads = work < 4e6 ? 1 : std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min(threads, std::max<int64_t>(rows, 1));
-  if (threads <= 1) {
-    product_rows(p, 0, rows, value.data(), scale.data(), nullptr);
-    return;
-  }
   std::atomic<int64_t> done{0};
-  std::atomic<int64_t> running{0};
-  std::vector<std::thread> pool;
-  const int64_t per = (rows + threads - 1) / threads;
-  for (int64_t t = 0; t < threads; ++t) {
-    const int64_t r0 = t * per, r1 = std::min(rows, r0 + per);
-    if (r0 >= r1) break;
-    running.fetch_add(1);
-    pool.emplace_back([&p, r0, r1, &value, &scale, &done, &running] {
-      product_rows(p, r0, r1, value.data(), scale.data(), &done);
-      running.fetch_sub(1);
-    });
-  }
-  // The caller's thread reports progress while the others work.
-  if (progress)
-    while (running.load() > 0) {
-      progress(double(done.load(std::memory_order_relaxed)) / work);
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  for (auto& th : pool) th.join();
+  spread_rows(
+      rows, work, [&](int64_t r0, int64_t r1) { product_rows(p, r0, r1, value.data(), scale.data(), &done); },
+      // The caller's thread reports progress while the others work.
+      progress ? std::function<void()>([&] { progress(double(done.load(std::memory_order_relaxed)) / work); })
+               : std::function<void()>());
 }
 
 std::vector<double> block_magnitude_squares(const DenseProduct& p, int64_t block) {
@@ -181,15 +191,7 @@ std::vector<double> block_magnitude_squares(const DenseProduct& p, int64_t block
       }
     }
   };
-  const double work = double(rows) * double(p.n) * double(p.k);
-  int64_t threads = work < 4e6 ? 1 : std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min(threads, std::max<int64_t>(rows, 1));
-  const int64_t per = (rows + threads - 1) / std::max<int64_t>(threads, 1);
-  std::vector<std::thread> pool;
-  for (int64_t t = 1; t < threads; ++t)
-    if (t * per < rows) pool.emplace_back(run_rows, t * per, std::min(rows, (t + 1) * per));
-  run_rows(0, std::min(rows, per));
-  for (auto& th : pool) th.join();
+  spread_rows(rows, double(rows) * double(p.n) * double(p.k), run_rows, {});
   return out;
 }
 
