@@ -256,11 +256,9 @@ py::list Runner::check() {
       if (!outputs) return outputs.error();
       const std::string mode = check_mode(original_, check_opts_.verify);
       if (mode == "none") return std::vector<OutputCheck>{};
-      // As `gexec run` checks: with what the kernels that ran declare (an approximate GELU, the
-      // FP8 tensor cores' accumulator, an unfused fallback's extra rounding).
-      CheckSettings settings = run_check_settings(check_opts_, mode, seed_, backend_);
-      settings.precision.merge(ex_->precision());
-      return check_outputs(original_, *inputs, *outputs, settings);
+      // As `gexec run` checks.
+      return check_outputs(original_, *inputs, *outputs,
+                           run_check_settings(check_opts_, mode, seed_, backend_, ex_->precision()));
     }();
   }
   if (!checks) throw_runtime_error(checks.error().message);

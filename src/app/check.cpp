@@ -63,9 +63,6 @@ Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
                                                const CheckSettings& settings) {
   Progress bar("reference");
   const ProgressFn progress = [&bar](double done) { bar.update(done); };
-  // The accumulator is what the kernels that ran declare (merged into settings.precision by the
-  // caller): the CPU's f32 sgemm is held to f32 even where a product asks for fast accumulation.
-  const Precision precision = settings.precision;
   // The tensor itself, not a search by name: the check stays linear in the number of outputs.
   auto tolerance = [&settings](const Tensor& t) {
     Tolerance tol = output_tolerance(t);
@@ -92,11 +89,12 @@ Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
     return checks;
   };
   if (settings.mode == "sample") {
-    auto ref = run_reference_sampled(original, inputs, settings.samples, settings.seed, progress, precision);
+    auto ref = run_reference_sampled(original, inputs, settings.samples, settings.seed, progress,
+                                      settings.precision);
     if (!ref) return ref.error().with("reference");
     return compare_all(*ref, compare_sampled);
   }
-  auto ref = run_reference(original, inputs, progress, precision);
+  auto ref = run_reference(original, inputs, progress, settings.precision);
   if (!ref) return ref.error().with("reference");
   return compare_all(*ref, compare_output);
 }
@@ -115,7 +113,8 @@ Result<std::map<std::string, std::vector<uint8_t>>> read_outputs(const Graph& or
   return outputs;
 }
 
-CheckSettings run_check_settings(const RunOptions& o, const std::string& mode, uint64_t seed, Backend backend) {
+CheckSettings run_check_settings(const RunOptions& o, const std::string& mode, uint64_t seed, Backend backend,
+                                 const Precision& declared) {
   CheckSettings settings;
   settings.mode = mode;
   settings.samples = o.samples;
@@ -123,6 +122,7 @@ CheckSettings run_check_settings(const RunOptions& o, const std::string& mode, u
   settings.atol = o.atol;
   settings.rtol = o.rtol;
   settings.precision.tf32 = backend == Backend::cuda;
+  settings.precision.merge(declared);
   return settings;
 }
 

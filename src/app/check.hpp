@@ -48,9 +48,12 @@ struct CheckSettings {
 };
 
 // The settings `gexec run` (and the Python API's check()) compares with: `mode` as check_mode chose
-// it, the samples and tolerances of `o`, and TF32 products where `backend` is CUDA (cuBLASLt runs
-// f32 operands on TF32 tensor cores; the CPU backend multiplies in f32).
-CheckSettings run_check_settings(const RunOptions& o, const std::string& mode, uint64_t seed, Backend backend);
+// it, the samples and tolerances of `o`, TF32 products where `backend` is CUDA (cuBLASLt runs f32
+// operands on TF32 tensor cores; the CPU backend multiplies in f32), and what the kernels that ran
+// declare (`declared`, Executor::precision(): an unfused fallback's extra rounding, an approximate
+// GELU, the FP8 tensor cores' accumulator), the union over the graph.
+CheckSettings run_check_settings(const RunOptions& o, const std::string& mode, uint64_t seed, Backend backend,
+                                 const Precision& declared);
 
 // Compares every output with the reference (full, sampled or exact, per settings.mode).
 Result<std::vector<OutputCheck>> check_outputs(const Graph& original,

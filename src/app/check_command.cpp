@@ -1,5 +1,4 @@
 // `gexec check GRAPH --inputs DIR --outputs DIR`: anyone's outputs against gexec's reference.
-#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -79,12 +78,8 @@ Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& r
   settings.atol = opts.atol;
   settings.rtol = opts.rtol;
   settings.precision.tf32 = opts.precision == "tf32";
-  // No kernel to declare the accumulator: f8 products are assumed to come from FP8 tensor cores,
-  // promoting to f32 in blocks unless some product asks for fast accumulation.
-  if (has_f8_product(g)) {
-    settings.precision.accumulate_u = std::max(settings.precision.accumulate_u, fp8_tensor_core_unit_roundoff());
-    settings.precision.accumulate_block = has_fast_accum(g) ? 0 : kFp8PromotionBlock;
-  }
+  // No kernel to declare the accumulator: f8 products are assumed to come from FP8 tensor cores.
+  if (has_f8_product(g)) settings.precision.merge(fp8_tensor_core_precision(has_fast_accum(g)));
   if (settings.mode == "exact") GEXEC_TRY(check_exact_inputs(g, files->first));
   summary = CheckSummary{opts.verify, settings.mode, opts.precision, opts.samples, reference_work(g), kFullCheckWork,
                          {}, false};

@@ -246,10 +246,8 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     rep.dump = DumpSummary{opts.dump_dir, int64_t(all.size()), *widened};
     tell();
   }
-  CheckSettings settings = run_check_settings(opts, mode, seed, target->backend);
-  // And what the kernels that ran declare (an unfused fallback's extra rounding, an approximate
-  // GELU): the union over the graph, after tuning chose them.
-  settings.precision.merge((*ex)->precision());
+  // What the kernels declare is read after tuning chose them.
+  const CheckSettings settings = run_check_settings(opts, mode, seed, target->backend, (*ex)->precision());
   rep.check = CheckSummary{opts.verify, mode, settings.precision.tf32 ? "tf32" : "f32", opts.samples,
                            reference_work(original), kFullCheckWork, {}, false};
   if (mode != "none") {

@@ -1,5 +1,5 @@
-// The check's settings for FP8: f8 outputs' atol in real units, and the accumulator assumed for
-// f8 products where no kernel declares one (`gexec check`).
+// The check's settings for FP8: f8 outputs' atol in real units, and which graphs have f8
+// products (with fast accumulation), for `gexec check`'s assumed accumulator.
 #include <algorithm>
 #include <cmath>
 
@@ -7,8 +7,6 @@
 #include "gexec/verify/compare.hpp"
 
 namespace gexec {
-
-double fp8_tensor_core_unit_roundoff() { return kFp8FastAccumU; }
 
 bool has_f8_product(const Graph& g) {
   return std::any_of(g.ops.begin(), g.ops.end(), [&g](const Op& op) { return is_f8_product(g, op); });

@@ -65,6 +65,16 @@ struct Precision {
   }
 };
 
+// What an FP8 product on Hopper's tensor cores accumulates in: 2^-13 over the whole of K with
+// fast accumulation, per block of kFp8PromotionBlock without. The cuBLASLt FP8 kernel declares
+// it; `gexec check`, which has no kernel to ask, assumes it for graphs with f8 products.
+inline Precision fp8_tensor_core_precision(bool fast_accum) {
+  Precision p;
+  p.accumulate_u = kFp8FastAccumU;
+  p.accumulate_block = fast_accum ? 0 : kFp8PromotionBlock;
+  return p;
+}
+
 // Unit roundoff (half an ulp, relative) of a dtype: 2^-p for a p-bit significand.
 inline double unit_roundoff(DType t) {
   switch (t) {

@@ -22,13 +22,10 @@ Tolerance default_tolerance(DType output);
 // atol in real units (times its largest scale); f8_tolerance.cpp.
 Tolerance output_tolerance(const Tensor& t);
 
-// The accumulator's unit roundoff of an FP8 product on the tensor cores (kFp8FastAccumU: they
-// keep fewer bits of each K block's partial sums than f32, with fast accumulation or without),
-// and whether g has an f8 product (f8_tolerance.cpp). The check of outputs from elsewhere
-// (gexec check) has no kernel to declare its accumulator and assumes this one for such graphs.
-double fp8_tensor_core_unit_roundoff();
+// Whether g has an f8 product, and one with fast_accum (f8_tolerance.cpp): the check of outputs
+// from elsewhere (gexec check) assumes fp8_tensor_core_precision (bound.hpp) for such graphs.
 bool has_f8_product(const Graph& g);
-bool has_fast_accum(const Graph& g);  // an f8 product with fast_accum
+bool has_fast_accum(const Graph& g);
 
 // The per-element bound of element i (storage order) of a reference, and its normwise variance.
 double element_bound(DType dt, const RefTensor& ref, size_t i, const Tolerance& tol);

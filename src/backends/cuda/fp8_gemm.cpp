@@ -218,10 +218,7 @@ class Fp8Gemm final : public Kernel, public Tunable {
   // promoted to f32 more often); the GELU epilogue is cuBLASLt's approximate one, and split-K
   // rounds the product first, as for the f16/bf16 products (cublaslt_gemm.hpp).
   Precision precision() const override {
-    Precision p;
-    p.accumulate_u = std::max(p.accumulate_u, kFp8FastAccumU);
-    // Without fast accumulation the partial sums reach f32 every few K blocks (bound.hpp).
-    p.accumulate_block = fast_accum_ ? 0 : kFp8PromotionBlock;
+    Precision p = fp8_tensor_core_precision(fast_accum_);
     if (act_ == Act::gelu) {
       p.gelu_tanh_rel = kCublasLtGeluTanhRel;
       p.product_rounded = true;
