@@ -311,6 +311,9 @@ inline std::vector<OpCase> fp8_gemm_cases(const KernelDef& def) {
     g.sc = tensor_scale(2.0);
     g.amax = true;
     cases.push_back(gemm_graph(def.op, g, "f8: 32x40x24 (N, K padded) -> f8e4m3 with amax"));
+    g.m = 20;  // padded rows repeat A's last row: act(bias) rows would enter the amax
+    g.act = Act::relu;
+    cases.push_back(gemm_graph(def.op, g, "f8: 20x40x24 (M, N, K padded), bias, relu -> f8e4m3 with amax"));
     g = base();
     g.m = 20, g.n = 40, g.k = 24;
     g.b_constant = g.bias_constant = true;

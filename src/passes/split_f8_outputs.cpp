@@ -1,8 +1,10 @@
-// split_f8_outputs: an f8 product whose operands have per-row or per-column scales writes its f8
-// C through a bf16 intermediate and a CAST (a quantize with C's scale, and C's amax output).
+// split_f8_outputs: an f8 product whose operands have per-row or per-column scales, or whose f8 C
+// has them, writes C through a bf16 intermediate and a CAST (a quantize with C's scales, and C's
+// amax output).
 //
 // cuBLASLt's outer-vector scale mode, which applies per-row and per-column operand scales on
-// Hopper, cannot also scale an f8 D; without this split such a product has no CUDA kernel.
+// Hopper, cannot also scale an f8 D, and its D scale is one value; without this split such a
+// product has no CUDA kernel, while the f8 CAST applies any scale.
 // The product to bf16 with vector scales and the quantize from bf16 are both kernels of their
 // own. The intermediate rounding to bf16 (2^-9 relative) is far inside an f8 result's own
 // rounding (2^-4 for e4m3), so the graph's reference, which rounds once, still bounds the
@@ -20,9 +22,10 @@ namespace {
 
 bool splits(const Graph& g, const Op& op) {
   if (!is_f8_product(g, op) || op.attrs.residual) return false;
+  const Tensor& c = g.tensor(op.outputs[0]);
   const bool vector_scales =
-      g.tensor(op.inputs[0]).scale.axis >= 0 || g.tensor(op.inputs[1]).scale.axis >= 0;
-  return vector_scales && is_f8(g.tensor(op.outputs[0]).dtype);
+      g.tensor(op.inputs[0]).scale.axis >= 0 || g.tensor(op.inputs[1]).scale.axis >= 0 || c.scale.axis >= 0;
+  return vector_scales && is_f8(c.dtype);
 }
 
 }  // namespace
@@ -41,8 +44,9 @@ Status split_f8_outputs(Graph& g) {
     Op cast = make_cast(g, names, c.name, mid, op.outputs);
     op.outputs = {mid};
     pass_note("op " + op.name + ": its f8 output " + c.name + " is written as bf16 " + g.tensor(mid).name +
-              " and quantized by " + cast.name + ", since cuBLASLt's per-row/column operand scales cannot also scale an "
-              "f8 D");
+              " and quantized by " + cast.name +
+              (c.scale.axis >= 0 ? ", since cuBLASLt scales an f8 D by one value, not per row or column"
+                                 : ", since cuBLASLt's per-row/column operand scales cannot also scale an f8 D"));
     ops.push_back(std::move(op));
     ops.push_back(std::move(cast));
   }

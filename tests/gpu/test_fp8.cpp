@@ -95,6 +95,22 @@ TEST_CASE("FP8 f8 outputs with D scale and amax, e5m2 operands, per-row and per-
                "cublaslt.fp8_matmul");
 }
 
+TEST_CASE("FP8 amax with a bias and M padded: the padded rows of D stay out of the amax", "[fp8][gpu]") {
+  // A > 0 and B < 0 make every real product <= -16, so relu(AB + 30) <= 14 in every real row;
+  // rows padded with zeros would hold relu(0 + 30) = 30 and put the amax at 30.
+  const std::string a = R"({"name": "A", "shape": [4, 16], "dtype": "f8e4m3", "init": {"dist": "uniform", "low": 1, "high": 2}})";
+  const std::string b = R"({"name": "B", "shape": [16, 3], "dtype": "f8e4m3", "constant": true, "init": {"dist": "uniform", "low": -2, "high": -1}})";
+  const std::string c = R"({"name": "C", "shape": [4, 3], "dtype": "f8e4m3", "scale": 0.0625})";
+  const std::string extra = R"(, {"name": "Bias", "shape": [3], "dtype": "bf16", "constant": true, "init": {"values": [30, 30, 30]}})"
+                            R"(, {"name": "M", "shape": [1], "dtype": "f32"})";
+  const std::string op = R"({"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "Bias"], "outputs": ["C", "M"], "attrs": {"act": "relu"}})";
+  const std::string path = fp8_graph("fp8_amax_padded_m", a, b, c, extra, op);
+  runs_on_cuda(path, "cublaslt.fp8_gemm_bias_act");
+  const auto dry = test::run_gexec("run --dry-run --backend cuda '" + path + "'");
+  INFO(dry.output);
+  CHECK(test::has(dry.output, "padded rows repeat its last row"));
+}
+
 TEST_CASE("f8 CAST on the device: quantize with amax, dequantize, per-axis scales, colmajor", "[fp8][gpu]") {
   const std::string x = R"({"name": "X", "shape": [48, 40], "dtype": "f32", "init": {"dist": "normal", "std": 300}})";
   const std::string y = R"({"name": "Y", "shape": [48, 40], "dtype": "f8e4m3", "layout": "colmajor", "scale": {"axis": 1, "values": [)" +

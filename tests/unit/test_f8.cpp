@@ -258,13 +258,15 @@ TEST_CASE("f8 --dump writes real values that --load-inputs stores back to the sa
   fs::remove_all(dir);
 }
 
-// An f8 C with per-row/column operand scales: split_f8_outputs writes it through bf16 and a
-// CAST (the CUDA backend has no kernel for it in one product); the split graph still passes
-// the original graph's check, the amax output included, and so does the unsplit one on the CPU.
+// An f8 C with per-row/column operand scales, or with per-row scales of its own:
+// split_f8_outputs writes it through bf16 and a CAST (the CUDA backend has no kernel for it in
+// one product); the split graph still passes the original graph's check, the amax output
+// included, and so does the unsplit one on the CPU.
 TEST_CASE("f8: a product's f8 C with per-row scales, split into bf16 and a quantize, passes the check", "[f8][cpu]") {
-  const std::string graph = test::source_path("tests/golden/split_f8_outputs/rowwise_f8_out_splits.json");
+  for (const char* name : {"rowwise_f8_out_splits", "rowwise_f8_c_splits"})
   for (const char* passes : {"default", "canonicalize"}) {
-    INFO("passes " << passes);
+    const std::string graph = test::source_path(std::string("tests/golden/split_f8_outputs/") + name + ".json");
+    INFO(name << ", passes " << passes);
     auto r = test::run_gexec("-v run --backend cpu '" + graph + "' --verify full --passes " + passes);
     INFO(r.output);
     CHECK(r.status == 0);

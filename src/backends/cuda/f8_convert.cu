@@ -73,12 +73,14 @@ __global__ void transpose_u8(const uint8_t* in, uint8_t* out, int64_t rows, int6
 }
 
 __global__ void pack_u8(const uint8_t* in, bool transposed, int64_t rows, int64_t cols, uint8_t* out, int64_t rows_p,
-                        int64_t cols_p, int64_t batch) {
+                        int64_t cols_p, int64_t batch, bool repeat_rows) {
   const int64_t per = rows_p * cols_p, n = per * batch;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t z = i / per, r = (i % per) / cols_p, c = i % cols_p;
+    const int64_t z = i / per, c = i % cols_p;
+    int64_t r = (i % per) / cols_p;
+    if (repeat_rows && r >= rows) r = rows - 1;
     const uint8_t* m = in + z * rows * cols;
-    out[i] = r < rows && c < cols ? m[transposed ? c * rows + r : r * cols + c] : uint8_t(0);
+    out[i] = r >= 0 && r < rows && c < cols ? m[transposed ? c * rows + r : r * cols + c] : uint8_t(0);
   }
 }
 
@@ -104,13 +106,13 @@ Status launch_transpose_u8(const void* in, void* out, int64_t rows, int64_t cols
 }
 
 Status launch_pack_u8(const void* in, bool transposed, int64_t rows, int64_t cols, void* out, int64_t rows_p,
-                      int64_t cols_p, int64_t batch, cudaStream_t stream) {
+                      int64_t cols_p, int64_t batch, bool repeat_rows, cudaStream_t stream) {
   const int64_t n = rows_p * cols_p * batch;
   if (n <= 0) return {};
   const int threads = 256;
   const int64_t blocks = std::min<int64_t>((n + threads - 1) / threads, 132 * 16);
   pack_u8<<<unsigned(blocks), threads, 0, stream>>>(static_cast<const uint8_t*>(in), transposed, rows, cols,
-                                                     static_cast<uint8_t*>(out), rows_p, cols_p, batch);
+                                                     static_cast<uint8_t*>(out), rows_p, cols_p, batch, repeat_rows);
   GEXEC_CUDA_TRY(cudaGetLastError());
   return {};
 }

@@ -35,9 +35,10 @@ Status launch_transpose_u8(const void* in, void* out, int64_t rows, int64_t cols
 
 // out[z * rows_p * cols_p + r * cols_p + c] for z < batch, r < rows_p, c < cols_p: the element
 // (r, c) of matrix z of the rows x cols byte matrices `in` (each stored [rows, cols] row-major, or
-// [cols, rows] where `transposed`, one after the other), 0 beyond it. The zero-filled,
-// K-contiguous copy of an FP8 operand whose sizes are not multiples of 16, or of a batch.
+// [cols, rows] where `transposed`, one after the other), 0 beyond it; with `repeat_rows`, rows from
+// `rows` on repeat row rows - 1 (their columns beyond `cols` still 0). The padded, K-contiguous
+// copy of an FP8 operand whose sizes are not multiples of 16, or of a batch.
 Status launch_pack_u8(const void* in, bool transposed, int64_t rows, int64_t cols, void* out, int64_t rows_p,
-                      int64_t cols_p, int64_t batch, cudaStream_t stream);
+                      int64_t cols_p, int64_t batch, bool repeat_rows, cudaStream_t stream);
 
 }  // namespace gexec::cuda

@@ -75,16 +75,18 @@ class Fp8Gemm final : public Kernel, public Tunable {
     }
     // Scales as f32, in the column-major view: cuBLASLt's A is our B (N), its B our A (M).
     std::vector<float> sa, sb;
-    // Padded rows and columns (zeros) take scale 1.
-    auto expand = [](const Tensor& t, int64_t count, int64_t real, bool vector) {
+    // Padded rows and columns (zeros) take scale 1; repeated rows their source row's.
+    auto expand = [](const Tensor& t, int64_t count, int64_t real, bool vector, bool repeat) {
       std::vector<float> v;
       if (!vector) return std::vector<float>{float(t.scale.values[0])};
-      for (int64_t i = 0; i < count; ++i)
-        v.push_back(i >= real ? 1.0f : float(t.scale.axis < 0 ? t.scale.values[0] : t.scale.values[size_t(i)]));
+      for (int64_t i = 0; i < count; ++i) {
+        const int64_t from = repeat ? std::min(i, real - 1) : i;
+        v.push_back(from >= real ? 1.0f : float(t.scale.axis < 0 ? t.scale.values[0] : t.scale.values[size_t(from)]));
+      }
       return v;
     };
-    sa = expand(b_t_, N, s.n, p_.outer_vector);
-    sb = expand(a_t_, M, s.m, p_.outer_vector);
+    sa = expand(b_t_, N, s.n, p_.outer_vector, false);
+    sb = expand(a_t_, M, s.m, p_.outer_vector, p_.repeat_a_rows);
     // Each scale array starts on its own 256-byte boundary: cuBLASLt refuses the matmul
     // (CUBLAS_STATUS_NOT_SUPPORTED, after its heuristic accepted it) when the B scale sits 4 bytes
     // after the A scale, as the H200 showed; 64 bytes apart it runs.
@@ -278,11 +280,11 @@ class Fp8Gemm final : public Kernel, public Tunable {
   int64_t dim_k() const { return p_.pad ? p_.kp : p_.shape.k; }
   Status pack_a(cudaStream_t stream) {
     return launch_pack_u8(a_, p_.transpose_a, p_.shape.m, p_.shape.k, a_k_.get(), dim_m(), dim_k(), p_.shape.batch,
-                          stream);
+                          p_.repeat_a_rows, stream);
   }
   Status pack_b(cudaStream_t stream) {
     return launch_pack_u8(b_, p_.transpose_b, p_.shape.n, p_.shape.k, b_k_.get(), dim_n(), dim_k(),
-                          p_.shape.b_batched ? p_.shape.batch : 1, stream);
+                          p_.shape.b_batched ? p_.shape.batch : 1, false, stream);
   }
   // The first N entries of the bias cuBLASLt reads: converted to its dtype, or copied.
   Status stage_bias(cudaStream_t stream) {

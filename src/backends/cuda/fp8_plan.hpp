@@ -28,6 +28,9 @@ struct Fp8Plan {
   int64_t mp = 0, np = 0, kp = 0;
   // D goes to its own buffer only where M or N is padded; else cuBLASLt writes C itself.
   bool d_padded = false;
+  // Padded rows of A repeat its last row (else they are zeros): with a bias, zero rows would make
+  // rows act(bias) of D that enter the amax; repeated ones only repeat a real row's values.
+  bool repeat_a_rows = false;
   // Per-row A / per-column B scales: cuBLASLt's outer-vector scale mode (both operands then take
   // vectors; a tensor-wide scale is repeated). Else one f32 scale per operand.
   bool outer_vector = false;
@@ -69,12 +72,7 @@ inline Fp8Plan plan_fp8(const Graph& g, const Op& op) {
   p.mp = up16(s->m), p.np = up16(s->n), p.kp = up16(s->k);
   p.pad = p.mp != s->m || p.np != s->n || p.kp != s->k || s->batch > 1;
   p.d_padded = p.mp != s->m || p.np != s->n;
-  // Padded rows of D are act(0 + bias): with a bias they would enter the amax.
-  if (p.pad && p.mp != s->m && op.outputs.size() > 1 && s->has_bias) {
-    p.rejected = "an amax with a bias needs M a multiple of 16 (padded rows of D would hold the bias); M is " +
-                 std::to_string(s->m);
-    return p;
-  }
+  p.repeat_a_rows = p.mp != s->m && op.outputs.size() > 1 && s->has_bias;
   if (c.layout != Layout::rowmajor) {
     p.rejected = "an FP8 product writes a rowmajor C only";
     return p;
@@ -88,12 +86,14 @@ inline Fp8Plan plan_fp8(const Graph& g, const Op& op) {
     return p;
   }
   if (is_f8(c.dtype) && c.scale.axis >= 0) {
-    p.rejected = "cuBLASLt's D scale is one value: a per-axis scale on an f8 C is not supported";
+    p.rejected = "cuBLASLt's D scale is one value: a per-axis scale on an f8 C is not supported (the pass "
+                 "split_f8_outputs, in the default pipeline, writes such a C through bf16 and a CAST)";
     return p;
   }
   p.outer_vector = a.scale.axis >= 0 || b.scale.axis >= 0;
   if (p.outer_vector && is_f8(c.dtype)) {
-    p.rejected = "per-row/column operand scales with an f8 C are not supported by the outer-vector mode";
+    p.rejected = "per-row/column operand scales with an f8 C are not supported by the outer-vector mode (the "
+                 "pass split_f8_outputs, in the default pipeline, writes such a C through bf16 and a CAST)";
     return p;
   }
   p.a_once = fixed_before_runs(g, op.inputs[0]);
@@ -114,6 +114,9 @@ inline Fp8Plan plan_fp8(const Graph& g, const Op& op) {
                       when(p.a_once) + ", B into [" + std::to_string(p.np) + "," + std::to_string(p.kp) + "] " +
                       when(p.b_once) +
                       (p.d_padded ? ", D computed padded and its [M,N] part copied to C in every run" : "") +
+                      (p.repeat_a_rows ? "; A's padded rows repeat its last row, so that the amax sees no act(bias) "
+                                         "rows"
+                                       : "") +
                       (s->batch > 1 ? " (per batch entry; a batched product always takes these copies)" : ""));
   // (The padded copies read either storage and write K contiguous: no transposed copy beside them.)
   if (p.transpose_a && !p.pad)
