@@ -40,13 +40,13 @@ class FusedKernel final : public Kernel {
   FusedKernel(const Program& p, int slots, std::string source, cudaStream_t stream)
       : p_(p), kernel_(kernel_for(slots)), source_(std::move(source)), stream_(stream) {}
   Status prepare() override {
-    int sms = 0, dev = 0;
-    GEXEC_CUDA_TRY(cudaGetDevice(&dev));
-    GEXEC_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    // Enough blocks to keep every SM busy several times over; the loop strides past the rest.
+    // A thread per chunk: with a grid-stride loop over 16 blocks per SM the H200 ran the 4-op chain
+    // on 32M elements 7% slower (52.9 against 49.4 us), too few loads in flight to hide the
+    // arithmetic. Beyond kMaxBlocks (2^31 elements) the loop strides over the rest.
     static_assert(kFusedSourceVec == kVec, "both kernels take chunks of the same size");
+    constexpr int64_t kMaxBlocks = int64_t(1) << 20;
     const int64_t chunks = (p_.n + kVec - 1) / kVec;
-    blocks_ = int(std::clamp<int64_t>((chunks + kThreads - 1) / kThreads, 1, int64_t(std::max(sms, 1)) * 16));
+    blocks_ = int(std::clamp<int64_t>((chunks + kThreads - 1) / kThreads, 1, kMaxBlocks));
     if (compiled_ || !note_.empty()) return {};
     // A failure to compile is not an error of the run: the interpreter computes the same values.
     auto k = fault::refuse_compile() ? Result<std::shared_ptr<const NvrtcKernel>>(runtime_error("refused (GEXEC_FAULT=compile)"))

@@ -1,11 +1,17 @@
-// The generated source of a FUSED_ELEMENTWISE group (fused_source.hpp). Each thread takes chunks
-// of 8 elements: every input read first (one 16-byte access per 16-bit input, two for f32, so
-// that all requests are in flight together), the steps written out per element, each rounded to
-// its dtype, and the outputs stored the same way. A step whose result is rounded to f16 or bf16
-// uses the fast exp and division intrinsics (their error, about 2^-21 relative, vanishes in a
-// rounding to 11 or 8 bits, which the check bounds); an f32 step uses expf and true division,
-// the formulas of elementwise.cu. Conversions are PTX cvt instructions, so that the source needs
-// no headers.
+// The generated source of a FUSED_ELEMENTWISE group (fused_source.hpp). Each thread takes one
+// chunk of 8 elements (the launch has a thread per chunk: on the H200 a grid-stride loop over
+// fewer threads left the 4-op chain 7% slower, its arithmetic no longer hidden behind the
+// loads). A full chunk of aligned buffers has a body of its own, without bounds or branches
+// (the shared body with per-input bounds tests cost the chain 10%); the tail and unaligned
+// buffers go element by element. Every input is read first (one 16-byte access per 16-bit
+// input, two for f32, so that all requests are in flight together), then the steps are written
+// out element by element, and the outputs stored the same way. A step rounded to f16 or bf16
+// rounds its elements in pairs with the packed conversion (cvt.rn.f16x2.f32 / bf16x2): sm_90
+// runs the scalar bf16 conversion on its slow conversion pipe, which made the bf16 chain 1.4x
+// slower than the f16 one. Such a step also uses the fast exp and division intrinsics (their
+// error, about 2^-21 relative, vanishes in a rounding to 11 or 8 bits, which the check bounds);
+// an f32 step uses expf and true division, the formulas of elementwise.cu. Conversions are PTX
+// cvt instructions, so that the source needs no headers.
 #include "fused_source.hpp"
 
 #include <sstream>
@@ -27,9 +33,11 @@ __device__ __forceinline__ float h2f(u16 b) { float f; asm("cvt.f32.f16 %0, %1;"
 __device__ __forceinline__ u16 f2h(float f) { u16 b; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(b) : "f"(f)); return b; }
 __device__ __forceinline__ float bf2f(u16 b) { return __uint_as_float(u32(b) << 16); }
 __device__ __forceinline__ u16 f2bf(float f) { u16 b; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(f)); return b; }
-__device__ __forceinline__ float r_f16(float v) { return h2f(f2h(v)); }
-__device__ __forceinline__ float r_bf16(float v) { return bf2f(f2bf(v)); }
-__device__ __forceinline__ float r_f32(float v) { return v; }
+// Two values rounded to f16 / bf16 with one packed conversion; the earlier element is the lower half.
+__device__ __forceinline__ u32 pack_f16(float lo, float hi) { u32 w; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo)); return w; }
+__device__ __forceinline__ u32 pack_bf16(float lo, float hi) { u32 w; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo)); return w; }
+__device__ __forceinline__ void r2_f16(float& a, float& b) { const u32 w = pack_f16(a, b); a = h2f(u16(w & 0xFFFFu)); b = h2f(u16(w >> 16)); }
+__device__ __forceinline__ void r2_bf16(float& a, float& b) { const u32 w = pack_bf16(a, b); a = __uint_as_float(w << 16); b = __uint_as_float(w & 0xFFFF0000u); }
 __device__ __forceinline__ float relu(float x) { return x < 0.0f ? 0.0f : x; }
 __device__ __forceinline__ float gelu_tanh(float x) {
   return x / (1.0f + expf(-2.0f * 0.7978845608028654f * (x + 0.044715f * x * x * x)));
@@ -53,10 +61,7 @@ __device__ __forceinline__ void unpack16(uint4 w, bool half, float v[8]) {
 __device__ __forceinline__ uint4 pack16(const float v[8], bool half) {
   u32 w[4];
 #pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const u16 lo = half ? f2h(v[2 * j]) : f2bf(v[2 * j]), hi = half ? f2h(v[2 * j + 1]) : f2bf(v[2 * j + 1]);
-    w[j] = u32(lo) | (u32(hi) << 16);
-  }
+  for (int j = 0; j < 4; ++j) w[j] = half ? pack_f16(v[2 * j], v[2 * j + 1]) : pack_bf16(v[2 * j], v[2 * j + 1]);
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 )";
@@ -72,8 +77,6 @@ std::string named(const char* prefix, int i, const char* suffix = "") {
 static_assert(kGroupMaxInputs == 8 && kGroupMaxOutputs == 4 && sizeof(FusedParams) == 8 * 8 + 4 * 8 + 2 * 8 + 8,
               "the generated Params must keep FusedParams' layout");
 
-const char* round_fn(DType t) { return t == DType::f16 ? "r_f16" : t == DType::bf16 ? "r_bf16" : "r_f32"; }
-
 // Element i of a tensor of dtype t at address expression `p` as float.
 std::string load1(DType t, const std::string& p, const std::string& i) {
   std::ostringstream s;
@@ -82,12 +85,12 @@ std::string load1(DType t, const std::string& p, const std::string& i) {
   return s.str();
 }
 
-std::string step_expr(const GroupStep& st) {
+// The value of step `st` at element `j` ("j" or "j + 1") before its rounding.
+std::string step_expr(const GroupStep& st, const std::string& j) {
   std::ostringstream x, y, s;
-  x << "v" << st.args[0] << "[j]";
-  if (st.args.size() > 1) y << "v" << st.args[1] << "[j]";
+  x << "v" << st.args[0] << "[" << j << "]";
+  if (st.args.size() > 1) y << "v" << st.args[1] << "[" << j << "]";
   const bool fast = st.dtype != DType::f32;
-  s << round_fn(st.dtype) << "(";
   switch (st.type) {
     case OpType::ADD:
     case OpType::BIAS_ADD: s << x.str() << " + " << y.str(); break;
@@ -99,22 +102,25 @@ std::string step_expr(const GroupStep& st) {
     case OpType::SILU: s << (fast ? "silu_fast(" : "silu(") << x.str() << ")"; break;
     default: s << x.str(); break;  // CAST: the rounding alone
   }
-  s << ")";
   return s.str();
 }
 
-}  // namespace
-
-std::string fused_source(const Attrs& a, const std::vector<FusedOperand>& inputs, const std::vector<DType>& outputs) {
-  const int n_in = int(inputs.size());
+// Step `st`, whose result is value v, at elements j and j + 1, rounded to its dtype.
+std::string step_pair(const GroupStep& st, int v) {
   std::ostringstream s;
-  s << kPrelude;
-  s << "extern \"C\" __global__ void __launch_bounds__(256) " << kFusedEntry << "(const Params p) {\n"
-    << "  const i64 chunks = (p.n + 7) / 8, stride = i64(gridDim.x) * blockDim.x;\n"
-    << "  for (i64 c = i64(blockIdx.x) * blockDim.x + threadIdx.x; c < chunks; c += stride) {\n"
-    << "    const i64 e0 = c * 8;\n"
-    << "    const int count = e0 + 8 <= p.n ? 8 : int(p.n - e0);\n"
-    << "    const bool full = p.vec && count == 8;\n";
+  s << "      v" << v << "[j] = " << step_expr(st, "j") << "; v" << v << "[j + 1] = " << step_expr(st, "j + 1") << ";";
+  if (st.dtype != DType::f32) s << " r2_" << dtype_name(st.dtype) << "(v" << v << "[j], v" << v << "[j + 1]);";
+  s << "\n";
+  return s.str();
+}
+
+// One chunk's loads, steps and stores: with 16-byte vector accesses and no bounds (`full`), or
+// element by element for the first `count` elements (the tail, or buffers not 16-byte aligned).
+void chunk_body(std::ostringstream& s, const Attrs& a, const std::vector<FusedOperand>& inputs,
+                const std::vector<DType>& outputs, bool full) {
+  const int n_in = int(inputs.size());
+  const std::string in_range = full ? "" : "j < count ? ";
+  const std::string or_zero = full ? "" : " : 0.0f";
   // Which values are read at all: an input no step reads is not loaded.
   std::vector<bool> read(size_t(n_in) + a.steps.size(), false);
   for (const GroupStep& st : a.steps)
@@ -123,51 +129,63 @@ std::string fused_source(const Attrs& a, const std::vector<FusedOperand>& inputs
     if (!read[size_t(i)]) continue;
     const std::string v = named("v", i), p = named("p.in[", i, "]");
     const DType t = inputs[size_t(i)].dtype;
-    s << "    float " << v << "[8];\n";
+    s << "      float " << v << "[8];\n";
     if (inputs[size_t(i)].bias) {
-      s << "    { i64 col = e0 % p.cols;\n"
+      s << "      { i64 col = e0 % p.cols;\n"
         << "#pragma unroll\n"
-        << "      for (int j = 0; j < 8; ++j) { " << v << "[j] = j < count ? " << load1(t, p, "col") << " : 0.0f;"
+        << "        for (int j = 0; j < 8; ++j) { " << v << "[j] = " << in_range << load1(t, p, "col") << or_zero << ";"
         << " if (++col == p.cols) col = 0; } }\n";
-      continue;
+    } else if (!full) {
+      s << "#pragma unroll\n"
+        << "      for (int j = 0; j < 8; ++j) " << v << "[j] = j < count ? " << load1(t, p, "e0 + j") << " : 0.0f;\n";
+    } else if (t == DType::f32) {
+      s << "      { const float4 q0 = ((const float4*)" << p << ")[2 * c], q1 = ((const float4*)" << p << ")[2 * c + 1];\n"
+        << "        " << v << "[0] = q0.x; " << v << "[1] = q0.y; " << v << "[2] = q0.z; " << v << "[3] = q0.w;\n"
+        << "        " << v << "[4] = q1.x; " << v << "[5] = q1.y; " << v << "[6] = q1.z; " << v << "[7] = q1.w; }\n";
+    } else {
+      s << "      unpack16(((const uint4*)" << p << ")[c], " << (t == DType::f16 ? "true" : "false") << ", " << v << ");\n";
     }
-    s << "    if (full) {\n";
-    if (t == DType::f32)
-      s << "      const float4 q0 = ((const float4*)" << p << ")[2 * c], q1 = ((const float4*)" << p << ")[2 * c + 1];\n"
-        << "      " << v << "[0] = q0.x; " << v << "[1] = q0.y; " << v << "[2] = q0.z; " << v << "[3] = q0.w;\n"
-        << "      " << v << "[4] = q1.x; " << v << "[5] = q1.y; " << v << "[6] = q1.z; " << v << "[7] = q1.w;\n";
-    else
-      s << "      unpack16(((const uint4*)" << p << ")[c], " << (t == DType::f16 ? "true" : "false") << ", " << v
-        << ");\n";
-    s << "    } else {\n"
-      << "#pragma unroll\n"
-      << "      for (int j = 0; j < 8; ++j) " << v << "[j] = j < count ? " << load1(t, p, "e0 + j") << " : 0.0f;\n"
-      << "    }\n";
   }
-  // The steps, element by element.
-  for (size_t k = 0; k < a.steps.size(); ++k) s << "    float v" << n_in + int(k) << "[8];\n";
-  s << "#pragma unroll\n    for (int j = 0; j < 8; ++j) {\n";
-  for (size_t k = 0; k < a.steps.size(); ++k)
-    s << "      v" << n_in + int(k) << "[j] = " << step_expr(a.steps[k]) << ";\n";
-  s << "    }\n";
+  // The steps, two elements at a time.
+  for (size_t k = 0; k < a.steps.size(); ++k) s << "      float v" << n_in + int(k) << "[8];\n";
+  s << "#pragma unroll\n      for (int j = 0; j < 8; j += 2) {\n";
+  for (size_t k = 0; k < a.steps.size(); ++k) s << "  " << step_pair(a.steps[k], n_in + int(k));
+  s << "      }\n";
   // The outputs.
   for (size_t o = 0; o < outputs.size(); ++o) {
     const std::string v = named("v", a.results[o]), p = named("p.out[", int(o), "]");
     const DType t = outputs[o];
-    s << "    if (full) {\n";
-    if (t == DType::f32)
+    if (!full) {
+      s << "      for (int j = 0; j < count; ++j) ";
+      if (t == DType::f32) s << "((float*)" << p << ")[e0 + j] = " << v << "[j];\n";
+      else s << "((u16*)" << p << ")[e0 + j] = " << (t == DType::f16 ? "f2h(" : "f2bf(") << v << "[j]);\n";
+    } else if (t == DType::f32) {
       s << "      ((float4*)" << p << ")[2 * c] = make_float4(" << v << "[0], " << v << "[1], " << v << "[2], " << v
         << "[3]);\n"
         << "      ((float4*)" << p << ")[2 * c + 1] = make_float4(" << v << "[4], " << v << "[5], " << v << "[6], "
         << v << "[7]);\n";
-    else
+    } else {
       s << "      ((uint4*)" << p << ")[c] = pack16(" << v << ", " << (t == DType::f16 ? "true" : "false") << ");\n";
-    s << "    } else {\n      for (int j = 0; j < count; ++j) ";
-    if (t == DType::f32) s << "((float*)" << p << ")[e0 + j] = " << v << "[j];\n";
-    else s << "((u16*)" << p << ")[e0 + j] = " << (t == DType::f16 ? "f2h(" : "f2bf(") << v << "[j]);\n";
-    s << "    }\n";
+    }
   }
-  s << "  }\n}\n";
+}
+
+}  // namespace
+
+std::string fused_source(const Attrs& a, const std::vector<FusedOperand>& inputs, const std::vector<DType>& outputs) {
+  std::ostringstream s;
+  s << kPrelude;
+  // The full chunks' body is apart from the tail's, so that their code has no bounds or branches.
+  s << "extern \"C\" __global__ void __launch_bounds__(256) " << kFusedEntry << "(const Params p) {\n"
+    << "  const i64 chunks = (p.n + 7) / 8, stride = i64(gridDim.x) * blockDim.x;\n"
+    << "  for (i64 c = i64(blockIdx.x) * blockDim.x + threadIdx.x; c < chunks; c += stride) {\n"
+    << "    const i64 e0 = c * 8;\n"
+    << "    if (p.vec && e0 + 8 <= p.n) {\n";
+  chunk_body(s, a, inputs, outputs, true);
+  s << "    } else {\n"
+    << "      const int count = e0 + 8 <= p.n ? 8 : int(p.n - e0);\n";
+  chunk_body(s, a, inputs, outputs, false);
+  s << "    }\n  }\n}\n";
   return s.str();
 }
 
