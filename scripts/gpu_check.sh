@@ -198,7 +198,7 @@ fi
 if [[ " $stages " == *" blocks "* ]]; then  # not part of all: about 8 minutes on its own
   note "transformer MLP blocks against PyTorch (scripts/bench_blocks.py)"
   PYTHONUNBUFFERED=1 timeout 560 python3 scripts/bench_blocks.py --gexec "$gexec" --out "$OUT/blocks" \
-    --docs docs/performance.md ${BLOCKS_QUICK:+--quick} 2>&1 | tail -60 || status=1
+    --docs docs/performance.md --max-autotune ${BLOCKS_QUICK:+--quick} 2>&1 | tail -60 || status=1
   cp -f docs/performance.md "$OUT/blocks/" 2>/dev/null || true
   note "the blocks with the measured residual costs (--residual-costs): the passes' decisions"
   if [ -f "$OUT/blocks/residual_costs.tsv" ]; then
