@@ -4,7 +4,8 @@
 Runs on a machine with a CUDA device and PyTorch; elsewhere it says so and exits 0 (the graph
 writer works anywhere: --write-small writes the small blocks of graphs/).
 
-    python3 scripts/bench_blocks.py --gexec build/release/gexec [--quick] [--out DIR] [--docs docs/performance.md]
+    python3 scripts/bench_blocks.py --gexec build/release/gexec [--quick | --dtypes bf16 --tokens 256,4096]
+        [--max-autotune] [--out DIR] [--docs docs/performance.md]
 
 Blocks (d 4096; GPT ffn 16384, LLaMA ffn 11008; 256, 4096 and 8192 tokens; f16 and bf16):
   GPT:   y = gelu(x W1 + b1) W2 + b2 + x     (GEMM+bias+GELU, GEMM+bias+residual)
@@ -354,6 +355,8 @@ def parse_args():
     p.add_argument("--gexec", default="build/release/gexec")
     p.add_argument("--out", default="", help="a folder for blocks.md and residual_costs.tsv (default: none)")
     p.add_argument("--quick", action="store_true", help="f16 only, 256 and 4096 tokens")
+    p.add_argument("--dtypes", default="", help="instead: these dtypes, e.g. bf16 or f16,bf16")
+    p.add_argument("--tokens", default="", help="instead: these token counts, e.g. 256,4096")
     p.add_argument("--max-autotune", action="store_true", help="also torch.compile mode max-autotune-no-cudagraphs")
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--warmup-ms", type=float, default=100.0)
@@ -382,8 +385,8 @@ def main():
         print(bvt.SKIP_MESSAGE)
         return 0
     args.t0 = time.perf_counter()
-    dtypes = ["f16"] if args.quick else ["f16", "bf16"]
-    tokens = [256, 4096] if args.quick else TOKENS
+    dtypes = args.dtypes.split(",") if args.dtypes else ["f16"] if args.quick else ["f16", "bf16"]
+    tokens = [int(t) for t in args.tokens.split(",")] if args.tokens else [256, 4096] if args.quick else TOKENS
     out = Path(args.out) if args.out else None
     if out:
         out.mkdir(parents=True, exist_ok=True)
