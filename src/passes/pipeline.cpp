@@ -79,7 +79,8 @@ const std::vector<Pass>& all_passes() {
       {"fuse_residual", "fuse a residual ADD (and a RELU/GELU after it) into the product, as cuBLASLt's C",
        fuse_residual},
       {"group_elementwise", "run chains of elementwise ops as one FUSED_ELEMENTWISE kernel", group_elementwise},
-      {"split_f8_outputs", "write an f8 product's f8 C with per-row/column operand scales through bf16 and a CAST",
+      {"split_f8_outputs",
+       "write an f8 product's f8 C through bf16 and a CAST where per-row/column scales (on A, B or C) need it",
        split_f8_outputs},
   };
   return passes;

@@ -133,10 +133,8 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
   ref::product_all(p, out.value, out.scale, progress);
   // A blocked accumulator (FP8 without fast accumulation): sum over blocks of each block's
   // magnitude squared, from the same laid-out magnitudes.
-  const int64_t block = prec.accumulate_block;
-  const bool blocked = block > 0 && block < s.k;
   std::vector<double> block_sq;
-  if (blocked) block_sq = ref::block_magnitude_squares(p, block);
+  if (bound::blocked_accumulation(prec, s.k)) block_sq = ref::block_magnitude_squares(p, prec.accumulate_block);
   p = {};
   const size_t count = out.value.size();
   out.var.assign(count, 0.0);
@@ -166,9 +164,8 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
     for (size_t e = 0; e < count; ++e) out.var[e] += bound::tf32_var(tf32_operands, sq[e]);
   }
   for (size_t e = 0; e < count; ++e)
-    out.var[e] += blocked ? bound::block_accumulation_var(prec.accumulate_u, block, block_sq[e] * (s.alpha * s.alpha),
-                                                          s.k, out.scale[e])
-                          : bound::accumulation_var(prec.accumulate_u, s.k, out.scale[e]);
+    out.var[e] += bound::product_accumulation_var(prec, s.k, out.scale[e],
+                                                  block_sq.empty() ? 0.0 : block_sq[e] * (s.alpha * s.alpha));
 
   const bool has_bias = s.has_bias;
   if (has_bias && static_cast<int64_t>(in[2]->value.size()) != s.n)

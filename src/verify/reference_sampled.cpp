@@ -83,7 +83,7 @@ class ElementEval {
     const int tf32_operands = prec_.tf32 ? int(a.t->dtype == DType::f32) + int(b.t->dtype == DType::f32) : 0;
     // A blocked accumulator's partial magnitudes, as block_magnitude_squares sums them.
     const int64_t block = prec_.accumulate_block;
-    const bool blocked = block > 0 && block < s.k;
+    const bool blocked = bound::blocked_accumulation(prec_, s.k);
     double v = 0, sc = 0, cx = 0, cy = 0, sq = 0, part = 0, block_sq = 0;
     for (int64_t kk = 0; kk < s.k; ++kk) {
       const VS x = a.at(e * s.m * s.k + (s.trans_a ? kk * s.m + i : i * s.k + kk));
@@ -105,8 +105,7 @@ class ElementEval {
     const double a2 = s.alpha * s.alpha;
     double var = carries ? cx * a2 + cy * std::fabs(a2) : 0.0;
     if (tf32_operands) var += bound::tf32_var(tf32_operands, sq * a2);
-    var += blocked ? bound::block_accumulation_var(prec_.accumulate_u, block, block_sq * a2, s.k, sc)
-                   : bound::accumulation_var(prec_.accumulate_u, s.k, sc);
+    var += bound::product_accumulation_var(prec_, s.k, sc, block_sq * a2);
     const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
     const bool has_bias = s.has_bias;
     const VS r = s.has_residual ? at(op.inputs.back(), l) : VS{};

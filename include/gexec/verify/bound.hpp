@@ -149,6 +149,20 @@ inline double block_accumulation_var(double u, int64_t b, double sum_sq, int64_t
   return double(b + 1) * u * u * sum_sq / 3 + accumulation_var(0x1p-24, k, mag);
 }
 
+// Whether a K-term product under `p` takes the block model (a block shorter than K); where it
+// does, the reference sums the blocks' squared magnitudes for product_accumulation_var.
+inline bool blocked_accumulation(const Precision& p, int64_t k) {
+  return p.accumulate_block > 0 && p.accumulate_block < k;
+}
+
+// The accumulation term of a K-term product of magnitude mag under `p`: blocked (block_sq, the
+// blocks' squared magnitudes, alpha included) or over the whole of K. The full and the sampled
+// reference both take it, so that they bound alike.
+inline double product_accumulation_var(const Precision& p, int64_t k, double mag, double block_sq) {
+  return blocked_accumulation(p, k) ? block_accumulation_var(p.accumulate_u, p.accumulate_block, block_sq, k, mag)
+                                    : accumulation_var(p.accumulate_u, k, mag);
+}
+
 // TF32 input rounding: each f32 operand is rounded to 11 significant bits, an error of at most
 // 2^-11 |a|, uniform, variance at most 2^-22 a^2 / 3; through the product, sum_k a_k^2 b_k^2
 // (= sq) times that per rounded operand.
