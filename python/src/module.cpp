@@ -160,7 +160,9 @@ Executor(graph, backend="auto", device=0, passes="default", seed=None, *, atol=N
 backend: "auto" (CUDA where a device is present, else the CPU, with a RuntimeWarning), "cuda" or "cpu".
 passes: "default", "none" or a comma-separated list, as `gexec run --passes`.
 seed: draws the inputs that run() is not given (default: the graph's seed, else 0).
-atol, rtol, verify, samples: how check() compares, as the command line's options.
+atol, rtol, verify, samples: how check() compares, as the command line's options and under their rules
+(atol, rtol: finite, 0 to 1e300; samples: at least 1; verify: auto, full, sample or none, since exact
+mode draws inputs of its own). ValueError otherwise.
 cuda_graph: on CUDA, once three runs in a row used the same buffers, the run is captured as a CUDA
 graph and replayed (one launch) until a buffer changes; False launches the kernels every time.)doc")
       .def(py::init([](const PyGraph& g, const std::string& backend, int device, const std::string& passes,

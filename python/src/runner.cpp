@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "check.hpp"
+#include "gexec/app/check_options.hpp"
 #include "gexec/app/run_report.hpp"
 #include "gexec/passes/pipeline.hpp"
 #include "target.hpp"
@@ -31,8 +32,10 @@ py::object json_to_python(const nlohmann::json& j) {
 
 Runner::Runner(const PyGraph& g, const ExecutorOptions& o) : original_(g.graph) {
   seed_ = o.seed.value_or(original_.seed.value_or(0));
-  if (o.verify != "auto" && o.verify != "full" && o.verify != "sample" && o.verify != "exact" && o.verify != "none")
-    throw py::value_error("verify: \"" + o.verify + "\"; expected one of auto, full, sample, exact, none");
+  // The command line's rules (check_options.hpp), without exact mode: its inputs are drawn by
+  // gexec, here they are the caller's.
+  if (Status st = check_option_values(o.verify, python_verify_modes(), o.atol, o.rtol, o.samples); !st)
+    throw py::value_error(st.error().message);
   check_opts_.verify = o.verify;
   check_opts_.atol = o.atol;
   check_opts_.rtol = o.rtol;

@@ -326,3 +326,33 @@ def test_module_exports_nothing_private():
     private = ("_ZN5gexec", "_ZNK5gexec", "_ZNSt6locale", "_ZNKSt6locale", "_ZNSt8ios_base")
     leaked = [n for n in names if n.startswith(private)]
     assert leaked == [], f"{len(leaked)} private symbols exported, e.g. {leaked[:5]}"
+
+
+# The check's options follow the command line's rules (check_options.hpp).
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"verify": "exact"}, r'verify: "exact"; expected one of auto, full, sample, none \(exact mode draws'),
+        ({"atol": float("inf")}, r"atol: expected a finite number from 0 to 1e300, got inf"),
+        ({"atol": -1.0}, r"atol: expected a finite number from 0 to 1e300, got -1"),
+        ({"atol": float("nan")}, r"atol: expected a finite number from 0 to 1e300, got nan"),
+        ({"rtol": -0.5}, r"rtol: expected a finite number from 0 to 1e300, got -0.5"),
+        ({"samples": 0}, r"samples: expected an integer from 1 to 9223372036854775807, got 0"),
+    ],
+    ids=["exact", "atol_inf", "atol_negative", "atol_nan", "rtol_negative", "samples_0"],
+)
+def test_check_options_are_refused_as_the_command_line_refuses_them(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        gexec.Executor(gexec.Graph.load(GRAPH), backend="cpu", **kwargs)
+
+
+def test_the_check_options_share_the_command_lines_rule():
+    rc, _, err = cli("run", GRAPH, "--backend", "cpu", "--atol", "inf")
+    assert rc == 2 and "expected a finite number from 0 to 1e300" in err
+    with pytest.raises(ValueError, match="expected a finite number from 0 to 1e300"):
+        gexec.Executor(gexec.Graph.load(GRAPH), backend="cpu", atol=float("inf"))
+    ex = gexec.Executor(gexec.Graph.load(GRAPH), backend="cpu", atol=0.0, rtol=1e300, samples=1, verify="sample")
+    ex.run({})
+    assert [r["mode"] for r in ex.check()] == ["sample"]
