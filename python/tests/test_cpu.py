@@ -466,12 +466,13 @@ def test_graph_error_carries_the_problems_and_the_pointer(tmp_path):
     assert message.startswith("2:") and "JSON syntax error" in message
 
 
-def test_from_dict_takes_numpy_scalars():
+def test_from_dict_takes_numpy_scalars_and_arrays():
     with open(GRAPH) as f:
         d = json.load(f)
     d["tensors"][0]["shape"] = [np.int64(64), np.int32(80)]
     d["tensors"][1]["init"]["std"] = np.float32(0.25)
     d["seed"] = np.uint64(7)
+    d["tensors"][2]["init"] = {"values": np.linspace(-1, 1, 96, dtype=np.float32)}  # Bias [96], as an array
     g = gexec.Graph.from_dict(d)
     assert g.tensors["A"]["shape"] == (64, 80) and g.seed == 7
     assert gexec.Executor(g, backend="cpu", seed=np.int64(3)).seed == 3
