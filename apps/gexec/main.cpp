@@ -35,9 +35,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--device", run.device, "CUDA device ordinal")->check(gexec::cli::integer_in(0, 1023));
   run_cmd->add_option("--backend", run.backend, "auto, cuda or cpu")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   auto* atol_opt = run_cmd->add_option("--atol", atol, "Absolute allowance near zero (default per output dtype)")
-                       ->check(gexec::cli::number_in(0, 1e300));
+                       ->check(gexec::cli::number_in(0, gexec::kMaxAllowance));
   auto* rtol_opt = run_cmd->add_option("--rtol", rtol, "Extra allowance, times each element's scale (default 0)")
-                       ->check(gexec::cli::number_in(0, 1e300));
+                       ->check(gexec::cli::number_in(0, gexec::kMaxAllowance));
   run_cmd->add_option("--passes", run.passes, "Pass pipeline: default, none, or a comma-separated list");
   run_cmd->add_flag("--print-after-all", run.print_after_all, "Print the graph after every pass");
   run_cmd->add_option("--print-after", run.print_after, "Print the graph after the named pass");
@@ -52,9 +52,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--verify", run.verify,
                       "Check the outputs: auto (full below 2^33 reference multiply-adds, else sampled), full, sample, "
                       "exact (integer inputs, bit equality) or none")
-      ->check(CLI::IsMember({"auto", "full", "sample", "exact", "none"}));
+      ->check(CLI::IsMember(gexec::run_verify_modes()));
   run_cmd->add_option("--samples", run.samples, "Output elements a sampled check compares, per output (default 4096)")
-      ->check(gexec::cli::integer_in(1, uint64_t(std::numeric_limits<int64_t>::max())));
+      ->check(gexec::cli::integer_in(gexec::kMinCheckSamples, uint64_t(std::numeric_limits<int64_t>::max())));
   run_cmd->add_option("--report", run.report_path, "Write a JSON report of the run to this file")
       ->check(gexec::cli::non_empty_path());
   run_cmd->add_option("--load-inputs", run.load_inputs_dir, "Replace graph inputs by DIR/<name>.npy where present")
@@ -102,15 +102,15 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--inputs", check.inputs_dir, "Folder with <name>.npy for every graph input")->required();
   check_cmd->add_option("--outputs", check.outputs_dir, "Folder with <name>.npy for every graph output")->required();
   check_cmd->add_option("--verify", check.verify, "auto, full, sample or exact (bit equality)")
-      ->check(CLI::IsMember({"auto", "full", "sample", "exact"}));
+      ->check(CLI::IsMember(gexec::check_verify_modes()));
   check_cmd->add_option("--samples", check.samples, "Output elements a sampled check compares (default 4096)")
-      ->check(gexec::cli::integer_in(1, uint64_t(std::numeric_limits<int64_t>::max())));
+      ->check(gexec::cli::integer_in(gexec::kMinCheckSamples, uint64_t(std::numeric_limits<int64_t>::max())));
   auto* check_seed_opt = check_cmd->add_option("--seed", check_seed, "Seed choosing the sampled elements")
                              ->check(gexec::cli::integer_in(0, std::numeric_limits<uint64_t>::max()));
   auto* check_atol_opt = check_cmd->add_option("--atol", check_atol, "Absolute allowance near zero")
-                             ->check(gexec::cli::number_in(0, 1e300));
+                             ->check(gexec::cli::number_in(0, gexec::kMaxAllowance));
   auto* check_rtol_opt = check_cmd->add_option("--rtol", check_rtol, "Extra allowance times each element's scale")
-                             ->check(gexec::cli::number_in(0, 1e300));
+                             ->check(gexec::cli::number_in(0, gexec::kMaxAllowance));
   check_cmd->add_option("--precision", check.precision, "The products' arithmetic: f32, or tf32 (f32 operands rounded to TF32)")
       ->check(CLI::IsMember({"f32", "tf32"}));
   check_cmd->add_option("--report", check.report_path, "Write a JSON report of the check to this file");
@@ -137,11 +137,11 @@ int main(int argc, char** argv) {
   gemm_cmd->add_option("--pad", gemm.run.pad, "Pad misaligned GEMM operands: auto, never or always")
       ->check(CLI::IsMember({"auto", "never", "always"}));
   gemm_cmd->add_option("--verify", gemm.run.verify, "auto, full, sample, exact or none (as for run)")
-      ->check(CLI::IsMember({"auto", "full", "sample", "exact", "none"}));
+      ->check(CLI::IsMember(gexec::run_verify_modes()));
   auto* gemm_atol = gemm_cmd->add_option("--atol", atol, "Absolute tolerance (default per output dtype)")
-                        ->check(gexec::cli::number_in(0, 1e300));
+                        ->check(gexec::cli::number_in(0, gexec::kMaxAllowance));
   auto* gemm_rtol = gemm_cmd->add_option("--rtol", rtol, "Relative tolerance (default per output dtype)")
-                        ->check(gexec::cli::number_in(0, 1e300));
+                        ->check(gexec::cli::number_in(0, gexec::kMaxAllowance));
   auto* gemm_iters = gemm_cmd->add_option("--iters", gemm.run.timing.iters, "Timed iterations per point (default 100, at most 10^7)")
                          ->check(gexec::cli::integer_in(1, 10000000));
   gemm_cmd->add_option("--warmup", gemm.run.timing.warmup_iters, "Untimed iterations first (default 10)")

@@ -221,6 +221,15 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     auto tuned = autotune(**ex, target->caps, tune, log);
     rep.tuning_log = log.str();
     if (!tuned) return tuned.error();
+    // Only kernels with several variants (cuBLASLt's candidates) are tuned: say when there was none.
+    if (opts.autotune && tuned->empty())
+      rep.warnings.push_back(
+          {RunWarning::Kind::other,
+           target->backend == Backend::cpu
+               ? "--autotune: the CPU backend has nothing to tune (each of its kernels has one variant); the run is "
+                 "untuned"
+               : "--autotune: no kernel of this run has variants to choose between (only cuBLASLt products do); "
+                 "the run is untuned"});
     tell();
   }
   if (opts.algo) GEXEC_TRY(select_algo(**ex, *opts.algo));

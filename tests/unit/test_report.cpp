@@ -202,6 +202,28 @@ TEST_CASE("--load-inputs: dumped inputs loaded back give the same outputs, bit f
 }
 
 
+// --autotune tunes only kernels with several variants (cuBLASLt's candidates); the CPU backend
+// has none, and the run used to say nothing about it.
+TEST_CASE("autotune: on the CPU backend, --autotune says that nothing was tuned, in the text and the report",
+          "[report][cpu]") {
+  const std::string dir = temp_dir("autotune");
+  const std::string graph = gexec::test::source_path("graphs/gemm_bias_relu.json");
+  const auto r = gexec::test::run_gexec("run '" + graph + "' --backend cpu --autotune --report '" + dir + "/r.json'");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const std::string said = "--autotune: the CPU backend has nothing to tune";
+  CHECK(gexec::test::has(r.output, said));
+  const json rep = valid_report(dir + "/r.json");
+  bool found = false;
+  for (const json& w : rep["warnings"])
+    found = found || (w["kind"] == "other" && gexec::test::has(w["message"].get<std::string>(), said));
+  CHECK(found);
+  // Without --autotune, no such warning.
+  const auto plain = gexec::test::run_gexec("run '" + graph + "' --backend cpu");
+  CHECK(!gexec::test::has(plain.output, "--autotune"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("gexec check: the same rules and report as run; exit 0, 1 and 2", "[report][check][cpu]") {
   const std::string dir = temp_dir("check");
   const std::string graph = gexec::test::source_path("graphs/gemm_bias_relu.json");
