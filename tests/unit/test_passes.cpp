@@ -121,6 +121,38 @@ TEST_CASE("the default pipeline over the example graphs prints as expected", "[p
   }
 }
 
+TEST_CASE("every pass list of one or two passes leaves every shipped and golden graph valid", "[passes]") {
+  // --passes takes any list, in any order, with repeats: each pass must leave a valid graph from
+  // any valid one, not only from what the passes before it in the default order leave.
+  std::vector<fs::path> inputs;
+  for (const fs::path& dir : {kSource / "graphs", kGolden / "group_elementwise", kGolden / "fuse_residual",
+                              kGolden / "split_f8_outputs", kGolden / "fuse_elementwise", kGolden / "pipeline"})
+    for (const auto& f : fs::directory_iterator(dir))
+      if (f.path().extension() == ".json") inputs.push_back(f.path());
+  std::sort(inputs.begin(), inputs.end());
+  std::vector<std::vector<std::string>> lists;
+  for (const Pass& a : all_passes()) {
+    lists.push_back({a.name});
+    for (const Pass& b : all_passes()) lists.push_back({a.name, b.name});
+  }
+  int runs = 0;
+  for (const fs::path& input : inputs) {
+    const Graph loaded = load_ok(input);
+    for (const auto& list : lists) {
+      Graph g = loaded;
+      PipelineOptions opts;
+      opts.passes = list;
+      std::ostringstream sink;
+      auto records = run_pipeline(g, opts, sink);
+      INFO(input.string() << " --passes " << list[0] << (list.size() > 1 ? "," + list[1] : "") << ": "
+                          << (records.ok() ? std::string() : records.error().message));
+      CHECK(records.ok());
+      ++runs;
+    }
+  }
+  CHECK(runs > 500);
+}
+
 TEST_CASE("a pass that leaves an invalid graph is reported by name", "[passes]") {
   Graph g = small_chain();
   // Swapping the ops makes r1 read Y before r0 writes it.
