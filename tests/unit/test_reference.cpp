@@ -197,6 +197,28 @@ TEST_CASE("reference: CAST rounds to nearest even, once, and keeps the scale abo
   }
 }
 
+TEST_CASE("reference: a RELU into a narrower dtype is a rounding, into the same or f32 none", "[reference]") {
+  // 1 + 2^-7 + 2^-8 is an f16 value halfway between two bf16 values: RELU f16 -> bf16 rounds it
+  // (to even, up). A kernel that fused the RELU into the product before it rounds the product to
+  // bf16 once and may land one bf16 ulp lower: the check must allow that step, as for a CAST.
+  const double x = 1 + std::ldexp(1.0, -7) + std::ldexp(1.0, -8);
+  for (DType out : {DType::bf16, DType::f16, DType::f32}) {
+    Builder b;
+    TensorId in = b.tensor("X", {1}, DType::f16), y = b.tensor("Y", {1}, out);
+    b.op(OpType::RELU, {in}, y);
+    b.g.outputs = {y};
+    const RefTensor r = reference_of(b.g, {{"X", bytes_of(b.g.tensor(in), {x})}}, "Y");
+    INFO(dtype_name(out));
+    CHECK(r.rounded == (out == DType::bf16));
+    if (out != DType::bf16) continue;
+    CHECK(r.value[0] == 1 + std::ldexp(1.0, -6));
+    const std::vector<uint8_t> got = bytes_of(b.g.tensor(y), {1 + std::ldexp(1.0, -7)});
+    const OutputCheck c = compare_output(b.g.tensor(y), got.data(), r, default_tolerance(out));
+    CHECK(c.max_ratio <= 1.0);
+    CHECK(c.pass);
+  }
+}
+
 TEST_CASE("reference: an f16 intermediate is rounded before the next op reads it", "[reference]") {
   Builder b;
   TensorId a = b.tensor("A", {1, 2}), bb = b.tensor("B", {2, 1}), ab = b.tensor("AB", {1, 1}, DType::f16);
