@@ -331,6 +331,55 @@ TEST_CASE("compare: the bound is atol, 1.25 ulps of the output and 6 sigma of th
   }
 }
 
+TEST_CASE("compare: one rounding step on the element that holds the variance passes the normwise rule", "[reference]") {
+  // A bf16 output of 15 elements, one of them (5.09375) far larger than the others: its rounding
+  // dominates the sum of variances. A correct kernel may land one step from the reference there
+  // (5.109375 is a tie, and GELU evaluated in f32 or in double falls on either side of it); the
+  // normwise rule must not count that as 15 independent errors' worth of spread.
+  Tensor t;
+  t.name = "Y";
+  t.shape = {15};
+  t.dtype = DType::bf16;
+  RefTensor ref;
+  ref.rounded = true;
+  ref.value = {5.09375};
+  for (int i = 1; i < 15; ++i) ref.value.push_back(0.001 * i);
+  ref.scale = ref.value;
+  ref.var.assign(15, 0.0);
+  std::vector<double> got_values = ref.value;
+  got_values[0] = 5.125;
+  std::vector<uint8_t> got(15 * 2);
+  for (int i = 0; i < 15; ++i) store_from_float(got.data(), DType::bf16, i, float(got_values[size_t(i)]));
+  const OutputCheck c = compare_output(t, got.data(), ref, default_tolerance(DType::bf16));
+  CHECK(c.max_ratio <= 0.8);
+  CHECK(c.norm_ratio <= 1.0);
+  CHECK(c.pass);
+}
+
+TEST_CASE("reference: an f32 epilogue's additions round at the scale of the bias and residual", "[reference]") {
+  // C = A B + R + Bias in f32 with R and Bias cancelling: a kernel adds them to the product in
+  // f32, each addition rounding at the magnitude of R (about 3), so its result is off by up to an
+  // f32 ulp of 3 from the exact one, far more than an ulp of the small result.
+  Builder b;
+  TensorId a = b.tensor("A", {1, 1}), bb = b.tensor("B", {1, 1}), bias = b.tensor("Bias", {1});
+  TensorId r = b.tensor("R", {1, 1}), c = b.tensor("C", {1, 1});
+  Op& op = b.op(OpType::GEMM_BIAS_ACT, {a, bb, bias, r}, c);
+  op.attrs.residual = true;
+  b.g.outputs = {c};
+  const float av = 0.3f, rv = 3.0000002f, biasv = -3.3f;
+  const RefTensor ref = reference_of(b.g,
+                                     {{"A", bytes_of(b.g.tensor(a), {av})}, {"B", bytes_of(b.g.tensor(bb), {1.0})},
+                                      {"Bias", bytes_of(b.g.tensor(bias), {biasv})}, {"R", bytes_of(b.g.tensor(r), {rv})}},
+                                     "C");
+  const float kernel = (av * 1.0f + rv) + biasv;  // the CPU kernel's order, in f32
+  REQUIRE(double(kernel) != ref.value[0]);
+  std::vector<uint8_t> got(4);
+  store_from_float(got.data(), DType::f32, 0, kernel);
+  const OutputCheck check = compare_output(b.g.tensor(c), got.data(), ref, default_tolerance(DType::f32));
+  CHECK(check.norm_ratio <= 1.0);
+  CHECK(check.pass);
+}
+
 TEST_CASE("compare: a small error on every element fails the normwise rule only", "[reference]") {
   Tensor t;
   t.name = "C";
