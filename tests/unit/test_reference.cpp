@@ -9,6 +9,7 @@
 #include "catch.hpp"
 #include "graph_builder.hpp"
 #include "gexec/verify/compare.hpp"
+#include "gexec/verify/exact.hpp"
 #include "gexec/verify/reference.hpp"
 #include "../../src/verify/reference_gemm.hpp"
 
@@ -473,4 +474,28 @@ TEST_CASE("compare: NaN and infinity fail; statistics", "[reference]") {
   CHECK(c.pass);
   CHECK(c.rel_fro == 0);
   CHECK(c.max_rel == 0);
+}
+
+TEST_CASE("exact: graphs with f8 tensors are refused, since their scales leave the integer model", "[reference]") {
+  // An f8 operand with scale 0.07 holds integers times 0.07, which f32 products do not keep
+  // exact; a CAST to f8 quantizes with the output's scale. Neither is bit-exact against the
+  // reference, so exact mode must refuse rather than fail a correct run.
+  for (int which = 0; which < 2; ++which) {
+    Builder b;
+    if (which == 0) {
+      TensorId a = b.tensor("A", {2, 1}, DType::f8e4m3), c = b.tensor("C", {2, 2}, DType::f32);
+      b.g.tensor(a).scale.values = {0.07};
+      b.op(OpType::MATMUL, {a, a}, c).attrs.trans_b = true;
+      b.g.outputs = {c};
+    } else {
+      TensorId x = b.tensor("X", {4}, DType::f16), y = b.tensor("Y", {4}, DType::f8e5m2);
+      b.op(OpType::CAST, {x}, y);
+      b.g.outputs = {y};
+    }
+    auto r = exact_range(b.g);
+    INFO(which << ": " << (r.ok() ? "accepted, R = " + std::to_string(*r) : r.error().message));
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == Exit::bad_input);
+    CHECK(r.error().message.find("f8") != std::string::npos);
+  }
 }
