@@ -1,0 +1,91 @@
+// The judge of one generated graph: through the graph file (saved, loaded), the passes (verified
+// after each), the CPU backend and the check, as `gexec run FILE --backend cpu --passes P` does.
+#include <cstdio>
+#include <memory>
+
+#include "gexec/app/commands.hpp"
+#include "gexec/io/load.hpp"
+#include "gexec/ir/printer.hpp"
+#include "graphgen.hpp"
+
+namespace gexec::graphgen {
+
+std::string_view outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::pass: return "pass";
+    case Outcome::refused: return "refused";
+    case Outcome::overflow: return "overflow";
+    case Outcome::failed: return "failed";
+  }
+  return "?";
+}
+
+namespace {
+
+Verdict failed(std::string kind, std::string message) { return {Outcome::failed, std::move(kind), std::move(message)}; }
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+// Whether every output that failed has a reference that is not finite.
+bool overflowed(const RunReport& rep) {
+  if (!rep.check) return false;
+  for (const CheckedOutput& o : rep.check->outputs)
+    if (!o.check.pass && o.check.ref_nonfinite == 0) return false;
+  return true;
+}
+
+// The outputs over their bound, one line each, as `gexec run` words them.
+std::string failed_outputs(const RunReport& rep) {
+  std::string s;
+  if (!rep.check) return "the check failed";
+  for (const CheckedOutput& o : rep.check->outputs) {
+    const OutputCheck& c = o.check;
+    if (c.pass) continue;
+    s += (s.empty() ? "" : "\n") + c.name + ": " + std::to_string(c.beyond) + "/" + std::to_string(c.checked) +
+         " beyond, elem_ratio " + num(c.max_ratio) + ", norm_ratio " + num(c.norm_ratio) + "; worst element " +
+         std::to_string(c.worst) + ": got " + num(c.worst_got) + ", expected " + num(c.worst_ref) + ", bound " +
+         num(c.worst_bound);
+  }
+  return s.empty() ? "the check failed" : s;
+}
+
+}  // namespace
+
+Verdict judge(const Graph& g, const RunSpec& run) {
+  // The generator's graphs are valid by construction; one that is not is the generator's bug.
+  if (auto problems = verify(g); !problems.empty()) return failed("generator", "the generated graph fails verify: " + problems[0]);
+  const std::string text = save_graph(g);
+  auto loaded = load_graph_text(text, "graphgen.json", ".");
+  if (!loaded) {
+    const Error& e = loaded.error();
+    if (e.code != Exit::bad_input || e.message.find("internal") != std::string::npos) return failed("loader", e.message);
+    return {Outcome::refused, "", e.message};
+  }
+  if (!(*loaded == g))
+    return failed("round trip", "saved and loaded, the graph differs:\n--- generated\n" + print_graph(g) +
+                                    "--- loaded\n" + print_graph(*loaded));
+
+  RunOptions opts;
+  opts.graph = std::make_shared<const Graph>(std::move(*loaded));
+  opts.graph_path = "graphgen.json";
+  opts.backend = "cpu";
+  opts.passes = run.passes;
+  opts.verify = run.verify;
+  opts.samples = run.samples;
+  const RunReport rep = run_graph(opts);
+  switch (rep.exit_code()) {
+    case Exit::ok: return {};
+    case Exit::check_failed:
+      if (overflowed(rep)) return {Outcome::overflow, "", failed_outputs(rep)};
+      return failed("check", failed_outputs(rep));
+    case Exit::bad_input: return {Outcome::refused, "", rep.error ? rep.error->message : "refused"};
+    case Exit::runtime: break;
+  }
+  return failed("internal", rep.error ? rep.error->message : "exit 3 without a message");
+}
+
+}  // namespace gexec::graphgen
