@@ -373,24 +373,29 @@ std::string RunSpec::args() const {
   std::string s = "--passes " + passes;
   if (verify != "auto") s += " --verify " + verify;
   if (verify == "sample") s += " --samples " + std::to_string(samples);
-  return s;
+  if (emit.empty()) return s;
+  return "--passes " + emit + " --emit-graph E.json, then gexec run E.json --backend cpu " + s;
 }
 
 std::vector<RunSpec> random_runs(uint64_t seed) {
   Rng r(seed ^ 0x5bd1e995a1b2c3d4ull);
-  RunSpec spec;
-  if (r.chance(0.1)) {
-    spec.passes = "none";
-  } else {
+  auto pass_list = [&r] {
+    if (r.chance(0.1)) return std::string("none");
     const auto& all = all_passes();
-    spec.passes.clear();
+    std::string list;
     const int n = r.range(1, 6);
-    for (int i = 0; i < n; ++i) spec.passes += (i ? "," : "") + all[size_t(r.below(int(all.size())))].name;
-  }
+    for (int i = 0; i < n; ++i) list += (i ? "," : "") + all[size_t(r.below(int(all.size())))].name;
+    return list;
+  };
+  RunSpec listed;
+  listed.passes = pass_list();
   const int c = r.below(10);
-  if (c < 3) spec.verify = "sample", spec.samples = r.range(1, 40);
-  else if (c < 5) spec.verify = "exact";
-  return {RunSpec{}, spec};
+  if (c < 3) listed.verify = "sample", listed.samples = r.range(1, 40);
+  else if (c < 5) listed.verify = "exact";
+  RunSpec emitted;
+  emitted.emit = pass_list();
+  emitted.passes = r.chance(0.5) ? "none" : "default";
+  return {RunSpec{}, listed, emitted};
 }
 
 }  // namespace gexec::graphgen

@@ -40,17 +40,21 @@ struct GenOptions {
 // odd shapes. A function of the seed alone.
 Graph generate_graph(uint64_t seed, const GenOptions& opts = {});
 
-// How a graph is run: as `gexec run FILE --backend cpu` with these options.
+// How a graph is run: as `gexec run FILE --backend cpu` with these options. With `emit`, the graph
+// first goes through those passes and is written out, as `--passes EMIT --emit-graph E` does,
+// and E is what runs: what the passes write must load, run and check like any graph file.
 struct RunSpec {
   std::string passes = "default";  // --passes: "default", "none" or "a,b,c"
   std::string verify = "auto";     // --verify: auto, sample or exact
   int64_t samples = 4096;          // --samples, for sample
-  std::string args() const;        // "--passes a,b --verify sample --samples 7"
+  std::string emit;                // passes whose result is written and run; empty: the graph itself
+  std::string args() const;        // "--passes a,b --verify sample --samples 7", or the two commands
 };
 
-// The runs of graph `seed`: the default pipeline with the default check, then a random pass list
+// The runs of graph `seed`: the default pipeline with the default check; a random pass list
 // (repeats and any order, or none) with a random check (auto; sample, of a few elements; or
-// exact, which draws integer inputs and requires bit equality). A function of the seed alone.
+// exact, which draws integer inputs and requires bit equality); and the graph another random
+// pass list emits, run with no passes or the default ones. A function of the seed alone.
 std::vector<RunSpec> random_runs(uint64_t seed);
 
 // overflow: the check failed only on outputs whose reference itself is not finite (the graph's
@@ -61,7 +65,8 @@ std::string_view outcome_name(Outcome o);
 struct Verdict {
   Outcome outcome = Outcome::pass;
   // What failed: "loader" (a valid graph refused with an internal message), "round trip" (saved
-  // and loaded, it differs), "internal" (exit 3), "check" (exit 1), "crash", "hang".
+  // and loaded, it differs), "emitted" (what the passes wrote is refused), "internal" (exit 3),
+  // "check" (exit 1), "crash", "hang".
   std::string kind;
   std::string message;  // the refusal or the failure, as gexec says it
 };

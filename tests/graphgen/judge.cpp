@@ -2,10 +2,12 @@
 // after each), the CPU backend and the check, as `gexec run FILE --backend cpu --passes P` does.
 #include <cstdio>
 #include <memory>
+#include <sstream>
 
 #include "gexec/app/commands.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/ir/printer.hpp"
+#include "gexec/passes/pipeline.hpp"
 #include "graphgen.hpp"
 
 namespace gexec::graphgen {
@@ -53,20 +55,46 @@ std::string failed_outputs(const RunReport& rep) {
   return s.empty() ? "the check failed" : s;
 }
 
+// What --emit-graph writes of g after `passes`: the pass state that the format has no place for
+// (hoisted, and the constant mark on a hoisted op's result) left out, as save_graph leaves it.
+Result<Graph> emitted(Graph g, const std::string& passes) {
+  auto names = parse_pass_list(passes);
+  if (!names) return names.error();
+  PipelineOptions opts;
+  opts.passes = *names;
+  std::ostringstream sink;
+  auto records = run_pipeline(g, opts, sink);
+  if (!records) return records.error();
+  const GraphIndex idx(g);
+  for (Op& op : g.ops) op.hoisted = false;
+  for (size_t t = 0; t < g.tensors.size(); ++t)
+    if (idx.producer[t] != kNone) g.tensors[t].constant = false;
+  return g;
+}
+
 }  // namespace
 
-Verdict judge(const Graph& g, const RunSpec& run) {
+Verdict judge(const Graph& generated, const RunSpec& run) {
   // The generator's graphs are valid by construction; one that is not is the generator's bug.
-  if (auto problems = verify(g); !problems.empty()) return failed("generator", "the generated graph fails verify: " + problems[0]);
+  if (auto problems = verify(generated); !problems.empty())
+    return failed("generator", "the generated graph fails verify: " + problems[0]);
+  Graph g = generated;
+  if (!run.emit.empty()) {
+    auto e = emitted(generated, run.emit);
+    if (!e) return e.error().code == Exit::bad_input ? Verdict{Outcome::refused, "", e.error().message}
+                                                    : failed("internal", e.error().message);
+    g = std::move(*e);
+  }
   const std::string text = save_graph(g);
   auto loaded = load_graph_text(text, "graphgen.json", ".");
   if (!loaded) {
     const Error& e = loaded.error();
+    if (!run.emit.empty()) return failed("emitted", e.message);
     if (e.code != Exit::bad_input || e.message.find("internal") != std::string::npos) return failed("loader", e.message);
     return {Outcome::refused, "", e.message};
   }
   if (!(*loaded == g))
-    return failed("round trip", "saved and loaded, the graph differs:\n--- generated\n" + print_graph(g) +
+    return failed("round trip", "saved and loaded, the graph differs:\n--- saved\n" + print_graph(g) +
                                     "--- loaded\n" + print_graph(*loaded));
 
   RunOptions opts;

@@ -1,6 +1,6 @@
-// gexec_graphgen: random valid graphs through the default pipeline and a random pass list and
-// check mode each, on the CPU backend against the reference; every failure minimised and written
-// as a graph file.
+// gexec_graphgen: random valid graphs through the default pipeline, a random pass list and check
+// mode, and as the graph file another pass list emits (random_runs), on the CPU backend against
+// the reference; every failure minimised and written as a graph file.
 //
 //   gexec_graphgen [--seed S] [--count N] [--seconds T] [--jobs J] [--out DIR] [--max-ops N] [--max-dim D]
 //

@@ -100,7 +100,7 @@ TEST_CASE("graphgen: a fixed slice of graphs passes, through the default pipelin
       ++runs;
     }
   }
-  CHECK(runs == 300);
+  CHECK(runs == 450);
 }
 
 TEST_CASE("graphgen: the minimised graphs of past failures pass", "[cpu]") {
