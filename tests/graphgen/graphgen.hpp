@@ -36,8 +36,8 @@ struct GenOptions {
 
 // A graph that is valid by docs/graph-format.md: every op type, dtype, layout, f8 scale (tensor,
 // row, column), amax outputs, residuals, batched and transposed products, FUSED_ELEMENTWISE groups,
-// inits of every kind, constants, intermediates kept as outputs, unused inputs, one-element and
-// odd shapes. A function of the seed alone.
+// every init form but file (no .npy is written), constants, intermediates kept as outputs, unused
+// inputs, one-element and odd shapes. A function of the seed alone.
 Graph generate_graph(uint64_t seed, const GenOptions& opts = {});
 
 // How a graph is run: as `gexec run FILE --backend cpu` with these options. With `emit`, the graph
