@@ -370,11 +370,11 @@ class Gen {
 Graph generate_graph(uint64_t seed, const GenOptions& opts) { return Gen(seed, opts).run(seed); }
 
 std::string RunSpec::args() const {
-  std::string s = "--passes " + passes;
+  std::string s = "--backend " + backend + " --passes " + passes;
   if (verify != "auto") s += " --verify " + verify;
   if (verify == "sample") s += " --samples " + std::to_string(samples);
   if (emit.empty()) return s;
-  return "--passes " + emit + " --emit-graph E.json, then gexec run E.json --backend cpu " + s;
+  return "--passes " + emit + " --emit-graph E.json --dry-run, then gexec run E.json " + s;
 }
 
 std::vector<RunSpec> random_runs(uint64_t seed) {

@@ -48,7 +48,8 @@ struct RunSpec {
   std::string verify = "auto";     // --verify: auto, sample or exact
   int64_t samples = 4096;          // --samples, for sample
   std::string emit;                // passes whose result is written and run; empty: the graph itself
-  std::string args() const;        // "--passes a,b --verify sample --samples 7", or the two commands
+  std::string backend = "cpu";     // --backend: cpu, or cuda (on a machine with a GPU)
+  std::string args() const;        // "--backend cpu --passes a,b --verify sample --samples 7", or the two commands
 };
 
 // The runs of graph `seed`: the default pipeline with the default check; a random pass list
@@ -59,7 +60,10 @@ std::vector<RunSpec> random_runs(uint64_t seed);
 
 // overflow: the check failed only on outputs whose reference itself is not finite (the graph's
 // values leave its dtypes' range): such an element never matches (compare.hpp), by design.
-enum class Outcome { pass, refused, overflow, failed };
+// unsupported: on the CUDA backend, no kernel for an op (the refusals the format lists for it,
+// such as an FP8 product's colmajor C); the CPU backend runs every valid graph, so there a
+// selection failure is a failure.
+enum class Outcome { pass, refused, overflow, unsupported, failed };
 std::string_view outcome_name(Outcome o);
 
 struct Verdict {
@@ -72,7 +76,7 @@ struct Verdict {
 };
 
 // Saves g as a graph file, loads it back (a refusal, exit 2, is Outcome::refused with the
-// loader's lines), then runs it on the CPU backend as `run` says, every pass's result verified,
+// loader's lines), then runs it on run.backend as `run` says, every pass's result verified,
 // every output checked against the reference of the graph as loaded.
 Verdict judge(const Graph& g, const RunSpec& run);
 

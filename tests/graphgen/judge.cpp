@@ -1,5 +1,5 @@
 // The judge of one generated graph: through the graph file (saved, loaded), the passes (verified
-// after each), the CPU backend and the check, as `gexec run FILE --backend cpu --passes P` does.
+// after each), a backend and the check, as `gexec run FILE --backend cpu --passes P` does.
 #include <cstdio>
 #include <memory>
 #include <sstream>
@@ -17,6 +17,7 @@ std::string_view outcome_name(Outcome o) {
     case Outcome::pass: return "pass";
     case Outcome::refused: return "refused";
     case Outcome::overflow: return "overflow";
+    case Outcome::unsupported: return "unsupported";
     case Outcome::failed: return "failed";
   }
   return "?";
@@ -100,7 +101,7 @@ Verdict judge(const Graph& generated, const RunSpec& run) {
   RunOptions opts;
   opts.graph = std::make_shared<const Graph>(std::move(*loaded));
   opts.graph_path = "graphgen.json";
-  opts.backend = "cpu";
+  opts.backend = run.backend;
   opts.passes = run.passes;
   opts.verify = run.verify;
   opts.samples = run.samples;
@@ -113,6 +114,8 @@ Verdict judge(const Graph& generated, const RunSpec& run) {
     case Exit::bad_input: return {Outcome::refused, "", rep.error ? rep.error->message : "refused"};
     case Exit::runtime: break;
   }
+  if (run.backend != "cpu" && rep.error && rep.error->message.starts_with("kernel selection failed"))
+    return {Outcome::unsupported, "", rep.error->message};
   return failed("internal", rep.error ? rep.error->message : "exit 3 without a message");
 }
 

@@ -3,6 +3,7 @@
 // the reference; every failure minimised and written as a graph file.
 //
 //   gexec_graphgen [--seed S] [--count N] [--seconds T] [--jobs J] [--out DIR] [--max-ops N] [--max-dim D]
+//                  [--backend cpu|cuda]
 //
 // Graph i is generate_graph(S + i): `--seed S+i --count 1` runs it alone. Worker processes run the
 // graphs (J at a time), so that a crash or a hang (a graph over kGraphSeconds) is reported as a
@@ -46,8 +47,16 @@ struct Options {
   double seconds = 0;  // 0: no time limit
   int jobs = 1;
   std::string out;
+  std::string backend = "cpu";
   GenOptions gen;
 };
+
+// The runs of graph `seed` on the chosen backend.
+std::vector<RunSpec> runs_of(uint64_t seed, const Options& o) {
+  auto runs = random_runs(seed);
+  for (RunSpec& r : runs) r.backend = o.backend;
+  return runs;
+}
 
 
 std::string escape(const std::string& s) {
@@ -110,20 +119,19 @@ void write_all(int fd, const std::string& s) {
 // A worker: graphs first, first + stride, ... until `end` or the deadline; per run a line
 // "B seed list" before it and "P|R|O|F seed list kind\tmessage" after it (pass, refused,
 // overflow, failed).
-[[noreturn]] void worker(int fd, uint64_t first, uint64_t end, uint64_t stride, double deadline_s,
-                         const GenOptions& gen) {
+[[noreturn]] void worker(int fd, uint64_t first, uint64_t end, uint64_t stride, double deadline_s, const Options& o) {
   const auto start = std::chrono::steady_clock::now();
   for (uint64_t s = first; s < end; s += stride) {
     if (deadline_s > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > deadline_s)
       break;
-    const Graph g = generate_graph(s, gen);
-    const auto runs = random_runs(s);
+    const Graph g = generate_graph(s, o.gen);
+    const auto runs = runs_of(s, o);
     for (size_t l = 0; l < runs.size(); ++l) {
       write_all(fd, "B " + std::to_string(s) + " " + std::to_string(l) + "\n");
       alarm(kGraphSeconds);
       const Verdict v = judge(g, runs[l]);
       alarm(0);
-      const char tag = "PROF"[int(v.outcome)];
+      const char tag = "PROUF"[int(v.outcome)];
       write_all(fd, std::string(1, tag) + " " + std::to_string(s) + " " + std::to_string(l) + " " + escape(v.kind) + "\t" +
                         escape(v.message) + "\n");
     }
@@ -201,13 +209,13 @@ void report_failure(const Options& o, const Failure& f, bool minimise) {
     std::printf("  could not write %s: %s\n", base.c_str(), (!a ? a : b).error().message.c_str());
     return;
   }
-  std::printf("  reproduce: gexec run %s.json --backend cpu %s\n", base.c_str(), f.run.args().c_str());
+  std::printf("  reproduce: gexec run %s.json %s\n", base.c_str(), f.run.args().c_str());
 }
 
 int usage(const std::string& why) {
   std::fprintf(stderr,
                "gexec_graphgen: %s\nusage: gexec_graphgen [--seed S] [--count N] [--seconds T] [--jobs J] [--out DIR] "
-               "[--max-ops N] [--max-dim D]\n",
+               "[--max-ops N] [--max-dim D] [--backend cpu|cuda]\n",
                why.c_str());
   return 2;
 }
@@ -228,11 +236,13 @@ int main(int argc, char** argv) {
       else if (a == "--out") o.out = v;
       else if (a == "--max-ops") o.gen.max_ops = std::stoi(v);
       else if (a == "--max-dim") o.gen.max_dim = std::stoi(v);
+      else if (a == "--backend") o.backend = v;
       else return usage("unknown option " + a);
     } catch (const std::exception&) {
       return usage("bad value \"" + v + "\" for " + a);
     }
   }
+  if (o.backend != "cpu" && o.backend != "cuda") return usage("--backend takes cpu or cuda");
   if (o.jobs < 1 || o.gen.max_ops < 1 || o.gen.max_dim < 1 || (o.count && *o.count < 1) || o.seconds < 0)
     return usage("--jobs, --count, --max-ops and --max-dim must be positive, --seconds not negative");
   if (!o.count && o.seconds == 0) o.count = 1000;
@@ -259,7 +269,7 @@ int main(int argc, char** argv) {
     const pid_t pid = ::fork();
     if (pid == 0) {
       ::close(fds[0]);
-      worker(fds[1], w.next, end, uint64_t(o.jobs), left, o.gen);
+      worker(fds[1], w.next, end, uint64_t(o.jobs), left, o);
     }
     ::close(fds[1]);
     w.pid = pid, w.fd = fds[0], w.buf.clear(), w.in_flight.reset();
@@ -269,9 +279,10 @@ int main(int argc, char** argv) {
     spawn(workers[j]);
   }
 
-  int64_t graphs = 0, runs = 0, passed = 0, refused = 0, overflowed = 0;
+  int64_t graphs = 0, runs = 0, passed = 0, refused = 0, overflowed = 0, unsupported = 0;
   std::vector<Failure> failures;
-  std::map<std::string, int64_t> refusals;  // first line of each refusal -> count
+  std::map<std::string, int64_t> refusals;  // each kind of refusal -> count
+  std::map<std::string, int64_t> missing;   // each kind of kernel selection failure (cuda) -> count
   uint64_t last_seed = o.seed;
   auto handle = [&](Worker& w, const std::string& line) {
     const char tag = line[0];
@@ -286,17 +297,25 @@ int main(int argc, char** argv) {
     w.next = seed + uint64_t(o.jobs);
     last_seed = std::max(last_seed, seed);
     ++runs;
-    if (list + 1 == random_runs(seed).size()) ++graphs;
+    if (list + 1 == runs_of(seed, o).size()) ++graphs;
     const std::string rest = line.substr(sp2 + 1);
     const size_t tab = rest.find('\t');
     const std::string kind = unescape(rest.substr(0, tab)), message = unescape(rest.substr(tab + 1));
     if (tag == 'P') ++passed;
     if (tag == 'O') ++overflowed;
+    if (tag == 'U') {
+      ++unsupported;
+      // The lines after the first name the op and each kernel's reason.
+      for (size_t at = message.find('\n'); at != std::string::npos; at = message.find('\n', at + 1)) {
+        const std::string line = message.substr(at + 1, message.find('\n', at + 1) - at - 1);
+        if (line.starts_with("  ")) ++missing[refusal_kind(line.substr(2))];
+      }
+    }
     if (tag == 'R') {
       ++refused;
       ++refusals[refusal_kind(message)];
     }
-    if (tag == 'F') failures.push_back({seed, random_runs(seed)[list], kind, message});
+    if (tag == 'F') failures.push_back({seed, runs_of(seed, o)[list], kind, message});
   };
 
   for (;;) {
@@ -331,7 +350,7 @@ int main(int argc, char** argv) {
         if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) kind = "hang", why = "over " + std::to_string(kGraphSeconds) + " s";
         else if (WIFSIGNALED(status)) why = std::string("signal ") + strsignal(WTERMSIG(status));
         else why = "exit status " + std::to_string(WEXITSTATUS(status));
-        failures.push_back({seed, random_runs(seed)[w.list], kind, why});
+        failures.push_back({seed, runs_of(seed, o)[w.list], kind, why});
         ++runs, ++graphs;
         last_seed = std::max(last_seed, seed);
         w.next = seed + uint64_t(o.jobs);
@@ -341,13 +360,15 @@ int main(int argc, char** argv) {
   }
 
   for (const auto& [line, n] : refusals) std::printf("refused %lld x: %s\n", (long long)n, line.c_str());
+  for (const auto& [line, n] : missing) std::printf("no kernel %lld x: %s\n", (long long)n, line.c_str());
   std::set<uint64_t> minimised;  // one graph file per failing graph, the first pass list's
   for (const Failure& f : failures)
     report_failure(o, f, int(minimised.size()) < kMaxMinimised && minimised.insert(f.seed).second);
   std::printf(
-      "graphgen: %lld graphs (seeds %llu..%llu), %lld runs: %lld passed, %lld refused, %lld overflowed, %zu failed; "
+      "graphgen: %lld graphs (seeds %llu..%llu), %lld runs: %lld passed, %lld refused, %lld overflowed, %s%zu failed; "
       "%.1f s\n",
       (long long)graphs, (unsigned long long)o.seed, (unsigned long long)last_seed, (long long)runs, (long long)passed,
-      (long long)refused, (long long)overflowed, failures.size(), elapsed());
+      (long long)refused, (long long)overflowed,
+      o.backend == "cpu" ? "" : (std::to_string(unsupported) + " without a kernel, ").c_str(), failures.size(), elapsed());
   return failures.empty() ? 0 : 1;
 }

@@ -115,7 +115,9 @@ TEST_CASE("graphgen: the minimised graphs of past failures pass", "[cpu]") {
     INFO(f.path().string() << (g ? "" : ": " + g.error().message));
     REQUIRE(g.ok());
     for (const char* passes : {"default", "none"}) {
-      const Verdict v = judge(*g, RunSpec{passes});
+      RunSpec run;
+      run.passes = passes;
+      const Verdict v = judge(*g, run);
       INFO("--passes " << passes << ": " << outcome_name(v.outcome) << " " << v.kind << ": " << v.message);
       CHECK(v.outcome == Outcome::pass);
     }
