@@ -81,6 +81,7 @@ class Shrinker {
       for (size_t i = g.ops.size(); i-- > 0;)
         if (i < g.ops.size() && try_keep(g, without_op(g, i))) progress = true;
       for (size_t o = g.outputs.size(); o-- > 0 && g.outputs.size() > 1;) {
+        if (o >= g.outputs.size()) continue;  // a kept drop took more than one output away
         Graph c = g;
         c.outputs.erase(c.outputs.begin() + long(o));
         drop_dead(c);
@@ -112,14 +113,17 @@ class Shrinker {
   bool simplify_ops(Graph& g) {
     bool any = false;
     for (size_t i = 0; i < g.ops.size(); ++i) {
+      // A kept edit replaces g (drop_dead may take ops away): `op` is a copy, and an edit whose op
+      // is gone is not tried.
       auto edit = [&](auto&& change) {
+        if (i >= g.ops.size()) return;
         Graph c = g;
         change(c.ops[i]);
         drop_dead(c);
         if (try_keep(g, std::move(c))) any = true;
       };
       const Attrs def;
-      const Op& op = g.ops[i];
+      const Op op = g.ops[i];
       if (op.outputs.size() == 2 && op.type != OpType::FUSED_ELEMENTWISE) edit([](Op& o) { o.outputs.pop_back(); });
       if (op.attrs.residual)
         edit([](Op& o) {
@@ -140,11 +144,13 @@ class Shrinker {
     return any;
   }
 
-  // A group's outputs dropped one at a time (with the steps only they needed: the steps after
-  // the last result go), and its steps' dtypes made f32.
+  // A group's outputs dropped one at a time, with the steps only they needed (those after the last
+  // result left).
   bool simplify_group(Graph& g, size_t i) {
     bool any = false;
-    for (size_t o = g.ops[i].outputs.size(); o-- > 0 && g.ops[i].outputs.size() > 1;) {
+    auto still_group = [&] { return i < g.ops.size() && g.ops[i].type == OpType::FUSED_ELEMENTWISE; };
+    for (size_t o = g.ops[i].outputs.size(); o-- > 0 && still_group() && o < g.ops[i].outputs.size() &&
+                                             g.ops[i].outputs.size() > 1;) {
       Graph c = g;
       Op& op = c.ops[i];
       const TensorId t = op.outputs[o];
@@ -162,12 +168,13 @@ class Shrinker {
   bool simplify_tensors(Graph& g) {
     bool any = false;
     for (size_t t = 0; t < g.tensors.size(); ++t) {
-      auto edit = [&](auto&& change) {
+      auto edit = [&](auto&& change) {  // as in simplify_ops: a kept edit replaces g
+        if (t >= g.tensors.size()) return;
         Graph c = g;
         change(c.tensors[t]);
         if (try_keep(g, std::move(c))) any = true;
       };
-      const Tensor& ten = g.tensors[t];
+      const Tensor ten = g.tensors[t];
       if (ten.layout != Layout::rowmajor) edit([](Tensor& x) { x.layout = Layout::rowmajor; });
       if (!ten.scale.is_default()) edit([](Tensor& x) { x.scale = Scale{}; });
       if (ten.init) edit([](Tensor& x) { x.init.reset(); });
