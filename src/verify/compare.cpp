@@ -44,7 +44,7 @@ template <typename Index>
 void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTensor& ref, int64_t n, Index index) {
   const double inf = std::numeric_limits<double>::infinity();
   const Tolerance tol = c.tol;
-  double err2 = 0, ref2 = 0, var = 0;
+  double err2 = 0, ref2 = 0, var = 0, var2 = 0;
   c.max_ratio = -1;
   for (int64_t k = 0; k < n; ++k) {
     const int64_t i = index(k);
@@ -63,7 +63,11 @@ void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTenso
       err2 += err * err;
       ref2 += r * r;
     }
-    if (!tol.exact) var += element_norm_var(t.dtype, ref, size_t(k));
+    if (!tol.exact) {
+      const double v = element_norm_var(t.dtype, ref, size_t(k));
+      var += v;
+      var2 += v * v;
+    }
     const double ratio = !finite ? inf : bound > 0 ? err / bound : (err > 0 ? inf : 0.0);
     if (ratio > c.max_ratio) {
       c.max_ratio = ratio;
@@ -79,7 +83,7 @@ void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTenso
   if (c.max_abs == inf) c.rel_fro = inf;
   else if (ref2 > 0) c.rel_fro = std::sqrt(err2) / std::sqrt(ref2);
   else c.rel_fro = err2 > 0 ? inf : 0.0;
-  const double norm_bound = bound::norm_factor(n) * std::sqrt(var);
+  const double norm_bound = bound::norm_factor(bound::effective_count(var, var2)) * std::sqrt(var);
   c.rel_fro_bound = ref2 > 0 ? norm_bound / std::sqrt(ref2) : (norm_bound > 0 ? inf : 0.0);
   if (c.max_abs == inf) c.norm_ratio = inf;
   else c.norm_ratio = norm_bound > 0 ? std::sqrt(err2) / norm_bound : (err2 > 0 ? inf : 0.0);

@@ -198,6 +198,7 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
       sc += std::fabs(s.beta) * res->scale[x];
       var += s.beta * s.beta * (res->carried(x) + (res_converted ? bound::single_rounding_var(dt, res->value[x]) : 0.0));
     }
+    var += bound::epilogue_var(int(has_bias) + int(res != nullptr), sc);
     if (act == Act::relu) var = bound::relu_var(v, var), v = relu(v);
     if (act == Act::gelu)
       var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec.gelu_tanh_rel),

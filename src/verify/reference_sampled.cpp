@@ -126,6 +126,7 @@ class ElementEval {
       const bool converted = !ref::exact_cast(g_.tensor(op.inputs.back()).dtype, dt);
       var += s.beta * s.beta * (r.carried() + (converted ? bound::single_rounding_var(dt, r.value) : 0.0));
     }
+    var += bound::epilogue_var(int(has_bias) + int(s.has_residual), sc);  // as reference.cpp
     if (act == Act::relu) var = bound::relu_var(v, var), v = ref::relu(v);
     if (act == Act::gelu)
       var = var * ref::kGeluSlope * ref::kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec_.gelu_tanh_rel),

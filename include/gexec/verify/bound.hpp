@@ -163,6 +163,12 @@ inline double product_accumulation_var(const Precision& p, int64_t k, double mag
                                     : accumulation_var(p.accumulate_u, k, mag);
 }
 
+// A product's epilogue (every backend's: cuBLASLt's and the CPU's) adds the bias and the residual
+// in f32, each addition rounding a partial sum bounded by the result's scale (|alpha| sum |a b| +
+// |bias| + |beta R|): of variance at most u^2 scale^2 / 3 each, which matters where they cancel
+// (an f32 result far below its scale).
+inline double epilogue_var(int additions, double scale) { return additions * 0x1p-48 * scale * scale / 3; }
+
 // TF32 input rounding: each f32 operand is rounded to 11 significant bits, an error of at most
 // 2^-11 |a|, uniform, variance at most 2^-22 a^2 / 3; through the product, sum_k a_k^2 b_k^2
 // (= sq) times that per rounded operand.
@@ -207,12 +213,18 @@ constexpr double kTail = 6.0;
 // both give 0 exactly.
 inline double relu_var(double x, double var) { return x < -kTail * std::sqrt(var) ? 0.0 : var; }
 // Normwise: ||got - ref||_F <= kNorm(N) * sqrt(sum var_i), the sum of the variances of all N
-// elements including the output's roundings. For N independent errors ||e||^2 / sum var has
-// mean <= 1 and a spread of sqrt(2 / N); kNorm leaves 6 such spreads, plus a fixed margin of
-// kNormMargin for the variances that are not upper bounds (the ulp-uniform model of a rounding).
+// elements including the output's roundings. For independent errors ||e||^2 / sum var has mean
+// <= 1 and a spread of sqrt(2 sum var_i^2) / sum var_i = sqrt(2 / N_eff), where N_eff =
+// (sum var_i)^2 / sum var_i^2 is N for equal variances and 1 where one element holds them all
+// (an output whose largest element dwarfs the rest: one rounding step there is the whole error);
+// kNorm leaves 6 such spreads, plus a fixed margin of kNormMargin for the variances that are not
+// upper bounds (the ulp-uniform model of a rounding).
 constexpr double kNormMargin = 1.25;
-inline double norm_factor(int64_t n) {
-  return kNormMargin * std::sqrt(1.0 + 6.0 * std::sqrt(2.0 / double(std::max<int64_t>(n, 1))));
+inline double norm_factor(double n_eff) {
+  return kNormMargin * std::sqrt(1.0 + 6.0 * std::sqrt(2.0 / std::max(n_eff, 1.0)));
+}
+inline double effective_count(double var_sum, double var_sq_sum) {
+  return var_sq_sum > 0 ? var_sum * var_sum / var_sq_sum : 1.0;
 }
 
 }  // namespace bound
