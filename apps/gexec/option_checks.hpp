@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -44,11 +45,11 @@ inline CLI::Validator integer_in(uint64_t lo, uint64_t hi) {
 
 // A finite decimal number in [lo, hi] (NaN and infinities refused); `open_lo` excludes lo.
 inline CLI::Validator number_in(double lo, double hi, bool open_lo = false) {
+  // The shortest of up to 15 significant digits: 1e+300, not the 301 digits std::to_string writes.
   auto text = [](double d) {
-    std::string s = std::to_string(d);
-    while (s.size() > 1 && s.back() == '0') s.pop_back();
-    if (!s.empty() && s.back() == '.') s.pop_back();
-    return s;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.15g", d);
+    return std::string(buf);
   };
   const std::string want = std::string("expected a finite number ") + (open_lo ? "above " : "from ") + text(lo) +
                            (open_lo ? " up to " : " to ") + text(hi);

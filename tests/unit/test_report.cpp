@@ -111,10 +111,17 @@ TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error",
     const json rep = valid_report(dir + "/r.json");
     CHECK(rep["check"]["mode"] == "sample");
     CHECK(rep["check"]["requested"] == "sample");
+    // By strata: one element in every tile x tile block, and at least --samples.
+    const int64_t tile = rep["check"]["tile"].get<int64_t>();
+    CHECK(tile >= 8);
     for (const json& c : rep["check"]["outputs"]) {
       CHECK(c["mode"] == "sample");
-      CHECK(c["checked"] == 50);
-      CHECK(c["count"].get<int64_t>() > 50);
+      CHECK(c["tile"] == tile);
+      CHECK(c["checked"].get<int64_t>() >= 50);
+      CHECK(c["checked"].get<int64_t>() < c["count"].get<int64_t>());
+      const int64_t rows = c["shape"][0].get<int64_t>(), cols = c["shape"][1].get<int64_t>();
+      CHECK(c["checked"].get<int64_t>() == std::max<int64_t>(50, ((rows + tile - 1) / tile) * ((cols + tile - 1) / tile)));
+      CHECK(c["reference"] == "cpu");
     }
     REQUIRE(rep["timing"].is_object());
     CHECK(rep["timing"]["median_us"].get<double>() > 0);
