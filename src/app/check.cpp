@@ -118,7 +118,12 @@ CheckPlan plan_check(const Graph& g, const std::string& verify, double budget_s,
     p.device = device;
     return p;
   }
+  const bool small = reference_work(g) < kSmallReferenceWork && op_elements(g) < kSmallReferenceElements;
   if (verify == "sample") {
+    if (small) {
+      p.tile = kStrata[0];  // the finest: affordable whatever the rate
+      return p;
+    }
     const ReferenceRates& rates = measured_reference_rates();
     std::tie(p.tile, p.estimate_s) = choose_strata(g, budget_s, samples, prec, rates);
     return p;
@@ -130,7 +135,7 @@ CheckPlan plan_check(const Graph& g, const std::string& verify, double budget_s,
     p.why = "the products summed on the device in float64";
     return p;
   }
-  if (reference_work(g) < kSmallReferenceWork && op_elements(g) < kSmallReferenceElements) {
+  if (small) {
     p.why = "a small reference";
     return p;
   }
@@ -229,12 +234,13 @@ Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
     const auto ids = tensor_ids(original);
     for (OutputCheck& c : *checks) {
       c.tile = settings.tile;
-      const TileShape ts = tile_of(original.tensor(ids.at(c.name)), settings.tile);
+      const Tensor& t = original.tensor(ids.at(c.name));
+      const TileShape ts = tile_of(t, settings.tile);
+      const int64_t tiles = sample_count(t, 0, settings.tile);
       c.checked_by = c.checked >= c.count
                          ? "the sampled CPU reference at every element"
-                         : "the sampled CPU reference at a stratified sample of " + std::to_string(c.checked) +
-                               " elements: one in every " + std::to_string(ts.rows) + "x" + std::to_string(ts.cols) +
-                               " tile, the rest at random";
+                         : "the sampled CPU reference by strata: one element in every " + std::to_string(ts.rows) + "x" +
+                               std::to_string(ts.cols) + " tile" + (c.checked > tiles ? ", the rest at random" : "");
     }
     return checks;
   }
