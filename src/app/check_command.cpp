@@ -82,6 +82,8 @@ Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& r
   if (!engine) return engine.error();
   CheckPlan plan = plan_check(g, opts.verify, opts.verify_budget, opts.samples, prec, *engine != nullptr);
   if (plan.device && note.empty()) note = first_refusal(**engine, g, prec);
+  // A device asked for by name that cannot take the products is an error with the figures.
+  if (plan.device && !note.empty() && opts.backend == "cuda") return runtime_error("--backend cuda: " + note);
   if (plan.device && !note.empty()) {
     engine->reset();
     plan = plan_check(g, opts.verify, opts.verify_budget, opts.samples, prec, false);
