@@ -81,12 +81,19 @@ TEST_CASE("report: every graph under graphs/ gives a report that validates", "[r
     for (const json& k : rep["kernels"]) CHECK(k["kernel"].is_string());
     CHECK(rep["buffers"]["peak_bytes"].get<int64_t>() > 0);
     CHECK(rep["buffers"]["peak_bytes"].get<int64_t>() <= rep["buffers"]["total_bytes"].get<int64_t>());
-    CHECK(rep["check"]["mode"] == "full");  // all of them are small
+    // Full, but for a graph whose CPU reference this machine's measured rate puts over the budget
+    // (gemm_misaligned, 1e9 multiply-adds, on a slow or busy machine): then by strata, and said why.
+    const bool full = rep["check"]["mode"] == "full";
+    if (!full) {
+      CHECK(rep["check"]["mode"] == "sample");
+      CHECK(gexec::test::has(rep["check"]["why"].get<std::string>(), "over the --verify-budget"));
+      CHECK(rep["check"]["reference_multiply_adds"].get<double>() > 1e8);
+    }
     REQUIRE(rep["check"]["outputs"].size() >= 1);
     for (const json& c : rep["check"]["outputs"]) {
       CHECK(c["pass"] == true);
       CHECK(c["beyond"] == 0);
-      CHECK(c["checked"] == c["count"]);
+      if (full) CHECK(c["checked"] == c["count"]);
       // An FP8 graph that quantizes its activations (fp8_mlp3) meets the reference's unfused
       // bf16 intermediates at f8 rounding boundaries: a few per cent of them land one f8 code
       // (2^-3) apart, each within the bound, which the norm adds up.
