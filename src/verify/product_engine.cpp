@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "gexec/ir/real_value.hpp"
+#include "gexec/verify/zeros.hpp"
 #include "reference_gemm.hpp"
 
 namespace gexec {
@@ -69,7 +70,7 @@ class CpuEngine final : public ProductEngine {
               [&](int64_t x) { return B.carried_at(x); });
       std::vector<double> x, y;
       ref::product_all(q, x, y);
-      out.var.resize(count);
+      assign_zeros(out.var, count);
       for (size_t e = 0; e < count; ++e) out.var[e] = x[e] + y[e];
     }
     if (job.kind.squares) {

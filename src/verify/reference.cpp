@@ -9,6 +9,7 @@
 #include "gexec/rng/round.hpp"
 #include "ref_math.hpp"
 #include "gexec/verify/product_engine.hpp"
+#include "gexec/verify/zeros.hpp"
 #include "parallel.hpp"
 
 namespace gexec {
@@ -50,7 +51,8 @@ Result<Vals> from_bytes(const Tensor& t, const std::vector<uint8_t>& bytes) {
     return bad_input("input \"" + t.name + "\" has " + std::to_string(bytes.size()) + " bytes, expected " +
                      std::to_string(t.bytes()));
   const size_t n = static_cast<size_t>(t.numel());
-  Vals v{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n, 0.0), false, t.dtype};
+  Vals v{{}, {}, {}, false, t.dtype};
+  assign_zeros(v.value, n), assign_zeros(v.scale, n), assign_zeros(v.var, n);
   ref::for_chunks(int64_t(n), ref::kChunk, [&](int64_t, int64_t l0, int64_t l1) {
     for (int64_t l = l0; l < l1; ++l) {
       v.value[size_t(l)] = load_real(bytes.data(), t, storage_of(t, l));  // f8: stored x scale, in double
@@ -137,7 +139,7 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
   out.scale = std::move(sums->scale);
   out.var = std::move(sums->var);
   const size_t count = out.value.size();
-  if (out.var.empty()) out.var.resize(count);
+  if (out.var.empty()) assign_zeros(out.var, count);
 
   const bool has_bias = s.has_bias;
   if (has_bias && static_cast<int64_t>(in[2]->value.size()) != s.n)
@@ -221,7 +223,8 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
     default: return bad_input("not an elementwise op");
   }
   const DType y2 = in.size() > 1 ? g.tensor(op.inputs[1]).dtype : x.dtype;
-  Vals out{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n), true, y.dtype};
+  Vals out{{}, {}, {}, true, y.dtype};
+  assign_zeros(out.value, n), assign_zeros(out.scale, n), assign_zeros(out.var, n);
   const int64_t chunks = (int64_t(n) + ref::kChunk - 1) / ref::kChunk;
   std::vector<Amax> amaxes(size_t(std::max<int64_t>(chunks, 1)));
   std::vector<char> rounded(amaxes.size(), 1);
@@ -258,7 +261,8 @@ Result<std::vector<Vals>> run_group(const Graph& g, const Op& op, const std::vec
   std::vector<Vals> outs;
   for (size_t o = 0; o < op.outputs.size(); ++o) {
     const GroupStep& st = op.attrs.steps[size_t(op.attrs.results[o]) - op.inputs.size()];
-    outs.push_back(Vals{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n), true, st.dtype});
+    outs.push_back(Vals{{}, {}, {}, true, st.dtype});
+    assign_zeros(outs.back().value, n), assign_zeros(outs.back().scale, n), assign_zeros(outs.back().var, n);
   }
   std::vector<DType> in_dtypes;
   for (TensorId t : op.inputs) in_dtypes.push_back(g.tensor(t).dtype);
@@ -352,7 +356,7 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
     }
     o.op.value = &v->value;
     if (any_variance(*v)) {
-      o.carried.resize(v->value.size());
+      assign_zeros(o.carried, v->value.size());
       ref::for_chunks(int64_t(v->value.size()), ref::kChunk, [&](int64_t, int64_t l0, int64_t l1) {
         for (int64_t l = l0; l < l1; ++l) o.carried[size_t(l)] = v->carried(size_t(l));
       });

@@ -14,6 +14,7 @@
 
 #include "gexec/backends/cuda_device.hpp"
 #include "gexec/verify/product_engine.hpp"
+#include "gexec/verify/zeros.hpp"
 #include "raii.hpp"
 #include "reference_widen.hpp"
 
@@ -267,11 +268,12 @@ class CudaProductEngine final : public ProductEngine {
 
     const int64_t count = s.batch * s.m * s.n;
     ProductSums out;
-    out.value.resize(size_t(count));
-    out.scale.resize(size_t(count));
-    if (job.kind.carried) out.var.resize(size_t(count));
-    if (job.kind.squares) out.squares.resize(size_t(count));
-    if (job.kind.block > 0) out.block_sq.resize(size_t(count));
+    // On huge pages where the kernel allows: their first touch is most of a copy's cost.
+    assign_zeros(out.value, size_t(count));
+    assign_zeros(out.scale, size_t(count));
+    if (job.kind.carried) assign_zeros(out.var, size_t(count));
+    if (job.kind.squares) assign_zeros(out.squares, size_t(count));
+    if (job.kind.block > 0) assign_zeros(out.block_sq, size_t(count));
     const double a2 = s.alpha * s.alpha;
     const int64_t a_entry = walk.rows * s.k, b_entry = s.b_batched ? s.k * s.n : 0;
     const int64_t panels = walk.entries * ((walk.rows + panel_rows_ - 1) / panel_rows_);
