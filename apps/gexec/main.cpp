@@ -50,10 +50,17 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--dump", run.dump_dir, "Write every graph input and output as .npy into this folder")
       ->check(gexec::cli::non_empty_path());
   run_cmd->add_option("--verify", run.verify,
-                      "Check the outputs: auto (full below 2^33 reference multiply-adds, else sampled), full, sample, "
-                      "exact (integer inputs, bit equality) or none")
+                      "Check the outputs: auto (in full: on the CUDA backend with a float64 reference on the device, "
+                      "on the CPU within --verify-budget, else sampled by strata), full, sample (by strata), exact "
+                      "(integer inputs, bit equality) or none")
       ->check(CLI::IsMember(gexec::run_verify_modes()));
-  run_cmd->add_option("--samples", run.samples, "Output elements a sampled check compares, per output (default 4096)")
+  run_cmd->add_option("--verify-budget", run.verify_budget,
+                      "Seconds of CPU reference --verify auto allows (estimated from its rate on this machine) before "
+                      "it samples instead (default 5)")
+      ->check(gexec::cli::number_in(0, 1e9));
+  run_cmd->add_option("--samples", run.samples,
+                      "Output elements a sampled check compares at least, per output, beside one in every tile "
+                      "(default 4096)")
       ->check(gexec::cli::integer_in(gexec::kMinCheckSamples, uint64_t(std::numeric_limits<int64_t>::max())));
   run_cmd->add_option("--report", run.report_path, "Write a JSON report of the run to this file")
       ->check(gexec::cli::non_empty_path());
@@ -101,8 +108,18 @@ int main(int argc, char** argv) {
   check_cmd->add_option("graph", check.graph_path, "Graph file (JSON)")->required();
   check_cmd->add_option("--inputs", check.inputs_dir, "Folder with <name>.npy for every graph input")->required();
   check_cmd->add_option("--outputs", check.outputs_dir, "Folder with <name>.npy for every graph output")->required();
-  check_cmd->add_option("--verify", check.verify, "auto, full, sample or exact (bit equality)")
+  check_cmd->add_option("--verify", check.verify,
+                        "full (the default), auto (full within --verify-budget, else sampled by strata), sample or "
+                        "exact (bit equality)")
       ->check(CLI::IsMember(gexec::check_verify_modes()));
+  check_cmd->add_option("--verify-budget", check.verify_budget,
+                        "Seconds of CPU reference --verify auto allows before it samples (default 5)")
+      ->check(gexec::cli::number_in(0, 1e9));
+  check_cmd->add_option("--backend", check.backend,
+                        "Where the reference's products are summed: auto (a CUDA device where there is one, in "
+                        "float64, cross-checked on the CPU), cuda or cpu")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  check_cmd->add_option("--device", check.device, "CUDA device ordinal")->check(gexec::cli::integer_in(0, 1023));
   check_cmd->add_option("--samples", check.samples, "Output elements a sampled check compares (default 4096)")
       ->check(gexec::cli::integer_in(gexec::kMinCheckSamples, uint64_t(std::numeric_limits<int64_t>::max())));
   auto* check_seed_opt = check_cmd->add_option("--seed", check_seed, "Seed choosing the sampled elements")
@@ -138,6 +155,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "never", "always"}));
   gemm_cmd->add_option("--verify", gemm.run.verify, "auto, full, sample, exact or none (as for run)")
       ->check(CLI::IsMember(gexec::run_verify_modes()));
+  gemm_cmd->add_option("--verify-budget", gemm.run.verify_budget, "As for run (default 5)")
+      ->check(gexec::cli::number_in(0, 1e9));
   auto* gemm_atol = gemm_cmd->add_option("--atol", atol, "Absolute tolerance (default per output dtype)")
                         ->check(gexec::cli::number_in(0, gexec::kMaxAllowance));
   auto* gemm_rtol = gemm_cmd->add_option("--rtol", rtol, "Relative tolerance (default per output dtype)")

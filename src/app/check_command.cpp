@@ -10,6 +10,7 @@
 #include "check.hpp"
 #include "json_report.hpp"
 #include "report.hpp"
+#include "target.hpp"
 #include "tensor_files.hpp"
 
 namespace gexec {
@@ -71,24 +72,49 @@ Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& r
   out << "read " << files->first.size() << " inputs from " << opts.inputs_dir << " and " << files->second.size()
       << " outputs from " << opts.outputs_dir << "\n";
 
+  Precision prec;
+  prec.tf32 = opts.precision == "tf32";
+  // No kernel to declare the accumulator: f8 products are assumed to come from FP8 tensor cores.
+  if (has_f8_product(g)) prec.merge(fp8_tensor_core_precision(has_fast_accum(g)));
+  // The products summed on a CUDA device where there is one (--backend), else on the CPU.
+  std::string note;
+  auto engine = open_reference_engine(opts.backend, opts.device, &note);
+  if (!engine) return engine.error();
+  CheckPlan plan = plan_check(g, opts.verify, opts.verify_budget, opts.samples, prec, *engine != nullptr);
+  if (plan.device && note.empty()) note = first_refusal(**engine, g, prec);
+  // A device asked for by name that cannot take the products is an error with the figures.
+  if (plan.device && !note.empty() && opts.backend == "cuda") return runtime_error("--backend cuda: " + note);
+  if (plan.device && !note.empty()) {
+    engine->reset();
+    plan = plan_check(g, opts.verify, opts.verify_budget, opts.samples, prec, false);
+  }
+  if (!note.empty()) {
+    out << "note: the reference runs on the CPU: " << note << "\n";
+    rep["notes"].push_back("the reference runs on the CPU: " + note);
+  }
   CheckSettings settings;
-  settings.mode = check_mode(g, opts.verify);
+  settings.mode = plan.mode;
+  settings.tile = plan.tile;
   settings.samples = opts.samples;
   settings.seed = seed;
   settings.atol = opts.atol;
   settings.rtol = opts.rtol;
-  settings.precision.tf32 = opts.precision == "tf32";
-  // No kernel to declare the accumulator: f8 products are assumed to come from FP8 tensor cores.
-  if (has_f8_product(g)) settings.precision.merge(fp8_tensor_core_precision(has_fast_accum(g)));
+  settings.precision = prec;
+  settings.device = plan.device ? engine->get() : nullptr;
   if (settings.mode == "exact") GEXEC_TRY(check_exact_inputs(g, files->first));
-  summary = CheckSummary{opts.verify, settings.mode, opts.precision, opts.samples, reference_work(g), kFullCheckWork,
-                         {}, false};
-  if (settings.mode == "sample") out << "check: sampled, " << opts.samples << " elements per output\n";
-  auto checks = check_outputs(g, files->first, files->second, settings);
+  summary = check_summary(opts.verify, plan, settings, reference_work(g), opts.verify_budget, settings.device);
+  print_check_mode(out, summary);
+  std::vector<std::string> notes;
+  auto checks = check_outputs(g, files->first, files->second, settings, &notes);
+  for (const std::string& n : notes) {
+    out << "note: " << n << "\n";
+    rep["notes"].push_back(n);
+  }
   if (!checks) return checks.error();
+  const auto ids = tensor_ids(g);  // find_tensor per output would be quadratic
   for (OutputCheck& c : *checks) {
-    const TensorId id = g.find_tensor(c.name);
-    std::vector<int64_t> shape = id == kNone ? std::vector<int64_t>{} : g.tensor(id).shape;
+    const auto id = ids.find(c.name);
+    std::vector<int64_t> shape = id == ids.end() ? std::vector<int64_t>{} : g.tensor(id->second).shape;
     summary.outputs.push_back({std::move(c), std::move(shape)});
   }
   summary.compared = true;

@@ -51,15 +51,25 @@ int64_t full_reference_peak(const Graph& g) {
   return std::max(peak, now);
 }
 
-// The sampled reference computes in full only what products read from other ops.
+// The sampled reference computes in full only what products read from other ops, and lays the
+// operands of the products it samples out in double (values, and carried variances where an
+// operand comes from an op): counted for every product, an upper bound.
 int64_t sampled_reference_peak(const Graph& g, int64_t samples) {
   const GraphIndex idx(g);
   int64_t bytes = 0;
   for (const Op& op : g.ops)
     if (op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT)
-      for (TensorId t : op.inputs)
-        if (idx.producer[size_t(t)] != kNone) bytes = add(bytes, mul(g.tensor(t).numel(), 2 * kRefBytes));
-  for (TensorId t : g.outputs) bytes = add(bytes, mul(std::min(samples, g.tensor(t).numel()), kRefBytes + 8));
+      for (size_t k = 0; k < op.inputs.size(); ++k) {
+        const TensorId t = op.inputs[k];
+        const bool computed = idx.producer[size_t(t)] != kNone;
+        if (computed) bytes = add(bytes, mul(g.tensor(t).numel(), 2 * kRefBytes));
+        if (k < 2) bytes = add(bytes, mul(g.tensor(t).numel(), computed ? 16 : 8));
+      }
+  // At least `samples` per output, and one in every tile of 8 x 8 (the finest strata) or more.
+  for (TensorId t : g.outputs) {
+    const int64_t n = g.tensor(t).numel();
+    bytes = add(bytes, mul(std::min(std::max(samples, n / 64 + 1), n), kRefBytes + 8));
+  }
   return bytes;
 }
 

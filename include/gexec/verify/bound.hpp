@@ -169,6 +169,20 @@ inline double product_accumulation_var(const Precision& p, int64_t k, double mag
 // (an f32 result far below its scale).
 inline double epilogue_var(int additions, double scale) { return additions * 0x1p-48 * scale * scale / 3; }
 
+// A product's alpha (and a residual's beta) reaches every kernel as an f32 (cuBLASLt's scale type,
+// OpenBLAS's sgemm): alpha * sum becomes fl32(alpha) * sum, a relative error of
+// |fl32(c) - c| / |c| on every element alike. It is at most 2^-24, well inside the accumulation
+// term, for a c in f32's normal range, but a c below it (an alpha of -1e-40, f32 subnormal) keeps
+// only the bits above 2^-149: 5e-6 relative for 1e-40. The error is systematic, the same sign over
+// the whole product, so it is carried as variance E^2 with E = |fl32(c) - c| / |c| * mag (mag:
+// |c| times the magnitudes it multiplies), as approx_gelu_var does. 0 where c is an f32.
+inline double coefficient_var(double c, double mag) {
+  const double f = double(float(c));
+  if (f == c || c == 0 || !std::isfinite(f)) return 0.0;
+  const double e = std::fabs(f - c) / std::fabs(c) * mag;
+  return e * e;
+}
+
 // TF32 input rounding: each f32 operand is rounded to 11 significant bits, an error of at most
 // 2^-11 |a|, uniform, variance at most 2^-22 a^2 / 3; through the product, sum_k a_k^2 b_k^2
 // (= sq) times that per rounded operand.
