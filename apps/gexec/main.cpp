@@ -113,7 +113,11 @@ int main(int argc, char** argv) {
                              ->check(gexec::cli::number_in(0, 1e300));
   check_cmd->add_option("--precision", check.precision, "The products' arithmetic: f32, or tf32 (f32 operands rounded to TF32)")
       ->check(CLI::IsMember({"f32", "tf32"}));
-  check_cmd->add_option("--report", check.report_path, "Write a JSON report of the check to this file");
+  check_cmd->add_option("--report", check.report_path, "Write a JSON report of the check to this file ('-': stdout)")
+      ->check(gexec::cli::non_empty_path());
+  check_cmd->add_flag("--force", check.force,
+                      "Let --report overwrite one of the check's inputs (the graph, an init.file, an --inputs or "
+                      "--outputs file)");
 
   gexec::GemmOptions gemm;
   auto* gemm_cmd = app.add_subcommand("gemm", "Profile GEMM + epilogue over a sweep of shapes and types, each point checked");

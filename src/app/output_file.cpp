@@ -1,6 +1,7 @@
 // Output files of the commands: "-" on the given stream, anything else by write_file_atomic.
 #include "output_file.hpp"
 
+#include <cstdio>
 #include <filesystem>
 
 #include "gexec/io/file.hpp"
@@ -14,6 +15,10 @@ Status write_output_file(const std::string& path, std::string_view text, std::os
     stdout_stream->flush();
     return {};
   }
+  // A path to this process's stdout (/dev/stdout) is written on the descriptor: what was printed
+  // before must be out first.
+  if (stdout_stream) stdout_stream->flush();
+  std::fflush(stdout);
   return write_file_atomic(path, text);
 }
 

@@ -1,5 +1,6 @@
 // Output files of the commands, through the io layer's atomic writes (gexec/io/file.hpp): whole
-// or not at all, the old file kept on failure; "-" is stdout.
+// or not at all, the old file kept on failure, links followed, a FIFO or /dev/stdout written in
+// place; "-" is stdout.
 #pragma once
 
 #include <ostream>

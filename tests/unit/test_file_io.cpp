@@ -1,5 +1,7 @@
-// The file layer (io/file.hpp) and message text (io/text.hpp): regular-file reads that never
-// wait on a FIFO, writes that are whole or absent, and text that is always printable UTF-8.
+// The file layer (io/file.hpp, output_target.hpp) and message text (io/text.hpp): regular-file
+// reads that never wait on a FIFO, writes that are whole or absent and go through links, and
+// text that is always printable UTF-8.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -95,11 +97,11 @@ TEST_CASE("OutputFile replaces the target only when whole, and only a regular fi
   CHECK(files == 1);  // the temporary is gone
   REQUIRE(write_file_atomic(target.string(), "new").ok());
   CHECK(read(target) == "new");
-  // A FIFO (or a device such as /dev/null) is never renamed over.
+  // A FIFO that no process reads is refused, not waited on, and never renamed over.
   REQUIRE(mkfifo((d / "fifo").c_str(), 0600) == 0);
   Status s = write_file_atomic((d / "fifo").string(), "x");
   REQUIRE_FALSE(s.ok());
-  CHECK(s.error().message.find("is not a regular file (a FIFO); it is not replaced") != std::string::npos);
+  CHECK(s.error().message.find("is a FIFO that no process reads") != std::string::npos);
   struct stat st {};
   REQUIRE(stat((d / "fifo").c_str(), &st) == 0);
   CHECK(S_ISFIFO(st.st_mode));
@@ -107,5 +109,77 @@ TEST_CASE("OutputFile replaces the target only when whole, and only a regular fi
   s = write_file_atomic((d / "no/such/t.txt").string(), "x");
   REQUIRE_FALSE(s.ok());
   CHECK(s.error().message.find("No such file or directory") != std::string::npos);
+  fs::remove_all(d);
+}
+
+TEST_CASE("OutputFile writes through symbolic links and leaves the links as they were", "[file]") {
+  const fs::path d = scratch("link");
+  fs::create_directories(d / "real");
+  std::ofstream(d / "real" / "t.txt") << "old";
+  fs::create_symlink("real/t.txt", d / "rel");         // relative to the link's folder
+  fs::create_symlink(d / "rel", d / "chain");            // a link to a link
+  fs::create_symlink("real/new.txt", d / "dangling");   // a link to a file not there yet
+  REQUIRE(write_file_atomic((d / "rel").string(), "one").ok());
+  CHECK(fs::is_symlink(fs::symlink_status(d / "rel")));
+  CHECK(read(d / "real" / "t.txt") == "one");
+  REQUIRE(write_file_atomic((d / "chain").string(), "two").ok());
+  CHECK(fs::is_symlink(fs::symlink_status(d / "chain")));
+  CHECK(fs::is_symlink(fs::symlink_status(d / "rel")));
+  CHECK(read(d / "real" / "t.txt") == "two");
+  REQUIRE(write_file_atomic((d / "dangling").string(), "three").ok());
+  CHECK(fs::is_symlink(fs::symlink_status(d / "dangling")));
+  CHECK(read(d / "real" / "new.txt") == "three");
+  // The temporary is made beside the real file and renamed there: nothing is left behind.
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(d / "real")) ++files, (void)e;
+  CHECK(files == 2);
+  fs::create_symlink("loop", d / "loop");
+  Status s = write_file_atomic((d / "loop").string(), "x");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().message.find("too many levels of symbolic links") != std::string::npos);
+  fs::remove_all(d);
+}
+
+TEST_CASE("OutputFile writes a FIFO, a device and this process's descriptors in place", "[file]") {
+  const fs::path d = scratch("inplace");
+  // A FIFO with a reader gets the text.
+  REQUIRE(mkfifo((d / "fifo").c_str(), 0600) == 0);
+  const int reader = ::open((d / "fifo").c_str(), O_RDONLY | O_NONBLOCK);
+  REQUIRE(reader >= 0);
+  REQUIRE(write_file_atomic((d / "fifo").string(), "through the fifo").ok());
+  char buf[64] = {};
+  CHECK(::read(reader, buf, sizeof buf) == 16);
+  CHECK(std::string(buf) == "through the fifo");
+  ::close(reader);
+  // /dev/null stays a device.
+  REQUIRE(write_file_atomic("/dev/null", "gone").ok());
+  struct stat st {};
+  REQUIRE(stat("/dev/null", &st) == 0);
+  CHECK(S_ISCHR(st.st_mode));
+  // A descriptor open on a regular file (as `> out.txt` makes stdout) is written on, after what
+  // was written there before, not replaced: the file keeps its inode and its first bytes.
+  const fs::path out = d / "out.txt";
+  const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  REQUIRE(fd >= 0);
+  REQUIRE(::write(fd, "table\n", 6) == 6);
+  struct stat before {};
+  REQUIRE(stat(out.c_str(), &before) == 0);
+  REQUIRE(write_file_atomic("/dev/fd/" + std::to_string(fd), "csv\n").ok());
+  REQUIRE(write_file_atomic("/proc/self/fd/" + std::to_string(fd), "more\n").ok());
+  ::close(fd);
+  CHECK(read(out) == "table\ncsv\nmore\n");
+  struct stat after {};
+  REQUIRE(stat(out.c_str(), &after) == 0);
+  CHECK(after.st_ino == before.st_ino);
+  // A descriptor that is closed, or open for reading only, is refused.
+  const int ro = ::open(out.c_str(), O_RDONLY);
+  REQUIRE(ro >= 0);
+  Status s = write_file_atomic("/dev/fd/" + std::to_string(ro), "x");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().message.find("open for reading only") != std::string::npos);
+  ::close(ro);
+  s = write_file_atomic("/dev/fd/" + std::to_string(ro), "x");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().message.find("is not open") != std::string::npos);
   fs::remove_all(d);
 }
