@@ -257,6 +257,13 @@ Status OutputFile::finish(bool keep_open) {
 
 Status OutputFile::commit() { return finish(false); }
 
+Result<int> OutputFile::commit_keep_open() {
+  GEXEC_TRY(finish(true));
+  const int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
 Status write_file_atomic(const std::string& path, std::string_view text) {
   auto f = OutputFile::create(path);
   if (!f) return f.error();

@@ -1,15 +1,20 @@
-// The file layer (io/file.hpp, output_target.hpp) and message text (io/text.hpp): regular-file
-// reads that never wait on a FIFO, writes that are whole or absent and go through links, and
+// The file layer (io/file.hpp, output_target.hpp, append_file.hpp, locked_update.hpp) and message
+// text (io/text.hpp): regular-file reads that never wait on a FIFO, writes that are whole or
+// absent and go through links, appends and updates that concurrent processes do not lose, and
 // text that is always printable UTF-8.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "catch.hpp"
+#include "gexec/io/append_file.hpp"
 #include "gexec/io/file.hpp"
+#include "gexec/io/locked_update.hpp"
 #include "gexec/io/text.hpp"
 
 using namespace gexec;
@@ -181,5 +186,121 @@ TEST_CASE("OutputFile writes a FIFO, a device and this process's descriptors in 
   s = write_file_atomic("/dev/fd/" + std::to_string(ro), "x");
   REQUIRE_FALSE(s.ok());
   CHECK(s.error().message.find("is not open") != std::string::npos);
+  fs::remove_all(d);
+}
+
+namespace {
+
+std::vector<std::string> lines_of(const fs::path& p) {
+  std::vector<std::string> out;
+  std::ifstream f(p);
+  for (std::string l; std::getline(f, l);) out.push_back(l);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("AppendFile: a header once, whole records, another header refused", "[file][append]") {
+  const fs::path d = scratch("append");
+  const std::string path = (d / "rows.csv").string();
+  std::ofstream(path) << "old file\n";
+  {
+    auto f = AppendFile::replace(path, "h\n");
+    REQUIRE(f.ok());
+    CHECK(read(path) == "h\n");  // replaced at once, before any record
+    REQUIRE(f->append("1\n").ok());
+    REQUIRE(f->append("2\n").ok());
+  }
+  CHECK(read(path) == "h\n1\n2\n");
+  struct stat before {};
+  REQUIRE(stat(path.c_str(), &before) == 0);
+  auto header = [](const FileHead& h) -> Result<std::string> {
+    if (h.empty) return std::string("h\n");
+    if (h.first_line != "h") return bad_input("another header: " + h.first_line);
+    return std::string(h.ends_in_newline ? "" : "\n");
+  };
+  {
+    auto f = AppendFile::extend(path, header);
+    REQUIRE(f.ok());
+    REQUIRE(f->append("3\n").ok());
+  }
+  CHECK(read(path) == "h\n1\n2\n3\n");
+  struct stat after {};
+  REQUIRE(stat(path.c_str(), &after) == 0);
+  CHECK(after.st_ino == before.st_ino);  // appended in place, not rewritten
+  std::ofstream(d / "other.csv") << "x,y\n1,2";
+  auto other = AppendFile::extend((d / "other.csv").string(), header);
+  REQUIRE_FALSE(other.ok());
+  CHECK(other.error().code == Exit::bad_input);
+  CHECK(read(d / "other.csv") == "x,y\n1,2");
+  auto fresh = AppendFile::extend((d / "new.csv").string(), header);
+  REQUIRE(fresh.ok());
+  REQUIRE(fresh->append("1\n").ok());
+  CHECK(read(d / "new.csv") == "h\n1\n");
+  fs::remove_all(d);
+}
+
+TEST_CASE("AppendFile: processes appending at once lose no record and cut none", "[file][append]") {
+  const fs::path d = scratch("concurrent");
+  const std::string path = (d / "rows.csv").string();
+  constexpr int kWriters = 4, kRecords = 300;
+  std::vector<pid_t> kids;
+  for (int w = 0; w < kWriters; ++w) {
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      auto f = AppendFile::extend(path, [](const FileHead& h) -> Result<std::string> {
+        return std::string(h.empty ? "header\n" : "");
+      });
+      if (!f) _exit(2);
+      for (int r = 0; r < kRecords; ++r)
+        if (!f->append("writer " + std::to_string(w) + " record " + std::to_string(r) + std::string(200, '.') + "\n"))
+          _exit(3);
+      _exit(0);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t pid : kids) {
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  const auto lines = lines_of(path);
+  REQUIRE(lines.size() == 1 + kWriters * kRecords);
+  CHECK(lines[0] == "header");
+  for (size_t i = 1; i < lines.size(); ++i) {
+    INFO(lines[i]);
+    CHECK(lines[i].rfind("writer ", 0) == 0);
+    CHECK(lines[i].size() > 200);
+  }
+  fs::remove_all(d);
+}
+
+TEST_CASE("update_file_locked: processes updating at once lose none of their changes", "[file]") {
+  const fs::path d = scratch("locked");
+  const std::string path = (d / "counts.txt").string();
+  constexpr int kWriters = 4, kUpdates = 50;
+  std::vector<pid_t> kids;
+  for (int w = 0; w < kWriters; ++w) {
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      for (int u = 0; u < kUpdates; ++u) {
+        const Status s = update_file_locked(path, [](const std::optional<std::string>& now) -> Result<std::string> {
+          return now.value_or("") + "x";
+        });
+        if (!s) _exit(3);
+      }
+      _exit(0);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t pid : kids) {
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  CHECK(read(path) == std::string(kWriters * kUpdates, 'x'));
   fs::remove_all(d);
 }

@@ -1,6 +1,7 @@
 // The files the commands write, end to end: never one of the command's own inputs (check as run),
 // names the file system cannot take refused before any work, links written through and left as
-// links, FIFOs and devices written in place.
+// links, this process's stdout written on, and `gemm --csv` grown row by row so that concurrent
+// --append sweeps lose no row.
 #if GEXEC_HAVE_CPU
 
 #include <sys/socket.h>
@@ -8,6 +9,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -172,6 +175,28 @@ TEST_CASE("outputs are written through symbolic links, which stay links", "[cli]
   CHECK(nlohmann::json::parse(read(d / "real/p.json"))["format"] == "gexec.gemm");
 }
 
+TEST_CASE("--csv on this process's stdout is written there, after the table", "[cli][gemm][cpu]") {
+  TempDir d("stdout");
+  // The shell opens out.txt as stdout; /dev/fd/1 is that descriptor. It must not be replaced by a
+  // new file (nor fail): the table and the rows both end up in out.txt, in order.
+  const auto r = shell(gexec_cmd() + " gemm --m 32,48 --n 32 --k 32 --backend cpu --iters 1 -q --csv /dev/fd/1 > " +
+                       q(d / "out.txt"));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  const std::string out = read(d / "out.txt");
+  INFO(out);
+  const size_t table = out.find("kernel");
+  const size_t row = out.find("\n32,32,32,1,f16,");
+  const size_t summary = out.find("2 points, 2 passed");
+  CHECK(out.rfind("m,n,k,batch,", 0) == 0);  // the CSV's header, written when the sweep starts
+  CHECK(table != std::string::npos);
+  CHECK(row != std::string::npos);
+  CHECK(summary != std::string::npos);
+  CHECK(table < row);
+  CHECK(row < summary);
+  CHECK(has(out, "\n48,32,32,1,f16,"));
+}
+
 TEST_CASE("a FIFO or /dev/null as an output is written in place; a socket is refused up front", "[cli][cpu]") {
   TempDir d("special");
   const std::string g = q(source_path("graphs/gemm_bias_relu.json"));
@@ -210,6 +235,50 @@ TEST_CASE("a FIFO or /dev/null as an output is written in place; a socket is ref
   CHECK(r.status == 2);
   CHECK(has(r.output, "is a socket; name a file"));
   CHECK_FALSE(has(r.output, "result:"));
+}
+
+TEST_CASE("gemm --csv --append: concurrent sweeps lose no row, and the file is appended in place", "[cli][gemm][cpu]") {
+  TempDir d("append");
+  const std::string csv = d / "rows.csv";
+  const std::string sweep = gexec_cmd() + " gemm --m 8:40:8 --n 8,16 --k 8,16 --backend cpu --iters 1 -q --append --csv " +
+                            q(csv) + " > /dev/null";
+  // The first sweep makes the file; three more append to it at the same time.
+  auto r = shell(sweep);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  struct stat before {};
+  REQUIRE(stat(csv.c_str(), &before) == 0);
+  r = shell(sweep + " & " + sweep + " & " + sweep + " & wait");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  const auto rows = lines(read(csv));
+  REQUIRE(rows.size() == 1 + 4 * 20);
+  const size_t commas = size_t(std::count(rows[0].begin(), rows[0].end(), ','));
+  for (size_t i = 1; i < rows.size(); ++i) {
+    INFO(rows[i]);
+    CHECK(size_t(std::count(rows[i].begin(), rows[i].end(), ',')) == commas);
+    CHECK(has(rows[i], ",pass,"));
+  }
+  struct stat after {};
+  REQUIRE(stat(csv.c_str(), &after) == 0);
+  CHECK(after.st_ino == before.st_ino);  // grown in place, never rewritten
+}
+
+TEST_CASE("gemm --csv: an interrupted sweep leaves the header and whole rows only", "[cli][gemm][cpu]") {
+  TempDir d("interrupt");
+  const std::string csv = d / "rows.csv";
+  // Stopped by SIGINT after 2 s (exit 124), or done before it (exit 0) on a fast machine.
+  const auto r = shell("timeout -s INT 2 " + q(GEXEC_BINARY) +
+                       " gemm --m 8:4000:8 --n 64 --k 64 --backend cpu --iters 1 -q --csv " + q(csv) + " > /dev/null");
+  CHECK((r.status == 124 || r.status == 0));
+  const std::string text = read(csv);
+  REQUIRE_FALSE(text.empty());
+  CHECK(text.back() == '\n');
+  const auto rows = lines(text);
+  CHECK(rows[0].rfind("m,n,k,batch,", 0) == 0);
+  const size_t commas = size_t(std::count(rows[0].begin(), rows[0].end(), ','));
+  for (const std::string& row : rows) CHECK(size_t(std::count(row.begin(), row.end(), ',')) == commas);
+  for (const auto& e : fs::directory_iterator(d.path)) CHECK(e.path().filename() == "rows.csv");
 }
 
 #else

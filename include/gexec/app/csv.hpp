@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "gexec/io/append_file.hpp"
 #include "gexec/status.hpp"
 
 namespace gexec {
@@ -20,9 +21,9 @@ std::string csv_line(const std::vector<std::string>& fields);
 // with an empty key, or a key given twice.
 Result<std::vector<std::pair<std::string, std::string>>> parse_tags(std::string_view text);
 
-// The document to write: `header` and `rows` (each a complete line); with `append`, after
-// `existing` (a file's content, empty when there is none), whose first line must be `header`.
-Result<std::string> csv_document(const std::string& existing, bool append, const std::string& header,
-                                 const std::vector<std::string>& rows, const std::string& path);
+// What to write before the first row when appending (--append) to a file that holds `head`:
+// `header` for an empty or new file, a "\n" after a last line without one, else nothing; bad_input
+// naming `path` when its first line is another header.
+Result<std::string> csv_append_start(const FileHead& head, const std::string& header, const std::string& path);
 
 }  // namespace gexec

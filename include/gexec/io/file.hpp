@@ -61,6 +61,9 @@ class OutputFile {
   Status write(std::string_view s) { return write(s.data(), s.size()); }
   // Flushes, closes and renames into place.
   Status commit();
+  // Renames into place and hands over the open descriptor (the caller closes it): for a file
+  // that grows after it is in place (AppendFile).
+  Result<int> commit_keep_open();
 
  private:
   OutputFile(int fd, std::string path, std::string target, std::string temp, int slot)
