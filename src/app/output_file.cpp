@@ -2,7 +2,6 @@
 #include "output_file.hpp"
 
 #include <cstdio>
-#include <filesystem>
 
 #include "gexec/io/file.hpp"
 
@@ -20,16 +19,6 @@ Status write_output_file(const std::string& path, std::string_view text, std::os
   if (stdout_stream) stdout_stream->flush();
   std::fflush(stdout);
   return write_file_atomic(path, text);
-}
-
-Result<std::string> read_existing_file(const std::string& path, bool* exists) {
-  std::error_code ec;
-  // A dangling symbolic link is something there: InputFile says what is wrong with it.
-  *exists = std::filesystem::exists(std::filesystem::symlink_status(path, ec));
-  if (!*exists) return std::string();
-  auto f = InputFile::open(path);
-  if (!f) return f.error();
-  return f->read_all();
 }
 
 }  // namespace gexec

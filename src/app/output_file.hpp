@@ -15,8 +15,4 @@ namespace gexec {
 // Runtime errors name the file and the system's reason.
 Status write_output_file(const std::string& path, std::string_view text, std::ostream* stdout_stream = nullptr);
 
-// The whole of a file, or nothing (no error, *exists false) when there is nothing at `path`;
-// a folder, FIFO or unreadable file is refused as InputFile::open refuses it.
-Result<std::string> read_existing_file(const std::string& path, bool* exists);
-
 }  // namespace gexec

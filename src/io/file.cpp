@@ -126,6 +126,16 @@ Status InputFile::read(void* dst, size_t n) {
   return {};
 }
 
+Result<size_t> InputFile::read_some(void* dst, size_t n) {
+  while (true) {
+    const ssize_t got = ::read(fd_, dst, n);
+    if (got >= 0) return size_t(got);
+    if (errno == EINTR) continue;
+    const int err = errno;
+    return read_error(path_, errno_text(err));
+  }
+}
+
 Result<std::string> InputFile::read_all() {
   const off_t at = ::lseek(fd_, 0, SEEK_CUR);
   const int64_t rest = size_ - (at > 0 ? int64_t(at) : 0);

@@ -31,6 +31,8 @@ class InputFile {
   Status read(void* dst, size_t n);
   // The whole rest of the file.
   Result<std::string> read_all();
+  // Up to n bytes, fewer at the end of the file (0 there): for reading a large file in pieces.
+  Result<size_t> read_some(void* dst, size_t n);
 
  private:
   InputFile(int fd, int64_t size, std::string path) : fd_(fd), size_(size), path_(std::move(path)) {}
