@@ -11,9 +11,11 @@
 #include "gexec/app/commands.hpp"
 #include "gexec/app/gemm_command.hpp"
 #include "gexec/app/version.hpp"
+#include "openblas_limit.hpp"
 #include "option_checks.hpp"
 
 int main(int argc, char** argv) {
+  gexec::cli::restart_with_one_openblas_thread(argv);
   CLI::App app{"gexec: runs JSON graphs of GEMM and elementwise ops on NVIDIA GPUs and checks them against a CPU reference"};
   app.require_subcommand(1);
   app.set_version_flag("--version", gexec::version_text, "Print the version, build and library versions, and exit");

@@ -211,6 +211,45 @@ int64_t least_address_space_kib(const std::string& env, const std::string& args,
 
 }  // namespace
 
+TEST_CASE("under an address-space limit a CPU run passes or is refused (exit 3), never spins in OpenBLAS", "[robust]") {
+  if (kAsan) {
+    WARN("skipped: ASan reserves terabytes of address space, so ulimit -v cannot be used under it");
+    return;
+  }
+  // OpenBLAS maps a 128 MiB work buffer per thread (its workers' as it loads, the caller's on its
+  // first product) and, when it cannot, retries forever at 100% CPU. From what the binary needs to
+  // start to well past it, every limit must end quickly: refused up front, or run.
+  TempDir d("openblas");
+  const std::string g = q(source_path("graphs/gemm_bias_relu.json"));
+  // Below this much, OpenBLAS cannot start its threads as it loads: it says so and exits 1.
+  const int64_t in_use = address_space_in_use_kib(d);
+  const int64_t start = least_address_space_kib("", "validate " + g, in_use - (64 << 10), in_use + (320 << 10));
+  int passed = 0, refused = 0;
+  for (int64_t extra = 0; extra <= (480 << 10); extra += (96 << 10)) {
+    const auto r = shell("ulimit -v " + std::to_string(start + extra) + "; timeout -s KILL 30 " + q(GEXEC_BINARY) +
+                         " run --backend cpu " + g);
+    INFO("ulimit -v " << start + extra << "\n" << r.output);
+    REQUIRE(r.signal == 0);
+    REQUIRE((r.status == 0 || r.status == 3));  // 137 would be the timeout: a hang
+    if (r.status == 0) {
+      ++passed;
+      CHECK(has(r.output, "result: pass"));
+    }
+    if (r.status == 3) {
+      ++refused;
+      gexec::test::check_memory_refusal(r, "host");
+    }
+    // OpenBLAS's worker threads map their buffers as the library loads, whatever the command:
+    // one that cannot would spin, and exit would wait for it forever.
+    const auto v = shell("ulimit -v " + std::to_string(start + extra) + "; timeout -s KILL 30 " + q(GEXEC_BINARY) +
+                         " validate " + g);
+    INFO(v.output);
+    CHECK(v.status == 0);
+  }
+  CHECK(refused > 0);
+  CHECK(passed > 0);
+}
+
 TEST_CASE("compare streams its files: a large one compares in little memory, and running out is exit 3", "[robust]") {
   if (kAsan) {
     WARN("skipped: ASan reserves terabytes of address space, so ulimit -v cannot be used under it");
