@@ -134,7 +134,8 @@ int main(int argc, char** argv) {
   gemm_cmd->add_option("--bias", gemm.sweep.bias, "Bias: none, f16, bf16 or f32 (a list; default none)");
   gemm_cmd->add_option("--act", gemm.sweep.act, "Activation(s): none, relu, gelu (a list; default none)");
   gemm_cmd->add_option("--trans", gemm.sweep.trans, "Transposes of A and B: nn, nt, tn, tt (a list; default nn)");
-  gemm_cmd->add_option("--alpha", gemm.sweep.alpha, "Scale of the product (default 1)");
+  gemm_cmd->add_option("--alpha", gemm.sweep.alpha, "Scale of the product (default 1)")
+      ->check(gexec::cli::finite_number());
   gemm_cmd->add_flag("--fast-accum", gemm.sweep.fast_accum, "FP8 fast accumulation on the f8e4m3 points");
   gemm_cmd->add_option("--backend", gemm.run.backend, "auto, cuda or cpu")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   gemm_cmd->add_option("--device", gemm.run.device, "CUDA device ordinal")->check(gexec::cli::integer_in(0, 1023));

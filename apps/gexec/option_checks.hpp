@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -44,11 +45,12 @@ inline CLI::Validator integer_in(uint64_t lo, uint64_t hi) {
 
 // A finite decimal number in [lo, hi] (NaN and infinities refused); `open_lo` excludes lo.
 inline CLI::Validator number_in(double lo, double hi, bool open_lo = false) {
+  // Whole numbers as such, others (1e300) in exponent form: never a 300-digit integer.
   auto text = [](double d) {
-    std::string s = std::to_string(d);
-    while (s.size() > 1 && s.back() == '0') s.pop_back();
-    if (!s.empty() && s.back() == '.') s.pop_back();
-    return s;
+    char b[64];
+    if (std::fabs(d) < 1e15 && d == std::floor(d)) std::snprintf(b, sizeof b, "%.0f", d);
+    else std::snprintf(b, sizeof b, "%g", d);
+    return std::string(b);
   };
   const std::string want = std::string("expected a finite number ") + (open_lo ? "above " : "from ") + text(lo) +
                            (open_lo ? " up to " : " to ") + text(hi);
@@ -60,6 +62,20 @@ inline CLI::Validator number_in(double lo, double hi, bool open_lo = false) {
         if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !std::isfinite(d))
           return want + ", got " + shown(v);
         if (d < lo || d > hi || (open_lo && d == lo)) return want + ", got " + shown(v);
+        return {};
+      },
+      "NUMBER");
+}
+
+// Any finite decimal number (NaN and infinities refused).
+inline CLI::Validator finite_number() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const double d = std::strtod(v.c_str(), &end);
+        if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !std::isfinite(d))
+          return "expected a finite number, got " + shown(v);
         return {};
       },
       "NUMBER");

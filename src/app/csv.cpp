@@ -51,4 +51,19 @@ Result<std::string> csv_append_start(const FileHead& head, const std::string& he
   return head.ends_in_newline ? std::string() : std::string("\n");
 }
 
+Status check_csv_columns(const std::vector<std::string>& columns,
+                         const std::vector<std::pair<std::string, std::string>>& tags) {
+  for (size_t i = 0; i < columns.size(); ++i)
+    for (size_t j = 0; j < i; ++j) {
+      if (columns[i] != columns[j]) continue;
+      for (const auto& [k, v] : tags)
+        if (k == columns[i])
+          return bad_input("--tags: the key " + quote_text(k) +
+                           " is also a column gexec gemm writes; name the tag otherwise");
+      return bad_input("the CSV would have two columns " + quote_text(columns[i]) +
+                       " (a percentile given twice in --percentile?)");
+    }
+  return {};
+}
+
 }  // namespace gexec

@@ -337,6 +337,10 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
     return s.error().code;
   }
   const std::vector<std::string> columns = csv_columns(*pcts, *tags);
+  if (Status s = check_csv_columns(columns, *tags); !s) {
+    err << "gexec: " << s.error().message << "\n";
+    return s.error().code;
+  }
   // The CSV grows by a whole row as each point ends (io/append_file.hpp): an interrupted sweep
   // keeps the rows it finished, and sweeps appending to one file at once lose none.
   const std::string header = csv_line(columns);
@@ -362,6 +366,9 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
     return {};
   };
   if (opts.csv_path == "-") (void)write_csv(header);
+  // Said once, terminal or not (the progress bar shows only on a terminal); -q silences it.
+  if (opts.progress)
+    err << "gexec: gemm: " << points->size() << " point" << (points->size() == 1 ? "" : "s") << " to run\n";
   // Until --pad reaches the kernels as an option, it reaches them as the variable they read.
   if (opts.run.pad == "never") setenv("GEXEC_PAD", "0", 1);
   else if (opts.run.pad == "always") setenv("GEXEC_PAD", "1", 1);

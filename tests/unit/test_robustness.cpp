@@ -310,6 +310,8 @@ TEST_CASE("--iters and the other counts have readable bounds", "[robust]") {
       {"--rtol nan", "expected a finite number"},
       {"--atol inf", "expected a finite number"},
       {"--rtol -1", "expected a finite number"},
+      {"--atol -1", "expected a finite number from 0 to 1e+300, got \"-1\""},  // not 301 digits
+      {"--warmup-ms -1", "expected a finite number from 0 to 3600000, got"},
       {"--report ''", "the path is empty"},
   };
   for (const Case& c : cases) {

@@ -1,5 +1,5 @@
-// CSV for `gexec gemm --csv`: RFC 4180 fields, --tags columns, and --append onto a file whose
-// header must match.
+// CSV for `gexec gemm --csv`: RFC 4180 fields, --tags columns that no other column shares, and
+// --append onto a file whose header must match.
 #pragma once
 
 #include <string>
@@ -25,5 +25,10 @@ Result<std::vector<std::pair<std::string, std::string>>> parse_tags(std::string_
 // `header` for an empty or new file, a "\n" after a last line without one, else nothing; bad_input
 // naming `path` when its first line is another header.
 Result<std::string> csv_append_start(const FileHead& head, const std::string& header, const std::string& path);
+
+// bad_input when two of `columns` have one name: a --tags key that is also a column of gexec's
+// (named as such), or a percentile given twice.
+Status check_csv_columns(const std::vector<std::string>& columns,
+                         const std::vector<std::pair<std::string, std::string>>& tags);
 
 }  // namespace gexec
