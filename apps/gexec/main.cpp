@@ -11,9 +11,11 @@
 #include "gexec/app/commands.hpp"
 #include "gexec/app/gemm_command.hpp"
 #include "gexec/app/version.hpp"
+#include "openblas_limit.hpp"
 #include "option_checks.hpp"
 
 int main(int argc, char** argv) {
+  gexec::cli::restart_with_one_openblas_thread(argv);
   CLI::App app{"gexec: runs JSON graphs of GEMM and elementwise ops on NVIDIA GPUs and checks them against a CPU reference"};
   app.require_subcommand(1);
   app.set_version_flag("--version", gexec::version_text, "Print the version, build and library versions, and exit");
@@ -130,7 +132,11 @@ int main(int argc, char** argv) {
                              ->check(gexec::cli::number_in(0, gexec::kMaxAllowance));
   check_cmd->add_option("--precision", check.precision, "The products' arithmetic: f32, or tf32 (f32 operands rounded to TF32)")
       ->check(CLI::IsMember({"f32", "tf32"}));
-  check_cmd->add_option("--report", check.report_path, "Write a JSON report of the check to this file");
+  check_cmd->add_option("--report", check.report_path, "Write a JSON report of the check to this file ('-': stdout)")
+      ->check(gexec::cli::non_empty_path());
+  check_cmd->add_flag("--force", check.force,
+                      "Let --report overwrite one of the check's inputs (the graph, an init.file, an --inputs or "
+                      "--outputs file)");
 
   gexec::GemmOptions gemm;
   auto* gemm_cmd = app.add_subcommand("gemm", "Profile GEMM + epilogue over a sweep of shapes and types, each point checked");
@@ -145,7 +151,8 @@ int main(int argc, char** argv) {
   gemm_cmd->add_option("--bias", gemm.sweep.bias, "Bias: none, f16, bf16 or f32 (a list; default none)");
   gemm_cmd->add_option("--act", gemm.sweep.act, "Activation(s): none, relu, gelu (a list; default none)");
   gemm_cmd->add_option("--trans", gemm.sweep.trans, "Transposes of A and B: nn, nt, tn, tt (a list; default nn)");
-  gemm_cmd->add_option("--alpha", gemm.sweep.alpha, "Scale of the product (default 1)");
+  gemm_cmd->add_option("--alpha", gemm.sweep.alpha, "Scale of the product (default 1)")
+      ->check(gexec::cli::finite_number());
   gemm_cmd->add_flag("--fast-accum", gemm.sweep.fast_accum, "FP8 fast accumulation on the f8e4m3 points");
   gemm_cmd->add_option("--backend", gemm.run.backend, "auto, cuda or cpu")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   gemm_cmd->add_option("--device", gemm.run.device, "CUDA device ordinal")->check(gexec::cli::integer_in(0, 1023));

@@ -61,6 +61,20 @@ inline CLI::Validator number_in(double lo, double hi, bool open_lo = false) {
       "NUMBER");
 }
 
+// Any finite decimal number (NaN and infinities refused).
+inline CLI::Validator finite_number() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const double d = std::strtod(v.c_str(), &end);
+        if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !std::isfinite(d))
+          return "expected a finite number, got " + shown(v);
+        return {};
+      },
+      "NUMBER");
+}
+
 // A path that is not the empty string.
 inline CLI::Validator non_empty_path() {
   return CLI::Validator([](std::string& v) -> std::string { return v.empty() ? "the path is empty" : ""; }, "PATH");

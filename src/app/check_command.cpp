@@ -1,14 +1,18 @@
 // `gexec check GRAPH --inputs DIR --outputs DIR`: anyone's outputs against gexec's reference.
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
 #include "gexec/app/commands.hpp"
 #include "gexec/app/run_report.hpp"
 #include "gexec/io/load.hpp"
+#include "gexec/io/text.hpp"
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/exact.hpp"
 #include "check.hpp"
+#include "dump.hpp"
 #include "json_report.hpp"
+#include "output_paths.hpp"
 #include "report.hpp"
 #include "target.hpp"
 #include "tensor_files.hpp"
@@ -56,11 +60,45 @@ Status check_exact_inputs(const Graph& g, const TensorBytes& inputs) {
   return {};
 }
 
+// What the check reads and its --report must not overwrite: the graph, its init.file arrays and
+// the .npy file of every graph input and output.
+std::vector<std::pair<std::string, std::string>> check_inputs(const Graph& g, const CheckOptions& opts) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<std::string, std::string>> in{{"the graph file", opts.graph_path}};
+  const fs::path graph_dir = fs::path(opts.graph_path).parent_path();
+  for (const Tensor& t : g.tensors)
+    if (t.init && t.init->kind == InitKind::file) {
+      const fs::path p(t.init->file);
+      in.push_back({"the init.file of tensor " + quote_text(t.name), (p.is_relative() ? graph_dir / p : p).string()});
+    }
+  const GraphIndex idx(g);
+  for (size_t t = 0; t < g.tensors.size(); ++t)
+    if (idx.is_input(TensorId(t)))
+      in.push_back({"the --inputs file of " + quote_text(g.tensors[t].name),
+                    (fs::path(opts.inputs_dir) / tensor_file_name(g.tensors[t].name)).string()});
+  for (TensorId id : g.outputs)
+    in.push_back({"the --outputs file of " + quote_text(g.tensor(id).name),
+                  (fs::path(opts.outputs_dir) / tensor_file_name(g.tensor(id).name)).string()});
+  return in;
+}
+
 // The check, filling `summary` (the same section `run` reports); an error returns early.
-Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& rep, CheckSummary& summary) {
+// A --report refused by the checks of its path sets *report_refused: it is not written at all.
+Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& rep, CheckSummary& summary,
+                  bool* report_refused) {
+  const std::vector<std::pair<std::string, std::string>> report{{"--report", opts.report_path}};
+  // Before the graph is read, so that a report about a bad graph never lands on the graph.
+  if (Status s = check_not_inputs(report, {{"the graph file", opts.graph_path}}, opts.force); !s) {
+    *report_refused = true;
+    return s;
+  }
   auto loaded = load_graph_file(opts.graph_path);
   if (!loaded) return loaded.error();
   const Graph& g = *loaded;
+  if (Status s = check_output_files(report, check_inputs(g, opts), opts.force); !s) {
+    *report_refused = true;
+    return s;
+  }
   const uint64_t seed = opts.seed.value_or(g.seed.value_or(0));
   rep["graph"] = {{"name", g.name}, {"file", opts.graph_path}, {"seed", seed}, {"tensors", g.tensors.size()},
                   {"ops", g.ops.size()}};
@@ -124,13 +162,17 @@ Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& r
 
 }  // namespace
 
-Exit check_command(const CheckOptions& opts, std::ostream& out, std::ostream& err) {
+Exit check_command(const CheckOptions& opts, std::ostream& stdout_stream, std::ostream& err) {
+  // --report -: the JSON alone on stdout, the text on stderr (as `gexec run` does).
+  const bool json_on_stdout = opts.report_path == "-";
+  std::ostream& out = json_on_stdout ? err : stdout_stream;
   nlohmann::json rep = {{"format", kReportFormat}, {"version", kReportVersion}, {"gexec_version", GEXEC_VERSION},
                         {"command", "check"},      {"result", "error"},       {"exit_code", 0},
                         {"error", nullptr},        {"timing", nullptr},       {"warnings", nlohmann::json::array()},
                         {"notes", nlohmann::json::array()}};
   CheckSummary summary;
-  const Status s = check_into(opts, out, rep, summary);
+  bool report_refused = false;
+  const Status s = check_into(opts, out, rep, summary, &report_refused);
   Exit code = Exit::ok;
   if (!s) {
     code = s.error().code;
@@ -143,12 +185,12 @@ Exit check_command(const CheckOptions& opts, std::ostream& out, std::ostream& er
     out << "result: " << (summary.pass() ? "pass" : "FAIL") << "\n";
   }
   rep["exit_code"] = static_cast<int>(code);
-  if (opts.report_path.empty()) return code;
-  if (Status w = write_report(opts.report_path, rep); !w) {
+  if (opts.report_path.empty() || report_refused) return code;
+  if (Status w = write_report(opts.report_path, rep, &stdout_stream); !w) {
     err << "gexec: " << w.error().message << "\n";
     return code == Exit::ok ? w.error().code : code;
   }
-  out << "wrote the report to " << opts.report_path << "\n";
+  if (!json_on_stdout) out << "wrote the report to " << opts.report_path << "\n";
   return code;
 }
 

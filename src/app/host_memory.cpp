@@ -11,6 +11,10 @@
 
 #include "report.hpp"
 
+#if GEXEC_HAVE_CPU
+#include "gexec/backends/cpu_device.hpp"
+#endif
+
 namespace gexec {
 namespace {
 
@@ -129,11 +133,29 @@ HostEstimate estimate_host_memory(const RunOptions& opts, const Graph& original,
   else if (check_mode == "sample") e.reference = sampled_reference_peak(original, opts.samples);
   if (dump) e.dump = mul(largest, 4);
   e.timing = mul(int64_t(std::max(opts.timing.iters, 0)), 16);
-  if (backend == Backend::cpu) e.arena = add(plan.arena_bytes, largest_input);  // and one input drawn at a time
+  if (backend == Backend::cpu) {
+    e.arena = add(plan.arena_bytes, largest_input);  // and one input drawn at a time
+    bool products = false;
+    for (const Op& op : original.ops) products |= op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT;
+    if (products) e.blas_address_space = mul(openblas_buffer_bytes(), openblas_thread_count());
+  }
   return e;
 }
 
-int64_t host_bytes_free(std::string* why) {
+// OpenBLAS 0.3.21 (DYNAMIC_ARCH, x86-64) maps BUFFER_SIZE = 32 << 22 bytes plus a page per working
+// thread, seen as the 134221824-byte malloc it retries forever under ulimit -v; older builds used
+// less (32 << 20), so this bounds them too.
+int64_t openblas_buffer_bytes() { return (int64_t(32) << 22) + 4096; }
+
+int openblas_thread_count() {
+#if GEXEC_HAVE_CPU
+  return std::max(1, openblas_threads());
+#else
+  return 1;
+#endif
+}
+
+int64_t host_bytes_free(std::string* why, int64_t address_space_only) {
   int64_t free = mem_available();
   *why = "available memory";
   if (free < 0) free = kMax, *why = "no limit known";
@@ -143,15 +165,22 @@ int64_t host_bytes_free(std::string* why) {
     struct rlimit lim {};
     if (getrlimit(res, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) continue;
     const int64_t cap = lim.rlim_cur > uint64_t(kMax) ? kMax : int64_t(lim.rlim_cur);
-    const int64_t left = std::max<int64_t>(0, cap - (res == RLIMIT_AS ? used : 0));
-    if (left < free) free = left, *why = name;
+    const int64_t taken = res == RLIMIT_AS ? add(used, address_space_only) : 0;
+    const int64_t left = std::max<int64_t>(0, cap - taken);
+    if (left < free) {
+      free = left;
+      *why = name;
+      if (res == RLIMIT_AS && address_space_only > 0)
+        *why += ", less " + human_bytes(address_space_only) + " of address space for OpenBLAS's buffers (" +
+                std::to_string(openblas_thread_count()) + (openblas_thread_count() == 1 ? " thread)" : " threads)");
+    }
   }
   return free;
 }
 
 Status check_host_memory(const HostEstimate& need) {
   std::string why;
-  const int64_t free = host_bytes_free(&why);
+  const int64_t free = host_bytes_free(&why, need.blas_address_space);
   const int64_t total = need.total();
   if (total <= free) return {};
   std::string parts;

@@ -116,6 +116,13 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   };
   const auto start = Clock::now();
   PhaseTimes times;
+  // Before the graph is read, so that a report of a graph that fails to load never lands on it.
+  if (!opts.graph)
+    if (Status s = check_not_inputs({{"--report", opts.report_path}}, {{"the graph file", opts.graph_path}}, opts.force);
+        !s) {
+      rep.refused_outputs = "--report";
+      return s;
+    }
   auto loaded = opts.graph ? Result<Graph>(*opts.graph) : load_graph_file(opts.graph_path);
   if (!loaded) return loaded.error();
   const Graph& original = *loaded;

@@ -70,7 +70,8 @@ struct CheckOptions {
   std::optional<uint64_t> seed;         // chooses the sampled elements; default the graph's, else 0
   std::optional<double> atol, rtol;
   std::string precision = "f32";        // the products' arithmetic: f32, or tf32 (f32 operands rounded to TF32)
-  std::string report_path;
+  std::string report_path;              // "-": the JSON on stdout, the text on stderr
+  bool force = false;                   // let --report overwrite one of the check's inputs (output_paths.hpp)
 };
 
 // Exit 0 when every output passes, 1 when one fails, 2 for a bad graph or bad files.
