@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "gexec/ir/f8_rules.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/rng/round.hpp"
 #include "ref_math.hpp"
@@ -150,7 +151,8 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
   const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
   const Tensor& ct = g.tensor(op.outputs[0]);
   const DType dt = ct.dtype;
-  const bool bias_converted = has_bias && !ref::exact_cast(g.tensor(op.inputs[2]).dtype, dt);
+  const DType bias_to = ref::bias_read_dtype(is_f8_product(g, op), dt);
+  const bool bias_converted = has_bias && !ref::exact_cast(g.tensor(op.inputs[2]).dtype, bias_to);
   // cuBLASLt reads C in D's dtype: a wider R is converted (rounded) to it first (cublaslt_caps.cpp).
   const bool res_converted = res && !ref::exact_cast(g.tensor(op.inputs.back()).dtype, dt);
   const std::vector<double>& squares = sums->squares;
@@ -174,7 +176,7 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
         v += in[2]->value[j];
         sc += in[2]->scale[j];
         // A kernel may convert a wider bias to the output dtype once (cuBLASLt does).
-        var += in[2]->carried(j) + (bias_converted ? bound::single_rounding_var(dt, in[2]->value[j]) : 0.0);
+        var += in[2]->carried(j) + (bias_converted ? bound::single_rounding_var(bias_to, in[2]->value[j]) : 0.0);
       }
       if (res) {  // inside the activation, as cuBLASLt adds beta * C (graph-format.md)
         v += s.beta * res->value[x];

@@ -9,6 +9,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "gexec/ir/f8_rules.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/verify/reference.hpp"
 #include "parallel.hpp"
@@ -165,8 +166,9 @@ class ElementEval {
       const VS bias = at(op.inputs[2], j);
       v += bias.value;
       sc += bias.scale;
-      const bool converted = !ref::exact_cast(g_.tensor(op.inputs[2]).dtype, dt);
-      var += bias.carried() + (converted ? bound::single_rounding_var(dt, bias.value) : 0.0);
+      const DType to = ref::bias_read_dtype(is_f8_product(g_, op), dt);  // as reference.cpp
+      const bool converted = !ref::exact_cast(g_.tensor(op.inputs[2]).dtype, to);
+      var += bias.carried() + (converted ? bound::single_rounding_var(to, bias.value) : 0.0);
     }
     if (s.has_residual) {
       v += s.beta * r.value;
