@@ -170,7 +170,8 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
       // it once more (by itself: the reference does not), a uniform error of ulp^2 / 12. With a
       // residual, what it stores is the product plus beta * R (cuBLASLt's D = AB + beta C).
       if (prec.product_rounded && (has_bias || act != Act::none))
-        var += bound::single_rounding_var(dt, res ? v + s.beta * res->value[x] : v);
+        var += bound::single_rounding_var(dt, res ? v + s.beta * res->value[x] : v) +
+               (res ? bound::single_rounding_var(dt, v) : 0.0);  // the product alone, rounded before beta R
       if (has_bias) {
         const size_t j = x % static_cast<size_t>(s.n);
         v += in[2]->value[j];

@@ -161,7 +161,8 @@ class ElementEval {
     const VS r = s.has_residual ? at(op.inputs.back(), l) : VS{};
     // As reference.cpp: the stored product, plus beta * R where there is a residual.
     if (prec_.product_rounded && (has_bias || act != Act::none))
-      var += bound::single_rounding_var(dt, s.has_residual ? v + s.beta * r.value : v);
+      var += bound::single_rounding_var(dt, s.has_residual ? v + s.beta * r.value : v) +
+             (s.has_residual ? bound::single_rounding_var(dt, v) : 0.0);
     if (has_bias) {
       const VS bias = at(op.inputs[2], j);
       v += bias.value;
