@@ -9,6 +9,7 @@
 #include <new>
 
 #include "gexec/app/commands.hpp"
+#include "gexec/app/compare.hpp"
 #include "gexec/app/gemm_command.hpp"
 #include "gexec/app/version.hpp"
 #include "openblas_limit.hpp"
@@ -202,12 +203,20 @@ int main(int argc, char** argv) {
       ->check(gexec::cli::non_empty_path());
 
   gexec::CompareOptions compare;
-  auto* compare_cmd = app.add_subcommand("compare", "Compare two gemm --json or run --report files, point by point");
+  auto* compare_cmd =
+      app.add_subcommand("compare", "Compare gemm --json or run --report files with a baseline, point by point");
   compare_cmd->add_option("base", compare.base, "The baseline results")->required();
-  compare_cmd->add_option("new", compare.next, "The results to judge")->required();
+  compare_cmd->add_option("new", compare.news, "The results to judge (one or more files)")->required();
   compare_cmd->add_option("--threshold", compare.threshold,
                           "Slower by more than this fraction (and than the noise) is a regression (default 0.05)")
       ->check(gexec::cli::number_in(0, 1e9));
+  compare_cmd->add_option("--markdown", compare.markdown_path, "Write the comparison as Markdown to this file (- for stdout)")
+      ->check(gexec::cli::non_empty_path());
+  compare_cmd->add_option("--json", compare.json_path, "Write the comparison as JSON to this file (- for stdout)")
+      ->check(gexec::cli::non_empty_path());
+  compare_cmd->add_option("--plot", compare.plot_path, "Draw the ratios and noise bands into this PNG (python3 with matplotlib)")
+      ->check(gexec::cli::non_empty_path());
+  compare_cmd->add_flag("--force", compare.force, "Let an output file replace one of the files compared");
 
   // -v and -q work after the subcommand too.
   for (CLI::App* sub : {run_cmd, validate_cmd, kernels_cmd, check_cmd, gemm_cmd, compare_cmd}) {
