@@ -4,6 +4,7 @@
 
 #include "gexec/app/commands.hpp"
 #include "gexec/app/run_report.hpp"
+#include "gexec/app/model_file.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/exact.hpp"
@@ -57,9 +58,9 @@ Status check_exact_inputs(const Graph& g, const TensorBytes& inputs) {
 
 // The check, filling `summary` (the same section `run` reports); an error returns early.
 Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& rep, CheckSummary& summary) {
-  auto loaded = load_graph_file(opts.graph_path);
+  auto loaded = load_model_file(opts.graph_path);
   if (!loaded) return loaded.error();
-  const Graph& g = *loaded;
+  const Graph& g = loaded->graph;
   const uint64_t seed = opts.seed.value_or(g.seed.value_or(0));
   rep["graph"] = {{"name", g.name}, {"file", opts.graph_path}, {"seed", seed}, {"tensors", g.tensors.size()},
                   {"ops", g.ops.size()}};

@@ -8,13 +8,14 @@
 #include <limits>
 
 #include "gexec/exec/buffer_plan.hpp"
+#include "expect.hpp"
 #include "timing_report.hpp"
 
 namespace gexec {
 namespace {
 
 void print_graph_line(std::ostream& out, const GraphSummary& g) {
-  out << "graph " << g.name << " (" << g.file << "): " << g.tensors << " tensors, " << g.ops << " ops, seed " << g.seed
+  out << "graph " << g.name << " (" << g.file << (g.source.empty() ? "" : ", " + g.source) << "): " << g.tensors << " tensors, " << g.ops << " ops, seed " << g.seed
       << "\n";
 }
 
@@ -108,7 +109,8 @@ const Section kSections[] = {
      [](std::ostream& o, const RunReport& r) { print_plan(o, *r.buffers); }},
     {[](const RunReport& r) { return r.result == RunReport::Result::dry_run; },
      [](std::ostream& o, const RunReport& r) {
-       o << "options: --pad " << pad_policy_name(r.kernel_options.pad) << "\n";
+       o << "options: --pad " << pad_policy_name(r.kernel_options.pad)
+         << " --precision " << (r.kernel_options.tf32 ? "tf32" : "f32") << "\n";
        o << "dry run: nothing executed\n";
      }},
     {[](const RunReport& r) { return r.loaded_inputs.has_value() && !r.load_inputs_dir.empty(); }, print_loaded},
@@ -125,6 +127,8 @@ const Section kSections[] = {
      [](std::ostream& o, const RunReport& r) { print_check_mode(o, *r.check); }},
     {[](const RunReport& r) { return r.check && r.check->compared && r.check->mode != "none"; },
      [](std::ostream& o, const RunReport& r) { print_checks(o, r.check->outputs); }},
+    {[](const RunReport& r) { return r.expect.has_value(); },
+     [](std::ostream& o, const RunReport& r) { print_expect(o, *r.expect); }},
     {[](const RunReport& r) { return r.timing.has_value(); },
      [](std::ostream& o, const RunReport& r) { print_timing(o, *r.timing); }},
     {[](const RunReport& r) { return r.times_ms.has_value(); }, print_times},
