@@ -202,11 +202,11 @@ void print_checks(std::ostream& out, const std::vector<CheckedOutput>& checks) {
                     c.worst_bound);
       out << line;
     }
-    // inf against inf is a failure, not a match: said so rather than left to puzzle over.
+    // Non-finite values that are not the reference's own are failures: said so rather than left to puzzle over.
     if (c.got_nonfinite > 0 || c.ref_nonfinite > 0)
       out << "      the output holds " << c.got_nonfinite << " non-finite value" << (c.got_nonfinite == 1 ? "" : "s")
-          << " (inf or NaN) and the reference " << c.ref_nonfinite << ", of " << c.checked
-          << " checked; a non-finite element never passes\n";
+          << " (inf or NaN) and the reference " << c.ref_nonfinite << " that the other does not, of " << c.checked
+          << " checked; a non-finite element passes only where the reference holds the same (NaN, or that infinity)\n";
     out << "      checked " << (c.mode == "sample" ? "a sample of " + std::to_string(c.checked) + " of the "
                                                      : std::string("all "))
         << c.count << " elements against the " << (c.mode == "sample" ? "sampled" : "full") << " reference"
