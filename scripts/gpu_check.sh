@@ -2,7 +2,9 @@
 # Everything to run on a GPU machine in one go: build, every test, every graph (checked, timed,
 # under compute-sanitizer), and the benchmark against PyTorch. A summary goes to stdout; the
 # build log, the sanitizer's full output and the benchmark's files go to $OUT (default out/).
-#   scripts/gpu_check.sh [all|build|tests|graphs|check|perf|gemm|sanitizer|bench|fp8|blocks]...
+#   scripts/gpu_check.sh [all|build|tests|graphs|check|perf|gemm|sanitizer|bench|fp8|blocks|onnx]...
+# onnx: ONNX's conformance tests (scripts/onnx_conformance.sh) on the CPU and CUDA backends, f32
+# products without TF32; the table in $OUT/onnx_conformance.txt.
 # fp8: the FP8 GPU tests, the FP8 graphs (dry-run notes, checked and timed runs), the error fast
 # accumulation keeps, FP8 against bf16 through gexec gemm, and the FP8 rows against
 # torch._scaled_mm (scripts/gpu_fp8.sh; files in $OUT/fp8).
@@ -35,7 +37,7 @@ JSON
 note "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.max.sm --format=csv 2>&1
 
-if want build || want tests || want graphs || want check || want perf || want gemm || want sanitizer || want bench || want fp8 || want blocks; then
+if want build || want tests || want graphs || want check || want perf || want gemm || want sanitizer || want bench || want fp8 || want blocks || want onnx; then
   note "build"
   bash scripts/setup.sh
   start=$(date +%s)
@@ -44,7 +46,13 @@ if want build || want tests || want graphs || want check || want perf || want ge
   fi
   echo "built in $(( $(date +%s) - start )) s"
   "$gexec" --version
-  bash scripts/check_backends.sh "$gexec" cuda cpu || status=1
+  bash scripts/check_backends.sh "$gexec" cuda cpu onnx || status=1
+fi
+
+if want onnx; then
+  note "ONNX conformance (scripts/onnx_conformance.sh: CPU and CUDA, f32 products without TF32)"
+  bash scripts/onnx_conformance.sh --gexec "$gexec" > "$OUT/onnx_conformance.txt" 2>&1 || status=1
+  grep -vE "refused:|pass \(cpu\), pass \(cuda\)" "$OUT/onnx_conformance.txt" | tail -40
 fi
 
 if want tests; then

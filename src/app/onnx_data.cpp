@@ -1,6 +1,7 @@
 // input_N.pb / output_N.pb files (onnx_data.hpp).
 #include "onnx_data.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 
@@ -11,9 +12,12 @@
 
 namespace gexec {
 
-Result<std::vector<PbTensor>> read_pb_files(const std::string& dir, const std::string& prefix) {
+namespace {
+
+std::vector<std::pair<size_t, std::string>> find_pb(const std::string& dir, const std::string& prefix) {
   namespace fs = std::filesystem;
   std::vector<std::pair<size_t, std::string>> found;
+  if (dir.empty()) return found;
   std::error_code ec;
   const std::regex pattern(prefix + "([0-9]{1,6})\\.pb");
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -22,6 +26,19 @@ Result<std::vector<PbTensor>> read_pb_files(const std::string& dir, const std::s
     if (std::regex_match(file, m, pattern)) found.emplace_back(std::stoul(m[1].str()), entry.path().string());
   }
   std::sort(found.begin(), found.end());
+  return found;
+}
+
+}  // namespace
+
+std::vector<std::string> pb_file_paths(const std::string& dir, const std::string& prefix) {
+  std::vector<std::string> out;
+  for (auto& [index, path] : find_pb(dir, prefix)) out.push_back(std::move(path));
+  return out;
+}
+
+Result<std::vector<PbTensor>> read_pb_files(const std::string& dir, const std::string& prefix) {
+  const auto found = find_pb(dir, prefix);
   std::vector<PbTensor> out;
 #if GEXEC_HAVE_ONNX
   for (const auto& [index, path] : found) {

@@ -24,6 +24,9 @@ struct PbTensor {
   std::vector<int64_t> ints;  // integer types
 };
 
+// The paths of DIR/PREFIX<N>.pb, in N order, without reading them (none when DIR is empty or absent).
+std::vector<std::string> pb_file_paths(const std::string& dir, const std::string& prefix);
+
 // DIR/PREFIX<N>.pb for N = 0, 1, ... (prefix "input_" or "output_"), read whole, in N order.
 Result<std::vector<PbTensor>> read_pb_files(const std::string& dir, const std::string& prefix);
 

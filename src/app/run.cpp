@@ -18,6 +18,7 @@
 #include "check.hpp"
 #include "dump.hpp"
 #include "expect.hpp"
+#include "onnx_data.hpp"
 #include "gexec/app/model_file.hpp"
 #include "host_memory.hpp"
 #include "json_report.hpp"
@@ -143,6 +144,8 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   std::vector<std::pair<std::string, std::string>> more_inputs;
   for (const std::string& f : model.data_files) more_inputs.push_back({"an external data file of the model", f});
   for (const std::string& f : expect_files) more_inputs.push_back({"an --expect file", f});
+  for (const std::string& f : pb_file_paths(opts.load_inputs_dir, "input_"))
+    more_inputs.push_back({"a --load-inputs file", f});
   GEXEC_TRY(check_run_paths(opts, original, &rep.refused_outputs, more_inputs));
 
   // The switches are read here, once; selection and preparation get them in KernelOptions.

@@ -84,7 +84,8 @@ Result<TensorId> Builder::materialize(const Value& v, const std::vector<int64_t>
   // The first gexec tensor of a constant takes its name; one in another shape says which.
   bool first = true;
   for (const auto& [k, id] : materialized) first = first && k.first != v.name;
-  std::string base = v.name;
+  // A constant that is a graph output leaves the output's name to the copy that writes it.
+  std::string base = output_names.count(v.name) ? v.name + "_const" : v.name;
   if (!first) {
     base += "_as";
     for (int64_t d : shape) base += "_" + std::to_string(d);

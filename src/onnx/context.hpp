@@ -68,6 +68,8 @@ struct Builder {
   std::map<std::pair<std::string, std::vector<int64_t>>, TensorId> materialized;  // constants by (value, shape)
   std::map<const pb::TensorProto*, std::shared_ptr<const HostTensor>> decoded;
   std::vector<std::string> data_files;
+  std::unordered_set<std::string> output_names;  // the graph outputs' ONNX names
+
 
   // A constant's values (decoding an initializer once); `who` names it in an error.
   Result<std::shared_ptr<const HostTensor>> data_of(const Value& v, const std::string& who);

@@ -291,6 +291,8 @@ Status add_outputs(Builder& b, const pb::GraphProto& graph, Model& m) {
     if (!v.not_tensor.empty()) return bad_input(who + from + " is " + v.not_tensor);
     if (!dtype)
       return bad_input(who + from + " is " + type_name(v.type) + "; gexec's outputs are f16, bf16, f32 or f8");
+    if (numel(v.shape) == 0)
+      return bad_input(who + from + " is empty, " + onnx_shape_str(v.shape) + " (a gexec tensor holds at least one element)");
     if (vi.type().has_tensor_type()) {
       const auto& tt = vi.type().tensor_type();
       if (tt.elem_type() != kUndefined && tt.elem_type() != v.type)
@@ -360,6 +362,7 @@ Result<Model> load_onnx(std::string_view bytes, const std::string& display_name,
   b.file = file;
   b.base_dir = base_dir;
   b.opset = opset;
+  for (const auto& vi : graph.output()) b.output_names.insert(vi.name());
   GEXEC_TRY(add_initializers(b, graph));
   GEXEC_TRY(add_inputs(b, graph, dims, m));
   GEXEC_TRY(map_nodes(b, graph));

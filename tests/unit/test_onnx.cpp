@@ -309,6 +309,49 @@ TEST_CASE("onnx: Cast, CastLike, Gelu and Identity", "[onnx]") {
   CHECK(has(refusal(a), "approximate \"fast\" is not one of none, tanh"));
 }
 
+TEST_CASE("onnx: graph outputs that are constants, inputs, or named twice are copies; an empty one is refused", "[onnx]") {
+  OnnxBuilder b;
+  b.input("x", kF32, {int64_t(3)});
+  b.output("c", kF32, {int64_t(2)});
+  b.output("x", kF32, {int64_t(3)});
+  b.output("r", kF32, {int64_t(3)});
+  b.output("r2", kF32, {int64_t(3)});
+  auto& c = b.node("Constant", {}, {"c"});
+  auto* a = c.add_attribute();
+  a->set_name("value_floats");
+  a->set_type(gexec::onnx_pb::AttributeProto::FLOATS);
+  a->add_floats(1.5f);
+  a->add_floats(-2.0f);
+  b.node("Relu", {"x"}, {"r"});
+  b.node("Identity", {"r"}, {"r2"});
+  auto m = load(b);
+  REQUIRE(m.ok());
+  const Graph& g = m->graph;
+  // Relu writes r; c, x and r2 are copies, each under its own name.
+  REQUIRE(g.outputs.size() == 4);
+  CHECK(g.tensor(g.outputs[0]).name == "c");
+  CHECK(g.tensor(g.outputs[1]).name == "x_2");
+  CHECK(g.tensor(g.outputs[2]).name == "r");
+  CHECK(g.tensor(g.outputs[3]).name == "r2");
+  int copies = 0;
+  for (const Op& op : g.ops) copies += op.type == OpType::CAST;
+  CHECK(copies == 3);
+  CHECK(m->outputs[1].name == "x");
+
+  OnnxBuilder e;
+  e.input("x", kF32, {int64_t(3)});
+  e.output("y", kF32, {int64_t(0)});
+  auto& k = e.node("Constant", {}, {"y"});
+  auto* t = k.add_attribute();
+  t->set_name("value");
+  t->set_type(gexec::onnx_pb::AttributeProto::TENSOR);
+  t->mutable_t()->set_data_type(kF32);
+  t->mutable_t()->add_dims(0);
+  const std::string msg = refusal(e);
+  CHECK(has(msg, "graph output \"y\" (from node 0 (Constant, opset 17)) is empty, [0]"));
+  CHECK_FALSE(has(msg, "internal"));
+}
+
 TEST_CASE("onnx: initializers in every encoding, and external data beside the model", "[onnx]") {
   const fs::path dir = fs::temp_directory_path() / ("gexec_onnx_ext_" + std::to_string(::getpid()));
   fs::create_directories(dir);
