@@ -4,39 +4,17 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 
 #include "dump.hpp"
 #include "onnx_data.hpp"
 #include "gexec/io/npy.hpp"
 #include "gexec/io/text.hpp"
-#include "gexec/ir/real_value.hpp"
+#include "tensor_files.hpp"
 
 namespace gexec {
 
 namespace {
-
-// The values of a file (C order, `n` of them) in the stored form of tensor t; counts the finite
-// values that overflowed to infinity.
-std::vector<uint8_t> stored_bytes(const Tensor& t, const std::vector<double>& values, int64_t* overflowed) {
-  std::vector<uint8_t> bytes(static_cast<size_t>(t.bytes()));
-  const int64_t n = t.numel();
-  for (int64_t l = 0; l < n; ++l) {
-    // The array is in C order, element l being the tensor's logical element l.
-    const int64_t at = storage_index(t, l);
-    const double v = values[size_t(l)];
-    // f8: the file holds real values (a --dump writes them so), stored divided by the scale; storing
-    // saturates, so only the other dtypes can overflow to inf.
-    if (is_f8(t.dtype)) {
-      store_real(bytes.data(), t, at, v);
-      continue;
-    }
-    store_from_float(bytes.data(), t.dtype, at, static_cast<float>(v));
-    *overflowed += std::isfinite(v) && !std::isfinite(load_as_float(bytes.data(), t.dtype, at));
-  }
-  return bytes;
-}
 
 // The shape a file may have for tensor `id`: the tensor's, or its port's (an ONNX input's shape,
 // which holds the same elements).
@@ -77,9 +55,10 @@ Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::strin
     // The same dtype rule as init.file.
     if (const std::string why = npy_dtype_problem(a->descr, t.dtype); !why.empty())
       return bad_input("--load-inputs: " + path_text(path) + " " + why);
-    int64_t overflowed = 0;
-    out[t.name] = stored_bytes(t, a->values, &overflowed);
-    warn_overflow(path, overflowed, t.dtype);
+    // f8: the file holds real values (a --dump writes them so), stored divided by the scale.
+    StoredArray stored = store_array(*a, t);
+    warn_overflow(path, stored.overflowed, t.dtype);
+    out[t.name] = std::move(stored.bytes);
   }
   // ONNX test data: input_N.pb, matched by its name where it has one, else by position N.
   auto pbs = read_pb_files(dir, "input_");
@@ -103,9 +82,9 @@ Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::strin
     // Its own dtype, or FLOAT or DOUBLE data rounded to it (as float32 and float64 .npy files are).
     auto values = pb_values(*p, t.dtype, "input " + quote_text(port.name));
     if (!values) return values.error().with("--load-inputs");
-    int64_t overflowed = 0;
-    out[t.name] = stored_bytes(t, *values, &overflowed);
-    warn_overflow(p->path, overflowed, t.dtype);
+    StoredArray stored = store_values(*values, t);
+    warn_overflow(p->path, stored.overflowed, t.dtype);
+    out[t.name] = std::move(stored.bytes);
   }
   return out;
 }
