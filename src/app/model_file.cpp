@@ -89,6 +89,7 @@ Result<ModelFile> from_onnx(std::string_view bytes, const std::string& display, 
   for (const auto& p : model->outputs) m.outputs.push_back({p.name, p.tensor, p.shape});
   m.data_files = std::move(model->data_files);
   m.op_types = std::move(model->op_types);
+  m.patterns = std::move(model->patterns);
   m.description = "ONNX opset " + std::to_string(model->opset) +
                   (model->producer.empty() ? "" : ", from " + printable(model->producer));
   m.graph = std::move(model->graph);

@@ -169,7 +169,11 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   auto names = parse_pass_list(opts.passes);
   if (!names) return names.error();
   Graph graph = original;
-  if (opts.dry_run) rep.printed_before = print_graph(graph);
+  if (opts.dry_run) {
+    // An ONNX model's exporter patterns: which nodes became which op of the graph below.
+    for (const std::string& p : model.patterns) rep.printed_before += "// ONNX " + p + "\n";
+    rep.printed_before += print_graph(graph);
+  }
   auto t0 = Clock::now();
   std::ostringstream prints;
   auto records = run_pipeline(graph, {*names, opts.print_after_all, opts.print_after, opts.residual_costs}, prints);

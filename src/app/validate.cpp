@@ -20,6 +20,7 @@ Exit validate_command(const std::vector<std::string>& files, std::ostream& out, 
     for (const std::string& o : m->op_types) ops += (ops.empty() ? "; ops " : ", ") + o;
     out << f << ": ok (" << m->graph.tensors.size() << " tensors, " << m->graph.ops.size() << " ops"
         << (m->description.empty() ? "" : "; " + m->description) << ops << ")\n";
+    for (const std::string& p : m->patterns) out << "  " << p << "\n";
   }
   return status;
 }

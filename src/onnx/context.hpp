@@ -152,6 +152,9 @@ Status map_gelu(Node& n);
 Status map_cast(Node& n);
 Status map_castlike(Node& n);
 Status map_identity(Node& n);
+// An exporter pattern (patterns.hpp) as one op, at its last node.
+struct Pattern;
+Status map_pattern(Node& n, const Pattern& p);
 // map_layout.cpp
 Status map_constant(Node& n);
 Status map_reshape(Node& n);

@@ -1,6 +1,7 @@
 // Elementwise ops: Add, Mul, Relu, Gelu, Cast, and Identity (no op at all).
 #include "gexec/io/text.hpp"
 #include "context.hpp"
+#include "patterns.hpp"
 
 namespace gexec::onnx_import {
 
@@ -53,11 +54,8 @@ Result<DType> elementwise_dtype(Node& n, const Value& v, std::string_view role) 
   return *d;
 }
 
-// The gexec shape an elementwise op over v runs in: a computed value's, a constant's default.
-Status unary(Node& n, OpType type, std::optional<GeluApprox> approx = std::nullopt) {
-  auto px = n.required(0, "X");
-  if (!px) return px.error();
-  const Value& x = **px;
+// An elementwise op over x, in the gexec shape x has (a constant: its default), writing output 0.
+Status unary_of(Node& n, const Value& x, OpType type, std::optional<GeluApprox> approx = std::nullopt) {
   auto dtype = elementwise_dtype(n, x, "X");
   if (!dtype) return dtype.error();
   const std::vector<int64_t> shape = n.gexec_shape(x);
@@ -67,6 +65,12 @@ Status unary(Node& n, OpType type, std::optional<GeluApprox> approx = std::nullo
   Op& op = n.emit(type, {*tx}, y);
   if (approx) op.attrs.approximate = *approx;
   return {};
+}
+
+Status unary(Node& n, OpType type, std::optional<GeluApprox> approx = std::nullopt) {
+  auto px = n.required(0, "X");
+  if (!px) return px.error();
+  return unary_of(n, **px, type, approx);
 }
 
 // Add and Mul. Operands of one shape give ADD / MUL; Add of a vector along the last dimension
@@ -161,6 +165,29 @@ Status map_gelu(Node& n) {
   const auto a = parse_gelu_approx(*approx);
   if (!a) return n.refuse("approximate " + quote_text(*approx) + " is not one of none, tanh");
   return unary(n, OpType::GELU, *a);
+}
+
+// The group's constants were matched by value; here they are checked against X: X's type (ONNX
+// takes one type for both operands of Mul, Add and Div), and a rank no higher than X's, so that
+// every step has X's shape.
+Status map_pattern(Node& n, const Pattern& p) {
+  const auto it = n.builder().values.find(p.x);
+  if (it == n.builder().values.end())
+    return n.refuse("the " + p.what + " pattern reads " + quote_text(p.x) +
+                    ", which is not a graph input, an initializer or the output of an earlier node");
+  const Value& x = it->second;
+  for (const PatternConstant& c : p.constants) {
+    if (!c.exponent && c.type != x.type)
+      return n.refuse("the " + p.what + " pattern's constant " + quote_text(c.value) + " is " + type_name(c.type) +
+                      " and X " + quote_text(x.name) + " is " + type_name(x.type) + "; ONNX takes one type for both operands");
+    if (c.shape.size() > x.shape.size())
+      return n.refuse("the " + p.what + " pattern's constant " + quote_text(c.value) + " " + onnx_shape_str(c.shape) +
+                      " has a higher rank than X " + quote_text(x.name) + " " + onnx_shape_str(x.shape) +
+                      ", which makes the result another shape than X's; gexec's " + std::string(op_type_name(p.type)) +
+                      " keeps X's shape");
+  }
+  if (p.type == OpType::GELU) return unary_of(n, x, p.type, p.approx);
+  return unary_of(n, x, p.type);
 }
 
 // Cast to f16, bf16, f32 or f8 (e4m3fn, e5m2) from any of them, as gexec's CAST: round to nearest

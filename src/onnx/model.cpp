@@ -9,6 +9,7 @@
 #include "gexec/io/text.hpp"
 #include "gexec/ir/graph_build.hpp"
 #include "context.hpp"
+#include "patterns.hpp"
 
 namespace gexec::onnx_import {
 
@@ -33,12 +34,15 @@ struct Lines {
 
 // Every node's op, domain, opset and attributes against the table, before any is mapped: a model
 // with ops gexec does not map is refused with each of them named (the first node of each op type).
+// A node inside an exporter pattern (`inside`: all but its last node, which is a Mul) was checked
+// by the match (ai.onnx, no attributes); the last node is checked here, its opset too.
 Status check_ops(const pb::GraphProto& graph, const std::string& file, int64_t opset,
-                 const std::map<std::string, int64_t>& opsets) {
+                 const std::map<std::string, int64_t>& opsets, const std::vector<bool>& inside) {
   Lines p;
   std::set<std::string> reported;
   for (int i = 0; i < graph.node_size(); ++i) {
     const pb::NodeProto& node = graph.node(i);
+    if (inside[size_t(i)]) continue;
     std::string where = file + ": node " + std::to_string(i);
     if (!node.name().empty()) where.append(" ").append(quote_text(node.name()));
     // The opset of the node's own domain ("opset 1 of ai.onnx.preview.training" outside ai.onnx).
@@ -253,10 +257,21 @@ Status add_initializers(Builder& b, const pb::GraphProto& graph) {
   return {};
 }
 
-Status map_nodes(Builder& b, const pb::GraphProto& graph) {
+// Each node through its mapping; a pattern's nodes as one op at its last node (`in_pattern`: per
+// node, its pattern's index or -1).
+Status map_nodes(Builder& b, const pb::GraphProto& graph, const std::vector<Pattern>& patterns,
+                 const std::vector<int>& in_pattern) {
   for (int i = 0; i < graph.node_size(); ++i) {
     const pb::NodeProto& proto = graph.node(i);
     Node n(b, proto, size_t(i));
+    if (const int k = in_pattern[size_t(i)]; k >= 0) {
+      const Pattern& p = patterns[size_t(k)];
+      if (p.root != i) continue;  // its value is read only inside the pattern
+      if (b.values.count(proto.output(0)))
+        return n.refuse("output " + quote_text(proto.output(0)) + " is already defined; each value is written once");
+      GEXEC_TRY(map_pattern(n, p));
+      continue;
+    }
     for (int k = 0; k < proto.input_size(); ++k)
       if (!proto.input(k).empty() && !b.values.count(proto.input(k)))
         return n.refuse("input " + quote_text(proto.input(k)) +
@@ -327,6 +342,18 @@ Status add_outputs(Builder& b, const pb::GraphProto& graph, Model& m) {
   return {};
 }
 
+// "nodes 4 "/act/Div", 5, 6, 7, 8 "/act/Mul_1" (Div, Erf, Add, Mul, Mul): GELU (erf) of "x"".
+std::string pattern_line(const pb::GraphProto& graph, const Pattern& p) {
+  std::string nodes, ops;
+  for (int i : p.nodes) {
+    const pb::NodeProto& n = graph.node(i);
+    nodes += (nodes.empty() ? "" : ", ") + std::to_string(i);
+    if (!n.name().empty()) nodes += " " + quote_text(n.name());
+    ops += (ops.empty() ? "" : ", ") + printable(n.op_type());
+  }
+  return "nodes " + nodes + " (" + ops + "): " + p.what + " of " + quote_text(p.x);
+}
+
 }  // namespace
 
 bool looks_like_onnx(std::string_view bytes) {
@@ -352,7 +379,15 @@ Result<Model> load_onnx(std::string_view bytes, const std::string& display_name,
     opsets[o.domain()] = o.version();
   }
   const pb::GraphProto& graph = proto.graph();
-  GEXEC_TRY(check_ops(graph, file, opset, opsets));
+  const std::vector<Pattern> patterns = find_patterns(graph, base_dir);
+  std::vector<int> in_pattern(size_t(graph.node_size()), -1);
+  std::vector<bool> inside(size_t(graph.node_size()), false);
+  for (size_t k = 0; k < patterns.size(); ++k)
+    for (int i : patterns[k].nodes) {
+      in_pattern[size_t(i)] = int(k);
+      inside[size_t(i)] = i != patterns[k].root;
+    }
+  GEXEC_TRY(check_ops(graph, file, opset, opsets, inside));
   if (opset < 0) return bad_input(file + ": the model imports no opset of ai.onnx (opset_import)");
 
   Model m;
@@ -365,7 +400,7 @@ Result<Model> load_onnx(std::string_view bytes, const std::string& display_name,
   for (const auto& vi : graph.output()) b.output_names.insert(vi.name());
   GEXEC_TRY(add_initializers(b, graph));
   GEXEC_TRY(add_inputs(b, graph, dims, m));
-  GEXEC_TRY(map_nodes(b, graph));
+  GEXEC_TRY(map_nodes(b, graph, patterns, in_pattern));
   GEXEC_TRY(add_outputs(b, graph, m));
   std::string stem = std::filesystem::path(file).filename().string();
   if (stem.size() > 5 && stem.ends_with(".onnx")) stem.resize(stem.size() - 5);
@@ -377,6 +412,7 @@ Result<Model> load_onnx(std::string_view bytes, const std::string& display_name,
   std::map<std::string, int> ops;
   for (const pb::NodeProto& node : graph.node()) ++ops[node.op_type()];
   for (const auto& [op, count] : ops) m.op_types.push_back(count > 1 ? std::to_string(count) + " " + op : op);
+  for (const Pattern& p : patterns) m.patterns.push_back(pattern_line(graph, p));
   return m;
 }
 

@@ -31,6 +31,7 @@ struct ModelFile {
   std::vector<std::string> data_files;  // files read besides the model (ONNX external data)
   std::string description;              // "ONNX opset 17, from pytorch 2.1"; empty for JSON
   std::vector<std::string> op_types;    // an ONNX model's ops by type: "2 Add", "MatMul", ...
+  std::vector<std::string> patterns;    // an ONNX model's exporter patterns, each mapped as one op
 };
 std::string_view format_name(ModelFile::Format f);  // "json", "onnx"
 

@@ -62,6 +62,7 @@ struct Model {
   std::string producer;       // producer_name and producer_version
   std::vector<std::string> data_files;  // external data files read (paths as opened)
   std::vector<std::string> op_types;    // the model's ops by type, sorted: "2 Add", "MatMul", ...
+  std::vector<std::string> patterns;    // each exporter pattern mapped as one op: its nodes and what they became
 };
 
 // Sizes of the dimensions a model leaves open (dim_param, or no size at all).
