@@ -173,7 +173,7 @@ TEST_CASE("onnx patterns: the erf GELU in the orders exporters write becomes one
           "nodes 3 \"/act/Div\", 4 \"/act/Erf\", 5 \"/act/Add\", 6 \"/act/Mul\", 7 \"/act/Mul_1\" (Div, Erf, Add, Mul, "
           "Mul): GELU (erf) of \"x\"");
   }
-  // Double constants (as written before the exporter casts them) and a [1, 1] 0.5 match too.
+  // A 0.5 of shape [1, 1] (rank no higher than x's) matches too.
   Erf d;
   d.half_dims = {1, 1};
   REQUIRE(load(gelu_erf(d)).ok());
