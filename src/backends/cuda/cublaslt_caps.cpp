@@ -26,7 +26,8 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&, const Kernel
   }
   const DType a = g.tensor(op.inputs[0]).dtype, b = g.tensor(op.inputs[1]).dtype;
   const DType c = g.tensor(op.outputs[0]).dtype;
-  const auto types = cuda::gemm_types(a, b, c);
+  auto types = cuda::gemm_types(a, b, c);
+  types.tf32_allowed = options.tf32;
   const auto view = cuda::gemm_view(*shape);
   const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
   const DType bias_t = shape->has_bias ? g.tensor(op.inputs[2]).dtype : c;
@@ -40,6 +41,7 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&, const Kernel
                       when(once));
   }
   if (types.tf32()) v.notes.push_back("f32 inputs: TF32 tensor cores (10-bit mantissa products, f32 accumulation)");
+  else if (types.ab == DType::f32) v.notes.push_back("f32 inputs: f32 products, no TF32 (--precision f32)");
   if (types.convert_out)
     v.notes.push_back("cuBLASLt writes " + name(types.ab) + " products as " + name(types.ab) +
                       (types.ab == DType::f32 ? "" : " or f32") + " only: computing into an f32 scratch buffer, converted to " +

@@ -67,6 +67,7 @@ Result<std::unique_ptr<CublasLtGemm>> CublasLtGemm::create(CudaDevice& device, c
   k->bias_t_ = shape->has_bias ? g.tensor(op.inputs[2]).dtype : k->c_t_;
   k->act_ = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
   k->types_ = gemm_types(k->a_t_, k->b_t_, k->c_t_);
+  k->types_.tf32_allowed = options.tf32;
   k->epi_ = gemm_epilogue(k->view_, k->types_, shape->has_bias, k->bias_t_, k->act_);
   k->a_ = binding.inputs[0];
   k->b_ = binding.inputs[1];
