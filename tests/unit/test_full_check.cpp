@@ -359,10 +359,12 @@ TEST_CASE("section 4: RELU of -inf is 0 and passes; a non-finite output's bound 
     "tensors": [{"name": "X", "shape": [4], "dtype": "f32", "init": {"values": [1, 70000, 2, 3]}},
                 {"name": "Y", "shape": [4], "dtype": "f16"}],
     "ops": [{"op_type": "CAST", "inputs": ["X"], "outputs": ["Y"]}], "outputs": ["Y"]})");
+  // The graph as written overflows: inf is the right answer, and matches the reference's inf
+  // (README, "The check"), with no -nan printed for its bound.
   r = test::run_gexec("run --backend cpu '" + over + "'");
   INFO(r.output);
-  CHECK(r.status == 1);  // inf against inf never passes
-  CHECK(test::has(r.output, "got inf (non-finite), expected inf (non-finite), bound "));
+  CHECK(r.status == 0);
+  CHECK(test::has(r.output, "0/4  pass"));
   CHECK_FALSE(test::has(r.output, "nan"));
 }
 
