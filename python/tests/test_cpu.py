@@ -1,5 +1,6 @@
 """The Python API on the CPU backend with NumPy arrays: binding without copies, results, errors."""
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 import gexec
-from conftest import bad_path, cli, graph_path
+from conftest import SOURCE, bad_path, cli, graph_path
 
 GRAPH = graph_path("gemm_bias_relu.json")  # A f16 [64,80], B f16 [80,96], Bias f32 [96] constant, C f16 [64,96]
 
@@ -231,6 +232,26 @@ def test_errors_leave_the_executor_usable(ex):
         ex.run({"A": a.astype(np.float32)})
     out = ex.run({"A": a, "B": b, "Bias": bias})
     close(out["C"], reference(a, b, bias))
+
+
+def test_pad_and_residual_costs_reach_the_executor(tmp_path):
+    """The executor is prepared from the options `gexec run` prepares with: --pad and --residual-costs."""
+    g = gexec.Graph.load(os.path.join(SOURCE, "tests", "golden", "fuse_residual", "plain.json"))
+    # Without a table the residual ADD is fused into the product; a table that measured fusing
+    # slower for this shape keeps the ADD (as `gexec run --residual-costs` does).
+    assert [op for op, _ in gexec.Executor(g, backend="cpu").selection] == ["mm"]
+    slower = tmp_path / "slower.tsv"
+    slower.write_text("16 8 32 f16 12.5 10.0\n")
+    ex = gexec.Executor(g, backend="cpu", residual_costs=str(slower))
+    assert [op for op, _ in ex.selection] == ["mm", "add"]
+    ex.run()
+    assert all(c["passed"] for c in ex.check())
+    with pytest.raises(gexec.GraphError, match="none.tsv: cannot read the file"):
+        gexec.Executor(g, backend="cpu", residual_costs=str(tmp_path / "none.tsv"))
+    for pad in ("auto", "never", "always"):
+        gexec.Executor(g, backend="cpu", pad=pad)
+    with pytest.raises(ValueError, match=r'--pad: unknown value "sideways"'):
+        gexec.Executor(g, backend="cpu", pad="sideways")
 
 
 def test_bad_options():
