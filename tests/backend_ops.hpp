@@ -1,8 +1,8 @@
 // The backend-ops harness (after ggml's test-backend-ops): for every kernel of kernel_table(),
 // the cases its declaration allows (each declared dtype, layout, transpose, batching, activation
 // and residual; for FUSED_ELEMENTWISE, groups of every step type), each run through the real
-// selector, planner and executor on a backend and compared with the CPU reference under the
-// output dtype's tolerance. Shared by the unit tests (CPU backend) and the GPU tests (CUDA backend).
+// selector, planner and executor on a backend (a PreparedRun, as `gexec run` prepares one) and
+// compared with the CPU reference under the output dtype's tolerance. Shared by the unit tests (CPU backend) and the GPU tests (CUDA backend).
 // f8 declarations get their own cases (scales, fast accumulation, amax outputs, the TN
 // arrangement); a case the declaration's check refuses (e.g. a colmajor f8 C on cuBLASLt) is not
 // one of its cases.
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "gexec/exec/buffer_plan.hpp"
+#include "gexec/app/prepared_run.hpp"
 #include "gexec/exec/executor.hpp"
 #include "gexec/ir/f8_rules.hpp"
 #include "gexec/kernels/select.hpp"
@@ -59,29 +59,37 @@ inline bool is_gemm(OpType t) { return t == OpType::MATMUL || t == OpType::GEMM_
 // different one shows that a check can fail) from the inputs exactly as the device saw them.
 inline CaseResult run_case(Device& dev, const Graph& g, const Graph* reference = nullptr) {
   CaseResult r;
-  auto sel = select_kernels(g, dev.caps(), dev.backend());
-  if (!sel) return r.error = sel.error().message, r;
-  r.kernel = sel->ops.empty() || !sel->ops[0].kernel ? "" : sel->ops[0].kernel->name;
-  auto ex = Executor::create(dev, g, *sel, plan_buffers(g), 1234);
-  if (!ex) return r.error = ex.error().message, r;
-  for (int run = 0; run < 2; ++run)
-    if (Status s = (*ex)->run_checked(); !s) return r.error = s.error().message, r;
+  // Prepared as a run is (the graph as written: no passes), on the harness's device.
+  PrepareOptions options;
+  options.passes = "none";
+  options.seed = 1234;
+  PreparedRun run(g, options);
+  std::ostringstream prints;
+  if (Status s = run.run_passes(prints); !s) return r.error = s.error().message, r;
+  if (Status s = run.choose_target(&dev); !s) return r.error = s.error().message, r;
+  if (Status s = run.select(); !s) return r.error = s.error().message, r;
+  const Selection& sel = run.selection();
+  r.kernel = sel.ops.empty() || !sel.ops[0].kernel ? "" : sel.ops[0].kernel->name;
+  if (Status s = run.create_executor(); !s) return r.error = s.error().message, r;
+  Executor& ex = run.executor();
+  for (int i = 0; i < 2; ++i)
+    if (Status s = run.run(); !s) return r.error = s.error().message, r;
   std::map<std::string, std::vector<uint8_t>> inputs;
   const GraphIndex idx(g);
   for (size_t t = 0; t < g.tensors.size(); ++t) {
     if (!idx.is_input(TensorId(t))) continue;
-    auto bytes = (*ex)->read(TensorId(t));
+    auto bytes = ex.read(TensorId(t));
     if (!bytes) return r.error = bytes.error().message, r;
     inputs[g.tensors[t].name] = std::move(*bytes);
   }
   // As the app does: the bound follows the arithmetic the prepared kernels declare (TF32
   // products, the unfused path's extra rounding, the approximate GELU epilogue).
-  Precision precision = (*ex)->precision();
+  Precision precision = ex.precision();
   auto ref = run_reference(reference ? *reference : g, inputs, {}, precision);
   if (!ref) return r.error = ref.error().message, r;
   for (TensorId id : g.outputs) {
     const Tensor& t = g.tensor(id);
-    auto got = (*ex)->read(id);
+    auto got = ex.read(id);
     if (!got) return r.error = got.error().message, r;
     r.checks.push_back(compare_output(t, got->data(), ref->at(t.name), output_tolerance(t)));
   }

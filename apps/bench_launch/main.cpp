@@ -16,19 +16,17 @@
 #include <cstdlib>
 #include <functional>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "../../src/backends/cuda/bare_gemm.hpp"
 #include "../../src/backends/cuda/cuda_device.hpp"
 #include "../../src/backends/cuda/elementwise.hpp"
-#include "gexec/backends/cuda_device.hpp"
-#include "gexec/exec/buffer_plan.hpp"
-#include "gexec/exec/executor.hpp"
+#include "gexec/app/prepared_run.hpp"
 #include "gexec/exec/timing.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/io/load.hpp"
-#include "gexec/kernels/select.hpp"
 
 using namespace gexec;
 
@@ -110,20 +108,26 @@ int main(int argc, char** argv) {
                  path.c_str());
     return 2;
   }
-  auto dev = open_cuda_device(0);
-  if (!dev) return fail(dev.error());
-  auto* cdev = dynamic_cast<cuda::CudaDevice*>(dev->get());
+  // Prepared as `gexec run --passes none --backend cuda` prepares it.
+  PrepareOptions options;
+  options.backend = BackendChoice::cuda;
+  options.passes = "none";
+  PreparedRun run(*graph, options);
+  std::ostringstream prints;
+  if (Status st = run.run_passes(prints); !st) return fail(st.error());
+  if (Status st = run.choose_target(); !st) return fail(st.error());
+  const std::shared_ptr<Device>& dev = run.device();
+  auto* cdev = dynamic_cast<cuda::CudaDevice*>(dev.get());
   if (once) {
     auto bare = make_bare(*cdev, shape->m, shape->n, shape->k);
     if (!bare) return fail(bare.error());
     if (Status st = bare->run(); !st) return fail(st.error());
-    if (Status st = (*dev)->synchronize(); !st) return fail(st.error());
+    if (Status st = dev->synchronize(); !st) return fail(st.error());
     return 0;
   }
-  auto sel = select_kernels(*graph, (*dev)->caps(), Backend::cuda);
-  if (!sel) return fail(sel.error());
-  auto ex = Executor::create(**dev, *graph, *sel, plan_buffers(*graph), 0);
-  if (!ex) return fail(ex.error());
+  if (Status st = run.select(); !st) return fail(st.error());
+  if (Status st = run.create_executor(); !st) return fail(st.error());
+  Executor& ex = run.executor();
   auto bare = make_bare(*cdev, shape->m, shape->n, shape->k);
   if (!bare) return fail(bare.error());
 
@@ -135,8 +139,8 @@ int main(int argc, char** argv) {
     double v[4];
     for (int i = 0; i < 4; ++i) {
       const bool graph_mode = i >= 2, is_gexec = i % 2 == 0;
-      const std::function<Status()> enqueue = [&] { return is_gexec ? (*ex)->enqueue() : bare->run(); };
-      auto us = median_us(**dev, enqueue, graph_mode);
+      const std::function<Status()> enqueue = [&] { return is_gexec ? ex.enqueue() : bare->run(); };
+      auto us = median_us(*dev, enqueue, graph_mode);
       if (!us) return fail(us.error());
       v[i] = *us;
       all[size_t(i)].push_back(*us);

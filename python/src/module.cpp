@@ -239,6 +239,12 @@ Executor(graph, backend="auto", device=0, passes="default", seed=None, *, atol=N
 
 backend: "auto" (CUDA where a device is present, else the CPU, with a RuntimeWarning), "cuda" or "cpu".
 passes: "default", "none" or a comma-separated list, as `gexec run --passes`.
+pad: "auto", "never" or "always", as `gexec run --pad`: whether GEMM operands with misaligned rows
+are copied into 16-byte-aligned buffers (auto: where a cost estimate says it pays). ValueError otherwise.
+residual_costs: a file of measured residual costs, as `gexec run --residual-costs` (M N K DTYPE
+FUSED_US UNFUSED_US lines, from scripts/bench_blocks.py): fuse_residual keeps the product and a
+separate ADD where fusing measured slower; "" (the default): none. A file that cannot be read or
+parsed raises GraphError naming it and the line.
 seed: draws the inputs that run() is not given (default: the graph's seed, else 0).
 atol, rtol, verify, samples: how check() compares, as the command line's options and under their rules
 (atol, rtol: finite, 0 to 1e300; samples: at least 1; verify: auto, full, sample or none, since exact
@@ -247,15 +253,17 @@ cuda_graph: on CUDA, once three runs in a row used the same buffers, the run is 
 graph and replayed (one launch) until a buffer changes; False launches the kernels every time.)doc")
       .def(py::init([](py::handle graph, const std::string& backend, int device, const std::string& passes,
                        std::optional<uint64_t> seed, std::optional<double> atol, std::optional<double> rtol,
-                       const std::string& verify, int64_t samples, bool cuda_graph) {
-             const ExecutorOptions o{.backend = backend, .device = device, .passes = passes, .seed = seed,
-                                     .atol = atol, .rtol = rtol, .verify = verify, .samples = samples,
-                                     .cuda_graph = cuda_graph};
+                       const std::string& verify, int64_t samples, bool cuda_graph, const std::string& pad,
+                       const std::string& residual_costs) {
+             const ExecutorOptions o{.backend = backend, .device = device, .passes = passes, .pad = pad,
+                                     .residual_costs = residual_costs, .seed = seed, .atol = atol, .rtol = rtol,
+                                     .verify = verify, .samples = samples, .cuda_graph = cuda_graph};
              return std::make_unique<Runner>(cpp_object<PyGraph>(graph, "gexec.Graph"), o);
            }),
            py::arg("graph"), py::arg("backend") = "auto", py::arg("device") = 0, py::arg("passes") = "default",
            py::arg("seed") = py::none(), py::kw_only(), py::arg("atol") = py::none(), py::arg("rtol") = py::none(),
-           py::arg("verify") = "auto", py::arg("samples") = 4096, py::arg("cuda_graph") = true)
+           py::arg("verify") = "auto", py::arg("samples") = 4096, py::arg("cuda_graph") = true,
+           py::arg("pad") = "auto", py::arg("residual_costs") = "")
       .def("run", method(&Runner::run, kExecutor), py::arg("inputs") = py::dict(), py::arg("outputs") = py::none(),
            R"doc(Runs the graph once; returns {output name: array} for every output.
 

@@ -1,5 +1,5 @@
-// gexec.Executor: the steps of `gexec run` up to the executor's set-up, once; then runs on the
-// caller's arrays, each bound in place of its arena slot (Executor::bind), with the GIL released
+// gexec.Executor: a prepared run (gexec/app/prepared_run.hpp, as `gexec run` prepares one), once;
+// then runs on the caller's arrays, each bound in place of its arena slot (Executor::bind), with the GIL released
 // while the device works.
 #include "runner.hpp"
 
@@ -8,12 +8,10 @@
 
 #include <sstream>
 
-#include "check.hpp"
 #include "gexec/app/check_options.hpp"
 #include "gexec/app/run_report.hpp"
+#include "gexec/app/timing_json.hpp"
 #include "gexec/passes/pipeline.hpp"
-#include "target.hpp"
-#include "timing_report.hpp"
 
 namespace gexec::py_binding {
 namespace {
@@ -30,57 +28,61 @@ py::object json_to_python(const nlohmann::json& j) {
 
 }  // namespace
 
-Runner::Runner(const PyGraph& g, const ExecutorOptions& o) : original_(g.graph) {
-  seed_ = o.seed.value_or(original_.seed.value_or(0));
+Runner::Runner(const PyGraph& g, const ExecutorOptions& o) {
   // The command line's rules (check_options.hpp), without exact mode: its inputs are drawn by
   // gexec, here they are the caller's.
   if (Status st = check_option_values(o.verify, python_verify_modes(), o.atol, o.rtol, o.samples); !st)
     throw py::value_error(st.error().message);
-  check_opts_.verify = o.verify;
-  check_opts_.atol = o.atol;
-  check_opts_.rtol = o.rtol;
-  check_opts_.samples = o.samples;
-  check_opts_.device = o.device;
+  PrepareOptions p;
+  auto verify = parse_verify_mode(o.verify);
+  auto backend = parse_backend_choice(o.backend);
+  auto pad = parse_pad_policy(o.pad);
+  if (!verify) throw py::value_error(verify.error().message);
+  if (!backend) throw py::value_error(backend.error().message);
+  if (!pad) throw py::value_error(pad.error().message);
+  if (auto names = parse_pass_list(o.passes); !names) throw py::value_error("passes: " + names.error().message);
+  p.backend = *backend;
+  p.device = o.device;
+  p.passes = o.passes;
+  p.residual_costs = o.residual_costs;
+  p.kernel.pad = *pad;
+  p.seed = o.seed.value_or(g.graph.seed.value_or(0));
+  p.verify = *verify;
+  p.samples = o.samples;
+  p.atol = o.atol;
+  p.rtol = o.rtol;
   use_replay_ = o.cuda_graph;
+  run_ = std::make_unique<PreparedRun>(g.graph, p);
 
-  auto names = parse_pass_list(o.passes);
-  if (!names) throw py::value_error("passes: " + names.error().message);
-  Graph graph = original_;
   std::ostringstream prints;
-  auto records = run_pipeline(graph, {*names, false, "", ""}, prints);
-  if (!records) throw_error(records.error());
-
-  RunOptions where;
-  where.backend = o.backend;
-  where.device = o.device;
-  auto target = choose_target(where);
-  if (!target) {
-    if (target.error().code == Exit::bad_input) throw py::value_error(target.error().message);
-    throw_runtime_error(target.error().message);
+  if (Status st = run_->run_passes(prints); !st) throw_error(st.error());
+  if (Status st = run_->choose_target(); !st) {
+    if (st.error().code == Exit::bad_input) throw py::value_error(st.error().message);
+    throw_runtime_error(st.error().message);
   }
-  if (!target->notice.empty()) PyErr_WarnEx(PyExc_RuntimeWarning, target->notice.c_str(), 1);
-  backend_ = target->backend;
-  auto selection = select_kernels(graph, target->caps, target->backend);
-  if (!selection) throw_error(selection.error());
+  if (!run_->target_notice().empty()) PyErr_WarnEx(PyExc_RuntimeWarning, run_->target_notice().c_str(), 1);
+  backend_ = run_->backend();
+  if (Status st = run_->select(); !st) throw_error(st.error());
+  const Graph& graph = run_->graph();
   for (size_t i = 0; i < graph.ops.size(); ++i) {
-    const KernelDef* k = selection->ops[i].kernel;
+    const KernelDef* k = run_->selection().ops[i].kernel;
     selection_.emplace_back(graph.ops[i].name, k ? k->name : "");
   }
-  const BufferPlan plan = plan_buffers(graph);
-  device_ = std::shared_ptr<Device>(std::move(target->device));
-  Result<std::unique_ptr<Executor>> ex = runtime_error("not created");
+  device_ = run_->device();
+  Status created;
   {
     py::gil_scoped_release nogil;
-    ex = Executor::create(*device_, std::move(graph), *selection, plan, seed_);
+    created = run_->create_executor();
   }
-  if (!ex) throw_error(ex.error());
-  ex_ = std::move(*ex);
+  if (!created) throw_error(created.error());
+  ex_ = &run_->executor();
   place_ = {backend_, o.device, device_->stream_handle()};
 
-  const GraphIndex idx(original_);
+  const Graph& original = run_->original();
+  const GraphIndex idx(original);
   auto slot = [&](TensorId t, bool output) {
     Slot s;
-    s.tensor = &original_.tensor(t);
+    s.tensor = &original.tensor(t);
     s.name = s.tensor->name;
     s.output = output;
     s.key = py::str(s.name);
@@ -88,9 +90,9 @@ Runner::Runner(const PyGraph& g, const ExecutorOptions& o) : original_(g.graph) 
     if (s.id != kNone) s.why_not = ex_->why_not_bindable(s.id);
     return s;
   };
-  for (size_t t = 0; t < original_.tensors.size(); ++t)
+  for (size_t t = 0; t < original.tensors.size(); ++t)
     if (idx.is_input(TensorId(t))) inputs_.push_back(slot(TensorId(t), false));
-  for (TensorId t : original_.outputs) outputs_.push_back(slot(t, true));
+  for (TensorId t : original.outputs) outputs_.push_back(slot(t, true));
 }
 
 Runner::~Runner() {
@@ -175,7 +177,7 @@ void Runner::unknown_names(const py::dict& inputs, const py::dict& outputs) {
       if (!py::isinstance<py::str>(item.first)) throw py::type_error("tensor names must be str");
       const std::string name = item.first.cast<std::string>();
       if (find(out ? outputs_ : inputs_, name)) continue;
-      std::string msg = name + ": not an " + (out ? "output" : "input") + " of graph " + original_.name + " (its " +
+      std::string msg = name + ": not an " + (out ? "output" : "input") + " of graph " + run_->original().name + " (its " +
                         (out ? "outputs: " + joined(names(outputs_)) : "inputs: " + joined(names(inputs_))) + ")";
       if (find(out ? inputs_ : outputs_, name))
         msg += std::string("; it is an ") + (out ? "input: pass it in inputs" : "output: pass it in outputs=");
@@ -279,31 +281,26 @@ Status Runner::enqueue_run() {
 py::list Runner::check() {
   std::unique_lock<std::mutex> lock = hold();
   if (!ran_) throw_runtime_error("check(): there is no run to check yet; call run() first");
-  Result<std::vector<OutputCheck>> checks = std::vector<OutputCheck>{};
+  std::optional<CheckSummary> summary;
+  Status st;
   {
     py::gil_scoped_release nogil;
-    checks = [&]() -> Result<std::vector<OutputCheck>> {
+    // As `gexec run` checks; what it would warn of is not raised here.
+    st = [&]() -> Status {
       GEXEC_TRY(device_->wait_for_default_stream());
-      auto inputs = reference_inputs(original_, *ex_, seed_, {});
+      auto inputs = run_->reference_inputs({});
       if (!inputs) return inputs.error();
-      auto outputs = read_outputs(original_, *ex_);
+      auto outputs = run_->read_outputs();
       if (!outputs) return outputs.error();
-      // As `gexec run` checks.
-      const RunOptions& o = check_opts_;
-      CheckPlan plan = plan_check(original_, o.verify, o.verify_budget, o.samples, {}, backend_ == Backend::cuda);
-      if (plan.mode == "none") return std::vector<OutputCheck>{};
-      CheckSettings settings = run_check_settings(o, plan, seed_, backend_, ex_->precision());
-      std::string why;
-      const auto engine =
-          device_for_check(plan, original_, o.verify, o.verify_budget, o.samples, o.device, settings.precision, &why);
-      if (!why.empty()) settings = run_check_settings(o, plan, seed_, backend_, ex_->precision());
-      settings.device = engine.get();
-      return check_outputs(original_, *inputs, *outputs, settings);
+      return run_->check(*inputs, *outputs, summary, [](std::string) {});
     }();
   }
-  if (!checks) throw_runtime_error(checks.error().message);
+  if (!st) throw_runtime_error(st.error().message);
+  std::vector<OutputCheck> checks;
+  if (summary)
+    for (CheckedOutput& c : summary->outputs) checks.push_back(std::move(c.check));
   py::list out;
-  for (const OutputCheck& c : *checks) {
+  for (const OutputCheck& c : checks) {
     py::dict d;
     d["name"] = c.name;
     d["dtype"] = std::string(dtype_name(c.dtype));
@@ -351,10 +348,8 @@ py::dict Runner::time(int iters, int warmup_iters, double warmup_ms, bool cuda_g
   {
     py::gil_scoped_release nogil;
     // As the command line: the peak measured once (and cached) where not given.
-    if (!peak_tflops)
-      if (auto measured = device_->peak_tflops()) peak_tflops = *measured;
     st = device_->wait_for_default_stream();
-    if (st) st = measure_timing(*ex_, opts, peak_tflops, timing);
+    if (st) st = run_->time(opts, peak_tflops, timing);
     if (Status w = device_->default_stream_waits(); st && !w) st = w;
   }
   if (raised) throw std::move(*raised);

@@ -1,4 +1,4 @@
-// gexec.Executor behind the binding: the passes, selection and buffer plan of a graph done once,
+// gexec.Executor behind the binding: a prepared run (passes, selection, buffer plan) made once,
 // then runs on the caller's arrays (bound through Executor::bind), the reference check of the
 // last run, and the CLI's timing.
 #pragma once
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "arrays.hpp"
-#include "gexec/app/commands.hpp"
+#include "gexec/app/prepared_run.hpp"
 #include "gexec/exec/executor.hpp"
 #include "gexec/ir/graph.hpp"
 
@@ -33,10 +33,14 @@ struct PyGraph {
 // bad_input as GraphError, anything else as gexec.RuntimeError.
 [[noreturn]] void throw_error(const Error& e);
 
+// The keyword arguments of gexec.Executor, as given; the constructor parses them once into the
+// prepared run's options (PrepareOptions).
 struct ExecutorOptions {
   std::string backend = "auto";
   int device = 0;
   std::string passes = "default";
+  std::string pad = "auto";         // as `gexec run --pad`
+  std::string residual_costs;       // as `gexec run --residual-costs`
   std::optional<uint64_t> seed;
   std::optional<double> atol, rtol;
   std::string verify = "auto";
@@ -63,7 +67,7 @@ class Runner {
   py::list selection() const;
   std::string backend() const;
   std::string device_name() const;
-  uint64_t seed() const { return seed_; }
+  uint64_t seed() const { return run_->options().seed; }
   py::list input_names() const;
   py::list output_names() const;
   py::list notes() const;
@@ -94,12 +98,10 @@ class Runner {
   void refuse_aliasing();
 
   std::mutex mutex_;  // one run (or check or timing) at a time: they share the bindings
-  Graph original_;
-  uint64_t seed_ = 0;
-  RunOptions check_opts_;
+  std::unique_ptr<PreparedRun> run_;
   Backend backend_ = Backend::cpu;
-  std::shared_ptr<Device> device_;
-  std::unique_ptr<Executor> ex_;
+  std::shared_ptr<Device> device_;  // run_'s
+  Executor* ex_ = nullptr;          // run_'s
   std::vector<std::pair<std::string, std::string>> selection_;
   Place place_;
   std::vector<Slot> inputs_, outputs_;

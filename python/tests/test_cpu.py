@@ -234,6 +234,26 @@ def test_errors_leave_the_executor_usable(ex):
     close(out["C"], reference(a, b, bias))
 
 
+def test_pad_and_residual_costs_reach_the_executor(tmp_path):
+    """The executor is prepared from the options `gexec run` prepares with: --pad and --residual-costs."""
+    g = gexec.Graph.load(os.path.join(SOURCE, "tests", "golden", "fuse_residual", "plain.json"))
+    # Without a table the residual ADD is fused into the product; a table that measured fusing
+    # slower for this shape keeps the ADD (as `gexec run --residual-costs` does).
+    assert [op for op, _ in gexec.Executor(g, backend="cpu").selection] == ["mm"]
+    slower = tmp_path / "slower.tsv"
+    slower.write_text("16 8 32 f16 12.5 10.0\n")
+    ex = gexec.Executor(g, backend="cpu", residual_costs=str(slower))
+    assert [op for op, _ in ex.selection] == ["mm", "add"]
+    ex.run()
+    assert all(c["passed"] for c in ex.check())
+    with pytest.raises(gexec.GraphError, match="none.tsv: cannot read the file"):
+        gexec.Executor(g, backend="cpu", residual_costs=str(tmp_path / "none.tsv"))
+    for pad in ("auto", "never", "always"):
+        gexec.Executor(g, backend="cpu", pad=pad)
+    with pytest.raises(ValueError, match=r'--pad: unknown value "sideways"'):
+        gexec.Executor(g, backend="cpu", pad="sideways")
+
+
 def test_bad_options():
     g = gexec.Graph.load(GRAPH)
     with pytest.raises(ValueError, match="unknown backend"):

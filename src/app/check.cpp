@@ -109,17 +109,17 @@ std::vector<std::string> upstream_products(const Graph& g, const GraphIndex& idx
 
 }  // namespace
 
-CheckPlan plan_check(const Graph& g, const std::string& verify, double budget_s, int64_t samples,
+CheckPlan plan_check(const Graph& g, VerifyMode verify, double budget_s, int64_t samples,
                      const Precision& prec, bool device) {
   CheckPlan p;
   p.mode = verify;
-  if (verify == "none") return p;
-  if (verify == "full" || verify == "exact") {
+  if (verify == VerifyMode::none) return p;
+  if (verify == VerifyMode::full || verify == VerifyMode::exact) {
     p.device = device;
     return p;
   }
   const bool small = reference_work(g) < kSmallReferenceWork && op_elements(g) < kSmallReferenceElements;
-  if (verify == "sample") {
+  if (verify == VerifyMode::sample) {
     if (small) {
       p.tile = kStrata[0];  // the finest: affordable whatever the rate
       return p;
@@ -129,7 +129,7 @@ CheckPlan plan_check(const Graph& g, const std::string& verify, double budget_s,
     return p;
   }
   // auto
-  p.mode = "full";
+  p.mode = VerifyMode::full;
   if (device) {
     p.device = true;
     p.why = "the products summed on the device in float64";
@@ -153,7 +153,7 @@ CheckPlan plan_check(const Graph& g, const std::string& verify, double budget_s,
     p.why = "the full CPU reference is estimated at " + seconds_text(full) + " s, within " + budget;
     return p;
   }
-  p.mode = "sample";
+  p.mode = VerifyMode::sample;
   std::tie(p.tile, p.estimate_s) = choose_strata(g, budget_s, samples, prec, rates);
   spdlog::debug("full reference estimated at {:.3g} s; sampled, one in every {}x{} tile, at {:.3g} s", full, p.tile,
                 p.tile, p.estimate_s);
@@ -167,7 +167,7 @@ std::string first_refusal(const ProductEngine& engine, const Graph& g, const Pre
   return {};
 }
 
-std::unique_ptr<ProductEngine> device_for_check(CheckPlan& plan, const Graph& g, const std::string& verify,
+std::unique_ptr<ProductEngine> device_for_check(CheckPlan& plan, const Graph& g, VerifyMode verify,
                                                 double budget_s, int64_t samples, int ordinal, const Precision& prec,
                                                 std::string* why) {
   if (!plan.device) return nullptr;
@@ -178,14 +178,14 @@ std::unique_ptr<ProductEngine> device_for_check(CheckPlan& plan, const Graph& g,
   return nullptr;
 }
 
-CheckSummary check_summary(const std::string& requested, const CheckPlan& plan, const CheckSettings& settings,
+CheckSummary check_summary(VerifyMode requested, const CheckPlan& plan, const CheckSettings& settings,
                            double reference_work, double budget_s, const ProductEngine* device) {
   CheckSummary c;
   c.requested = requested;
   c.mode = plan.mode;
   c.precision = settings.precision.tf32 ? "tf32" : "f32";
   c.samples = settings.samples;
-  c.tile = plan.mode == "sample" ? plan.tile : 0;
+  c.tile = plan.mode == VerifyMode::sample ? plan.tile : 0;
   c.reference_work = reference_work;
   c.budget_s = budget_s;
   c.estimate_s = plan.estimate_s;
@@ -205,7 +205,7 @@ Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
     Tolerance tol = output_tolerance(t);
     if (settings.atol) tol.atol = *settings.atol;
     if (settings.rtol) tol.rtol = *settings.rtol;
-    tol.exact = settings.mode == "exact";
+    tol.exact = settings.mode == VerifyMode::exact;
     return tol;
   };
   auto got = [&outputs](const Tensor& t) -> Result<const uint8_t*> {
@@ -225,7 +225,7 @@ Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
     }
     return checks;
   };
-  if (settings.mode == "sample") {
+  if (settings.mode == VerifyMode::sample) {
     auto ref = run_reference_sampled(original, inputs, settings.samples, settings.seed, progress,
                                       settings.precision, settings.tile);
     if (!ref) return ref.error().with("reference");
@@ -297,7 +297,7 @@ Result<std::map<std::string, std::vector<uint8_t>>> read_outputs(const Graph& or
   return outputs;
 }
 
-CheckSettings run_check_settings(const RunOptions& o, const CheckPlan& plan, uint64_t seed, Backend backend,
+CheckSettings run_check_settings(const PrepareOptions& o, const CheckPlan& plan, uint64_t seed, Backend backend,
                                  const Precision& declared) {
   CheckSettings settings;
   settings.mode = plan.mode;
@@ -306,7 +306,7 @@ CheckSettings run_check_settings(const RunOptions& o, const CheckPlan& plan, uin
   settings.seed = seed;
   settings.atol = o.atol;
   settings.rtol = o.rtol;
-  settings.precision.tf32 = backend == Backend::cuda && o.precision != "f32";
+  settings.precision.tf32 = backend == Backend::cuda && o.kernel.tf32;
   settings.precision.merge(declared);
   return settings;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gexec/app/commands.hpp"
+#include "gexec/app/prepared_run.hpp"
 #include "gexec/app/run_report.hpp"
 #include "gexec/exec/executor.hpp"
 #include "gexec/verify/compare.hpp"
@@ -44,7 +45,7 @@ Result<std::map<std::string, std::vector<uint8_t>>> read_outputs(const Graph& or
 
 // How the outputs of a graph are checked.
 struct CheckPlan {
-  std::string mode = "full";  // full, sample (by strata), exact (full, bit equality) or none
+  VerifyMode mode = VerifyMode::full;  // full, sample (by strata), exact (full, bit equality) or none; never auto
   int64_t tile = 0;           // sample: one element in every tile x tile block of each output (tile_of)
   bool device = false;        // full and exact: the products' sums on the device, cross-checked on the CPU
   double estimate_s = -1;     // the CPU reference's estimated seconds (of the mode chosen); -1: not estimated
@@ -59,12 +60,12 @@ constexpr int64_t kStrata[] = {8, 16, 32};
 // products can be summed on a device: auto is full there; on the CPU it is full where the full
 // reference's estimated time (measured_reference_rates) is within `budget_s`, else sampled by
 // strata. sample takes the finest strata within the budget, with at least `samples` elements.
-CheckPlan plan_check(const Graph& g, const std::string& verify, double budget_s, int64_t samples,
+CheckPlan plan_check(const Graph& g, VerifyMode verify, double budget_s, int64_t samples,
                      const Precision& prec, bool device);
 
 // What the check needs besides the graph and the tensors.
 struct CheckSettings {
-  std::string mode = "full";        // full, sample, exact (bit equality)
+  VerifyMode mode = VerifyMode::full;  // full, sample, exact (bit equality)
   int64_t samples = 4096;           // sample: at least this many elements per output
   int64_t tile = 0;                 // sample: and one in every tile x tile block (0: none)
   uint64_t seed = 0;                // chooses the sampled elements
@@ -80,7 +81,7 @@ struct CheckSettings {
 // operands on TF32 tensor cores; the CPU backend multiplies in f32), and what the kernels that ran
 // declare (`declared`, Executor::precision(): an unfused fallback's extra rounding, an approximate
 // GELU, the FP8 tensor cores' accumulator), the union over the graph.
-CheckSettings run_check_settings(const RunOptions& o, const CheckPlan& plan, uint64_t seed, Backend backend,
+CheckSettings run_check_settings(const PrepareOptions& o, const CheckPlan& plan, uint64_t seed, Backend backend,
                                  const Precision& declared);
 
 // Why `engine` could not take one of the products of g's reference now (its device memory, with
@@ -90,12 +91,12 @@ std::string first_refusal(const ProductEngine& engine, const Graph& g, const Pre
 // For a plan on the device (plan.device): the device's float64 engine where it can take every
 // product of g's reference now. Else null, the plan moved to the CPU (full within the budget,
 // else by strata), and *why says why.
-std::unique_ptr<ProductEngine> device_for_check(CheckPlan& plan, const Graph& g, const std::string& verify,
+std::unique_ptr<ProductEngine> device_for_check(CheckPlan& plan, const Graph& g, VerifyMode verify,
                                                 double budget_s, int64_t samples, int ordinal, const Precision& prec,
                                                 std::string* why);
 
 // The report's check section before the outputs are compared: what was asked, what the plan is.
-CheckSummary check_summary(const std::string& requested, const CheckPlan& plan, const CheckSettings& settings,
+CheckSummary check_summary(VerifyMode requested, const CheckPlan& plan, const CheckSettings& settings,
                            double reference_work, double budget_s, const ProductEngine* device);
 
 // Compares every output with the reference (full, sampled or exact, per settings.mode); each

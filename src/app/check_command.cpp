@@ -105,27 +105,33 @@ Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& r
                   {"ops", g.ops.size()}};
   out << "graph " << g.name << " (" << opts.graph_path << "): " << g.tensors.size() << " tensors, " << g.ops.size()
       << " ops\n";
+  // The modes, parsed once.
+  auto verify = parse_verify_mode(opts.verify);
+  if (!verify) return verify.error();
+  auto backend = parse_backend_choice(opts.backend);
+  if (!backend) return backend.error();
   if (opts.precision != "f32" && opts.precision != "tf32") return bad_input("--precision: f32 or tf32");
+  const bool tf32 = opts.precision == "tf32";
   auto files = read_files(g, opts);
   if (!files) return files.error();
   out << "read " << files->first.size() << " inputs from " << opts.inputs_dir << " and " << files->second.size()
       << " outputs from " << opts.outputs_dir << "\n";
 
   Precision prec;
-  prec.tf32 = opts.precision == "tf32";
+  prec.tf32 = tf32;
   // No kernel to declare the accumulator: f8 products are assumed to come from FP8 tensor cores.
   if (has_f8_product(g)) prec.merge(fp8_tensor_core_precision(has_fast_accum(g)));
   // The products summed on a CUDA device where there is one (--backend), else on the CPU.
   std::string note;
-  auto engine = open_reference_engine(opts.backend, opts.device, &note);
+  auto engine = open_reference_engine(*backend, opts.device, &note);
   if (!engine) return engine.error();
-  CheckPlan plan = plan_check(g, opts.verify, opts.verify_budget, opts.samples, prec, *engine != nullptr);
+  CheckPlan plan = plan_check(g, *verify, opts.verify_budget, opts.samples, prec, *engine != nullptr);
   if (plan.device && note.empty()) note = first_refusal(**engine, g, prec);
   // A device asked for by name that cannot take the products is an error with the figures.
-  if (plan.device && !note.empty() && opts.backend == "cuda") return runtime_error("--backend cuda: " + note);
+  if (plan.device && !note.empty() && *backend == BackendChoice::cuda) return runtime_error("--backend cuda: " + note);
   if (plan.device && !note.empty()) {
     engine->reset();
-    plan = plan_check(g, opts.verify, opts.verify_budget, opts.samples, prec, false);
+    plan = plan_check(g, *verify, opts.verify_budget, opts.samples, prec, false);
   }
   if (!note.empty()) {
     out << "note: the reference runs on the CPU: " << note << "\n";
@@ -140,8 +146,8 @@ Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& r
   settings.rtol = opts.rtol;
   settings.precision = prec;
   settings.device = plan.device ? engine->get() : nullptr;
-  if (settings.mode == "exact") GEXEC_TRY(check_exact_inputs(g, files->first));
-  summary = check_summary(opts.verify, plan, settings, reference_work(g), opts.verify_budget, settings.device);
+  if (settings.mode == VerifyMode::exact) GEXEC_TRY(check_exact_inputs(g, files->first));
+  summary = check_summary(*verify, plan, settings, reference_work(g), opts.verify_budget, settings.device);
   print_check_mode(out, summary);
   std::vector<std::string> notes;
   auto checks = check_outputs(g, files->first, files->second, settings, &notes);

@@ -109,7 +109,7 @@ int64_t HostEstimate::total() const {
   return add(add(add(inputs, outputs), add(reference, dump)), add(timing, arena));
 }
 
-HostEstimate estimate_host_memory(const RunOptions& opts, const Graph& original, const std::string& check_mode,
+HostEstimate estimate_host_memory(const RunOptions& opts, const Graph& original, VerifyMode check_mode,
                                   const BufferPlan& plan, Backend backend) {
   HostEstimate e;
   const GraphIndex idx(original);
@@ -129,8 +129,8 @@ HostEstimate estimate_host_memory(const RunOptions& opts, const Graph& original,
   // Reading one .npy file holds its raw bytes and a double per element at once.
   if (!opts.load_inputs_dir.empty()) e.inputs = add(e.inputs, mul(largest_input, 8));
   for (TensorId t : original.outputs) e.outputs = add(e.outputs, original.tensor(t).bytes());
-  if (check_mode == "full" || check_mode == "exact") e.reference = full_reference_peak(original);
-  else if (check_mode == "sample") e.reference = sampled_reference_peak(original, opts.samples);
+  if (check_mode == VerifyMode::full || check_mode == VerifyMode::exact) e.reference = full_reference_peak(original);
+  else if (check_mode == VerifyMode::sample) e.reference = sampled_reference_peak(original, opts.samples);
   if (dump) e.dump = mul(largest, 4);
   e.timing = mul(int64_t(std::max(opts.timing.iters, 0)), 16);
   if (backend == Backend::cpu) {

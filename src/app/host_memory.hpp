@@ -28,7 +28,7 @@ struct HostEstimate {
 
 // What `gexec run` will hold on the host for `original` (the graph as loaded, which the
 // reference runs) executed as `plan` on `backend`, with these options.
-HostEstimate estimate_host_memory(const RunOptions& opts, const Graph& original, const std::string& check_mode,
+HostEstimate estimate_host_memory(const RunOptions& opts, const Graph& original, VerifyMode check_mode,
                                   const BufferPlan& plan, Backend backend);
 
 // Bytes this process may still allocate: the available memory (MemAvailable), less where an

@@ -107,8 +107,8 @@ json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr
 json check_json(const CheckSummary& c) {
   json outputs = json::array();
   for (const CheckedOutput& o : c.outputs) outputs.push_back(output_json(o));
-  return {{"requested", c.requested},
-          {"mode", c.mode},
+  return {{"requested", verify_mode_name(c.requested)},
+          {"mode", verify_mode_name(c.mode)},
           {"samples", c.samples},
           {"precision", c.precision},
           {"tile", c.tile},

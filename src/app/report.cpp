@@ -67,12 +67,12 @@ void print_dump(std::ostream& out, const DumpSummary& d) {
 
 // How the outputs are checked: printed before the reference runs, since it can take a while.
 void print_check_mode(std::ostream& out, const CheckSummary& c) {
-  if (c.mode == "none") out << "check: skipped (--verify none)\n";
-  if (c.mode == "sample")
+  if (c.mode == VerifyMode::none) out << "check: skipped (--verify none)\n";
+  if (c.mode == VerifyMode::sample)
     out << "check: sampled by strata, one element in every " << c.tile << "x" << c.tile << " tile of each output and "
-        << "at least " << c.samples << " per output (--verify " << c.requested << (c.why.empty() ? "" : ": " + c.why)
+        << "at least " << c.samples << " per output (--verify " << verify_mode_name(c.requested) << (c.why.empty() ? "" : ": " + c.why)
         << ")\n";
-  if (c.mode != "none" && c.reference == "device")
+  if (c.mode != VerifyMode::none && c.reference == "device")
     out << "check: the reference's products summed in float64 on " << c.device
         << ", each cross-checked against the CPU\n";
 }
@@ -133,7 +133,7 @@ const Section kSections[] = {
      [](std::ostream& o, const RunReport& r) { print_dump(o, *r.dump); }},
     {[](const RunReport& r) { return r.check.has_value(); },
      [](std::ostream& o, const RunReport& r) { print_check_mode(o, *r.check); }},
-    {[](const RunReport& r) { return r.check && r.check->compared && r.check->mode != "none"; },
+    {[](const RunReport& r) { return r.check && r.check->compared && r.check->mode != VerifyMode::none; },
      [](std::ostream& o, const RunReport& r) { print_checks(o, r.check->outputs); }},
     {[](const RunReport& r) { return r.expect.has_value(); },
      [](std::ostream& o, const RunReport& r) { print_expect(o, *r.expect); }},

@@ -1,5 +1,6 @@
-// `gexec run`: load, passes, selection, planning, execution, reference check; the report as
-// data (run_graph), printed as text and written as JSON by the command (run_command).
+// `gexec run`: load, then the prepared run (prepared_run.hpp): passes, selection, planning,
+// execution, tuning, reference check, timing; the report as data (run_graph), printed as text and
+// written as JSON by the command (run_command).
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -9,15 +10,14 @@
 #include <sstream>
 
 #include "gexec/app/commands.hpp"
+#include "gexec/app/prepared_run.hpp"
 #include "gexec/app/run_report.hpp"
-#include "gexec/tune/autotune.hpp"
 #include "gexec/exec/executor.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/io/text.hpp"
 #include "gexec/ir/printer.hpp"
 #include "gexec/passes/pipeline.hpp"
 #include "gexec/verify/exact.hpp"
-#include "check.hpp"
 #include "dump.hpp"
 #include "expect.hpp"
 #include "onnx_data.hpp"
@@ -29,7 +29,6 @@
 #include "output_paths.hpp"
 #include "progress.hpp"
 #include "report.hpp"
-#include "target.hpp"
 #include "timing_report.hpp"
 
 namespace gexec {
@@ -116,8 +115,38 @@ BufferSummary buffer_summary(const Graph& g, const BufferPlan& plan) {
   return b;
 }
 
+// The options of the prepared run, the mode names parsed once.
+Result<PrepareOptions> prepare_options(const RunOptions& o, uint64_t seed) {
+  PrepareOptions p;
+  auto backend = parse_backend_choice(o.backend);
+  if (!backend) return backend.error();
+  auto verify = parse_verify_mode(o.verify);
+  if (!verify) return verify.error();
+  auto pad = parse_pad_policy(o.pad);
+  if (!pad) return pad.error();
+  p.backend = *backend;
+  p.device = o.device;
+  p.dry_run = o.dry_run;
+  p.arch = o.arch;
+  p.passes = o.passes;
+  p.print_after_all = o.print_after_all;
+  p.print_after = o.print_after;
+  p.residual_costs = o.residual_costs;
+  p.kernel.pad = *pad;
+  if (o.precision != "tf32" && o.precision != "f32") return bad_input("--precision " + o.precision + ": expected tf32 or f32");
+  p.kernel.tf32 = o.precision == "tf32";
+  p.seed = seed;
+  p.verify = *verify;
+  p.verify_budget = o.verify_budget;
+  p.samples = o.samples;
+  p.atol = o.atol;
+  p.rtol = o.rtol;
+  return p;
+}
+
 // Fills `rep` as the run goes, telling `seen` after each section; an error returns early with
-// what was reached already in `rep`.
+// what was reached already in `rep`. The steps: prepare (passes, target, selection, plan,
+// executor), tune, run, check, time.
 Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen) {
   auto tell = [&] {
     if (seen) seen(rep);
@@ -135,11 +164,10 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
                            : load_model_file(opts.graph_path, {opts.dims, opts.load_inputs_dir});
   if (!loaded) return loaded.error();
   const ModelFile& model = *loaded;
-  const Graph& original = model.graph;
-  const uint64_t seed = opts.seed.value_or(original.seed.value_or(0));
+  const uint64_t seed = opts.seed.value_or(model.graph.seed.value_or(0));
   times.load = ms_since(start);
-  rep.graph = GraphSummary{original.name, opts.graph_path, std::string(format_name(model.format)), model.description,
-                           seed, int64_t(original.tensors.size()), int64_t(original.ops.size())};
+  rep.graph = GraphSummary{model.graph.name, opts.graph_path, std::string(format_name(model.format)), model.description,
+                           seed, int64_t(model.graph.tensors.size()), int64_t(model.graph.ops.size())};
   tell();
   // The results --expect compares with, read (and their shapes checked) before anything runs.
   std::map<std::string, ExpectedValues> expected;
@@ -155,32 +183,29 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   for (const std::string& f : expect_files) more_inputs.push_back({"an --expect file", f});
   for (const std::string& f : pb_file_paths(opts.load_inputs_dir, "input_"))
     more_inputs.push_back({"a --load-inputs file", f});
-  GEXEC_TRY(check_run_paths(opts, original, &rep.refused_outputs, more_inputs));
+  GEXEC_TRY(check_run_paths(opts, model.graph, &rep.refused_outputs, more_inputs));
 
   // The switches are read here, once; selection and preparation get them in KernelOptions.
-  auto pad = parse_pad_policy(opts.pad);
-  if (!pad) return pad.error();
-  rep.kernel_options.pad = *pad;
-  if (opts.precision != "tf32" && opts.precision != "f32")
-    return bad_input("--precision " + opts.precision + ": expected tf32 or f32");
-  rep.kernel_options.tf32 = opts.precision == "tf32";
+  auto options = prepare_options(opts, seed);
+  if (!options) return options.error();
+  rep.kernel_options = options->kernel;
+  PreparedRun run(model.graph, *options);
+  const Graph& original = run.original();
 
   // Passes.
-  auto names = parse_pass_list(opts.passes);
-  if (!names) return names.error();
-  Graph graph = original;
   if (opts.dry_run) {
     // An ONNX model's exporter patterns: which nodes became which op of the graph below.
     for (const std::string& p : model.patterns) rep.printed_before += "// ONNX " + p + "\n";
-    rep.printed_before += print_graph(graph);
+    rep.printed_before += print_graph(original);
   }
   auto t0 = Clock::now();
   std::ostringstream prints;
-  auto records = run_pipeline(graph, {*names, opts.print_after_all, opts.print_after, opts.residual_costs}, prints);
+  const Status passed = run.run_passes(prints);
   rep.pass_prints = prints.str();
-  if (!records) return records.error();
+  GEXEC_TRY(passed);
+  const Graph& graph = run.graph();
   times.passes = ms_since(t0);
-  rep.passes = PassesSummary{*records, int64_t(original.ops.size()), int64_t(graph.ops.size())};
+  rep.passes = PassesSummary{run.pass_records(), int64_t(original.ops.size()), int64_t(graph.ops.size())};
   if (opts.dry_run) rep.printed_after = print_graph(graph);
   tell();
   if (!opts.emit_graph.empty()) {
@@ -190,20 +215,18 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
 
   // Device, kernels and buffers.
   t0 = Clock::now();
-  auto target = choose_target(opts);
-  if (!target) return target.error();
-  if (!target->notice.empty()) rep.warnings.push_back({RunWarning::Kind::cpu_fallback, target->notice});
+  GEXEC_TRY(run.choose_target());
+  if (!run.target_notice().empty()) rep.warnings.push_back({RunWarning::Kind::cpu_fallback, run.target_notice()});
   times.device = ms_since(t0);
-  rep.device = DeviceSummary{target->caps, target->backend};
+  rep.device = DeviceSummary{run.caps(), run.backend()};
   tell();
-  auto selection = select_kernels(graph, target->caps, target->backend, rep.kernel_options);
-  if (!selection) return selection.error();
-  rep.kernels = kernel_choices(graph, *selection);
-  const BufferPlan plan = plan_buffers(graph);
+  GEXEC_TRY(run.select());
+  rep.kernels = kernel_choices(graph, run.selection());
+  const BufferPlan& plan = run.plan();
   rep.buffers = buffer_summary(graph, plan);
   // --verify exact: integer inputs that keep every value exact, or the reason none exist.
   std::optional<int64_t> exact_range_r;
-  if (opts.verify == "exact") {
+  if (options->verify == VerifyMode::exact) {
     if (!opts.load_inputs_dir.empty()) return bad_input("--verify exact draws its own inputs; drop --load-inputs");
     auto r = exact_range(original);
     if (!r) return r.error();
@@ -216,19 +239,17 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   tell();
   // A graph too large for the device is refused as such before the host side is sized, so that
   // the message names the memory that is really short (the arena's own check is the backstop).
-  const DeviceCaps& caps = target->caps;
-  if (target->backend == Backend::cuda && caps.total_bytes > 0 && plan.arena_bytes > caps.free_bytes)
+  const DeviceCaps& caps = run.caps();
+  if (run.backend() == Backend::cuda && caps.total_bytes > 0 && plan.arena_bytes > caps.free_bytes)
     return device_memory_short(caps.name, plan.arena_bytes, caps.free_bytes, caps.total_bytes);
   // How the outputs will be checked: on the CUDA backend with the products on the device where its
   // memory allows them (the kernels' declared precision is known later; the products' geometry
   // now); on the CPU in full within the --verify-budget, else by strata.
-  CheckPlan check_plan =
-      plan_check(original, opts.verify, opts.verify_budget, opts.samples, {}, target->backend == Backend::cuda);
   // The host side is sized up front like the device's arena: refused now rather than aborted later.
-  GEXEC_TRY(check_host_memory(estimate_host_memory(opts, original, check_plan.mode, plan, target->backend)));
+  GEXEC_TRY(check_host_memory(estimate_host_memory(opts, original, run.check_mode(), plan, run.backend())));
 
   // Inputs from .npy files, where given; the others are drawn from the seed.
-  std::map<std::string, std::vector<uint8_t>> host_inputs;
+  HostTensors host_inputs;
   if (!opts.load_inputs_dir.empty()) {
     auto l = load_inputs(opts.load_inputs_dir, original, model.inputs);
     if (!l) return l.error();
@@ -246,8 +267,8 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
 
   // Execution.
   t0 = Clock::now();
-  auto ex = Executor::create(*target->device, graph, *selection, plan, seed, &host_inputs);
-  if (!ex) return ex.error();
+  GEXEC_TRY(run.create_executor(&host_inputs));
+  Executor& ex = run.executor();
   times.setup = ms_since(t0);
   // Tuned before the checked run, so that the run checked (and timed) is the tuned one.
   if (opts.autotune || !opts.tuning_cache.empty()) {
@@ -258,37 +279,35 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     tune.cuda_graph = opts.timing.cuda_graph;
     Progress bar("autotune");
     tune.progress = [&bar](double done) { bar.update(done); };
-    tune.precision.tf32 = target->backend == Backend::cuda && rep.kernel_options.tf32;
-    tune.precision.merge((*ex)->precision());
     std::ostringstream log;
-    auto tuned = autotune(**ex, target->caps, tune, log);
+    auto tuned = run.tune(tune, log);
     rep.tuning_log = log.str();
     if (!tuned) return tuned.error();
     // Only kernels with several variants (cuBLASLt's candidates) are tuned: say when there was none.
     if (opts.autotune && tuned->empty())
       rep.warnings.push_back(
           {RunWarning::Kind::other,
-           target->backend == Backend::cpu
+           run.backend() == Backend::cpu
                ? "--autotune: the CPU backend has nothing to tune (each of its kernels has one variant); the run is "
                  "untuned"
                : "--autotune: no kernel of this run has variants to choose between (only cuBLASLt products do); "
                  "the run is untuned"});
     tell();
   }
-  if (opts.algo) GEXEC_TRY(select_algo(**ex, *opts.algo));
-  fill_algos(**ex, *rep.kernels);
+  if (opts.algo) GEXEC_TRY(select_algo(ex, *opts.algo));
+  fill_algos(ex, *rep.kernels);
   t0 = Clock::now();
-  GEXEC_TRY((*ex)->run_checked());
+  GEXEC_TRY(run.run());
   times.first_run = ms_since(t0);
-  rep.notes = (*ex)->notes();
+  rep.notes = ex.notes();
   rep.executed = true;
   tell();
 
   // Check against the reference of the graph as loaded.
   t0 = Clock::now();
-  auto inputs = reference_inputs(original, **ex, seed, host_inputs, !opts.dump_dir.empty());
+  auto inputs = run.reference_inputs(host_inputs, !opts.dump_dir.empty());
   if (!inputs) return inputs.error();
-  auto outputs = read_outputs(original, **ex);
+  auto outputs = run.read_outputs();
   if (!outputs) return outputs.error();
   spdlog::debug("check: inputs and outputs read back in {:.1f} ms", ms_since(t0));
   if (!opts.dump_dir.empty()) {
@@ -299,47 +318,19 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     rep.dump = DumpSummary{opts.dump_dir, int64_t(all.size()), *widened};
     tell();
   }
-  // What the kernels declare is read after tuning chose them.
-  const Precision declared = (*ex)->precision();
-  CheckSettings settings = run_check_settings(opts, check_plan, seed, target->backend, declared);
-  std::string why;
-  const std::unique_ptr<ProductEngine> engine = device_for_check(
-      check_plan, original, opts.verify, opts.verify_budget, opts.samples, opts.device, settings.precision, &why);
-  if (!why.empty()) {
-    // The CPU's reference instead, within the budget as on the CPU backend.
-    rep.warnings.push_back({RunWarning::Kind::other, "the check runs on the CPU: " + why});
-    settings = run_check_settings(opts, check_plan, seed, target->backend, declared);
-  }
-  settings.device = engine.get();
-  rep.check = check_summary(opts.verify, check_plan, settings, reference_work(original), opts.verify_budget, engine.get());
-  if (check_plan.mode != "none") {
-    tell();  // a sampled check says so before the reference's work starts
-    std::vector<std::string> notes;
-    auto checks = check_outputs(original, *inputs, *outputs, settings, &notes);
-    for (std::string& n : notes) rep.warnings.push_back({RunWarning::Kind::other, std::move(n)});
-    if (!checks) return checks.error();
-    const auto ids = tensor_ids(original);  // find_tensor per output would be quadratic
-    for (OutputCheck& c : *checks) {
-      const auto id = ids.find(c.name);
-      std::vector<int64_t> shape = id == ids.end() ? std::vector<int64_t>{} : original.tensor(id->second).shape;
-      rep.check->outputs.push_back({std::move(c), std::move(shape)});
-    }
-  }
-  rep.check->compared = true;
+  GEXEC_TRY(run.check(
+      *inputs, *outputs, rep.check, [&](std::string w) { rep.warnings.push_back({RunWarning::Kind::other, std::move(w)}); },
+      tell));
   if (!opts.expect_dir.empty())
     rep.expect = compare_expected(opts.expect_dir, original, *outputs, expected, opts.expect_atol, opts.expect_rtol);
   times.check = ms_since(t0);
   tell();
 
   if (opts.timing.iters > 0) {
-    std::optional<double> peak = opts.peak_tflops;
-    if (!peak) {
-      auto measured = target->device->peak_tflops();
-      if (measured) peak = *measured;
-      else rep.warnings.push_back({RunWarning::Kind::peak_unknown, measured.error().message});
-    }
     RunTiming timing;
-    const Status s = measure_timing(**ex, opts.timing, peak, timing);
+    std::string peak_unknown;
+    const Status s = run.time(opts.timing, opts.peak_tflops, timing, &peak_unknown);
+    if (!peak_unknown.empty()) rep.warnings.push_back({RunWarning::Kind::peak_unknown, peak_unknown});
     if (timing.stats.samples > 0) {
       if (timing.noisy) rep.warnings.push_back({RunWarning::Kind::noisy_timings, noisy_message(timing)});
       rep.timing = std::move(timing);

@@ -20,7 +20,7 @@ int cuda_devices(std::string* why) {
 #endif
 }
 
-Result<Target> cuda_target(const RunOptions& opts) {
+Result<Target> cuda_target(const PrepareOptions& opts) {
   Target t;
   t.backend = Backend::cuda;
   std::string why;
@@ -81,10 +81,10 @@ Result<std::unique_ptr<ProductEngine>> open_device_reference(int ordinal) {
 #endif
 }
 
-Result<std::unique_ptr<ProductEngine>> open_reference_engine(const std::string& backend, int ordinal,
+Result<std::unique_ptr<ProductEngine>> open_reference_engine(BackendChoice backend, int ordinal,
                                                              std::string* note) {
-  if (backend == "cpu") return std::unique_ptr<ProductEngine>();
-  if (backend == "cuda") return open_device_reference(ordinal);
+  if (backend == BackendChoice::cpu) return std::unique_ptr<ProductEngine>();
+  if (backend == BackendChoice::cuda) return open_device_reference(ordinal);
   std::string why;
   if (cuda_devices(&why) == 0) return std::unique_ptr<ProductEngine>();
   auto e = open_device_reference(ordinal);
@@ -93,11 +93,9 @@ Result<std::unique_ptr<ProductEngine>> open_reference_engine(const std::string& 
   return std::unique_ptr<ProductEngine>();
 }
 
-Result<Target> choose_target(const RunOptions& opts) {
-  if (opts.backend == "cuda") return cuda_target(opts);
-  if (opts.backend == "cpu") return cpu_target();
-  if (opts.backend != "auto")
-    return bad_input("--backend: unknown backend \"" + opts.backend + "\"; expected one of auto, cuda, cpu");
+Result<Target> choose_target(const PrepareOptions& opts) {
+  if (opts.backend == BackendChoice::cuda) return cuda_target(opts);
+  if (opts.backend == BackendChoice::cpu) return cpu_target();
   std::string why;
   if (opts.dry_run || cuda_devices(&why) > 0) return cuda_target(opts);
   auto t = cpu_target();

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gexec/app/commands.hpp"
+#include "gexec/app/prepared_run.hpp"
 #include "gexec/exec/device.hpp"
 #include "gexec/verify/product_engine.hpp"
 
@@ -17,15 +18,16 @@ struct Target {
   std::string notice;              // e.g. why auto chose the CPU
 };
 
-Result<Target> choose_target(const RunOptions& opts);
+// The backend and device `opts` asks for (opts.backend, device, dry_run, arch).
+Result<Target> choose_target(const PrepareOptions& opts);
 
 // The float64 reference engine of CUDA device `ordinal`, where the build has the CUDA backend.
 Result<std::unique_ptr<ProductEngine>> open_device_reference(int ordinal);
 
-// Where `gexec check --backend B` sums the reference's products: "cpu" none (null); "cuda" device
-// `ordinal`'s engine, or the error; "auto" that engine where there is a CUDA device (a note in
+// Where `gexec check --backend B` sums the reference's products: cpu none (null); cuda device
+// `ordinal`'s engine, or the error; auto that engine where there is a CUDA device (a note in
 // *note and null where it cannot be opened), else null.
-Result<std::unique_ptr<ProductEngine>> open_reference_engine(const std::string& backend, int ordinal,
+Result<std::unique_ptr<ProductEngine>> open_reference_engine(BackendChoice backend, int ordinal,
                                                              std::string* note);
 
 }  // namespace gexec

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gexec/app/run_report.hpp"
+#include "gexec/app/timing_json.hpp"
 #include "gexec/exec/executor.hpp"
 #include "gexec/exec/timing.hpp"
 
@@ -24,9 +25,6 @@ std::string noisy_message(const RunTiming& t);
 // How it was timed, min/median/mean/p90/p99/max per iteration, the rates, the peak's share, the
 // noise warning, with a profile its table, and last one line "timing-json: {...}" for scripts.
 void print_timing(std::ostream& out, const RunTiming& t);
-
-// The same statistics as the "timing-json" line.
-nlohmann::json timing_json(const RunTiming& t);
 
 // measure_timing, then print_timing (logging the noise warning too); json_out, where given,
 // receives timing_json.

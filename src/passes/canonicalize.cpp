@@ -70,7 +70,7 @@ void fill_mnk(Graph& g) {
 
 }  // namespace
 
-Status canonicalize(Graph& g) {
+Status canonicalize(Graph& g, const PassContext&) {
   name_ops(g);
   if (!in_data_flow_order(g)) {
     if (auto cycle = topo_sort(g)) {

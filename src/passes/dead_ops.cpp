@@ -5,7 +5,7 @@
 
 namespace gexec {
 
-Status dead_ops(Graph& g) {
+Status dead_ops(Graph& g, const PassContext&) {
   // One walk backwards over ops in data-flow order: an op is live when one of its outputs is
   // needed, and then everything it reads is needed too. Readers come after writers, so every
   // reader of a tensor has been decided before its writer is reached.

@@ -10,7 +10,7 @@
 
 namespace gexec {
 
-Status fold_constant_casts(Graph& g) {
+Status fold_constant_casts(Graph& g, const PassContext&) {
   // Which op writes each tensor: a tensor marked constant counts only when it is a graph input
   // or the output of an op already hoisted, so that a constant never depends on a per-run value.
   std::vector<OpId> producer(g.tensors.size(), kNone);

@@ -123,7 +123,7 @@ std::optional<Chain> match_chain(const Graph& g, const Readers& readers, size_t 
 
 }  // namespace
 
-Status fuse_elementwise(Graph& g) {
+Status fuse_elementwise(Graph& g, const PassContext&) {
   const Readers readers(g);
   std::unordered_set<std::string> taken;
   for (const Op& op : g.ops) {

@@ -71,7 +71,7 @@ std::optional<Match> match(const Graph& g, const GraphIndex& idx, size_t p) {
 
 }  // namespace
 
-Status fuse_residual(Graph& g) {
+Status fuse_residual(Graph& g, const PassContext& ctx) {
   const GraphIndex idx(g);
   FreshNames names(g);
 
@@ -99,20 +99,20 @@ Status fuse_residual(Graph& g) {
       continue;
     }
     if (r.layout != d.layout) {
-      pass_note(where + ": not fused: R is " + std::string(layout_name(r.layout)) + " and the result " +
+      ctx.note(where + ": not fused: R is " + std::string(layout_name(r.layout)) + " and the result " +
                 std::string(layout_name(d.layout)) + "; cuBLASLt's C must be stored like D");
       continue;
     }
     const bool widen = r.dtype != d.dtype && d.dtype == DType::f32;
     if (r.dtype != d.dtype && !widen) {
-      pass_note(where + ": not fused: R is " + std::string(dtype_name(r.dtype)) + " and the result " +
+      ctx.note(where + ": not fused: R is " + std::string(dtype_name(r.dtype)) + " and the result " +
                 std::string(dtype_name(d.dtype)) + "; cuBLASLt's C must have D's dtype, and narrowing R would " +
                 "round it");
       continue;
     }
     std::string cost_why;
-    if (!residual_fusion_pays(shape->m, shape->n, shape->k, d.dtype, &cost_why)) {
-      pass_note(where + ": not fused: " + cost_why);
+    if (!residual_fusion_pays(ctx.residual_costs, shape->m, shape->n, shape->k, d.dtype, &cost_why)) {
+      ctx.note(where + ": not fused: " + cost_why);
       continue;
     }
     Op f = prod;
@@ -138,10 +138,10 @@ Status fuse_residual(Graph& g) {
       const TensorId cid = add_tensor_like(g, names, r, DType::f32);
       at.push_back(make_cast(g, names, r.name, res, {cid}));
       res = cid;
-      pass_note(where + ": fused, converting R from " + std::string(dtype_name(r.dtype)) +
+      ctx.note(where + ": fused, converting R from " + std::string(dtype_name(r.dtype)) +
                 " to f32 first (exact), since cuBLASLt's C must have D's dtype");
     } else {
-      pass_note(where + ": fused into " + f.name + " as cuBLASLt's C (" + cost_why + ")");
+      ctx.note(where + ": fused into " + f.name + " as cuBLASLt's C (" + cost_why + ")");
     }
     f.inputs.push_back(res);
     at.push_back(std::move(f));

@@ -200,7 +200,7 @@ Op make_group(const Graph& g, const std::vector<size_t>& members, const std::vec
 
 }  // namespace
 
-Status group_elementwise(Graph& g) {
+Status group_elementwise(Graph& g, const PassContext&) {
   Grouper grouper(g);
   FreshNames names(g);
   std::vector<Op> placed(g.ops.size());

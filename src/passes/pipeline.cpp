@@ -15,9 +15,6 @@ namespace {
 
 constexpr size_t kMaxProblemsShown = 10;
 
-// Where pass_note() writes while a pass runs under run_passes; null otherwise.
-thread_local std::vector<std::string>* g_notes = nullptr;
-
 std::string known_names() {
   std::string s;
   for (const Pass& p : all_passes()) s += (s.empty() ? "" : ", ") + p.name;
@@ -56,10 +53,6 @@ std::string trim(const std::string& s) {
 }
 
 }  // namespace
-
-void pass_note(std::string note) {
-  if (g_notes) g_notes->push_back(std::move(note));
-}
 
 // The order: canonicalize first, since every other pass relies on ops in data-flow order.
 // dead_ops next, so that a dead reader of an intermediate does not stop a fusion and no cast
@@ -104,18 +97,16 @@ Result<std::vector<PassRecord>> run_passes(Graph& g, const std::vector<Pass>& pa
     if (!loaded) return loaded.error();
     costs = std::move(*loaded);
   }
-  const UseResidualCosts use_costs(opts.residual_costs.empty() ? nullptr : &costs);
   std::vector<PassRecord> records;
   records.reserve(passes.size());
   for (const Pass& pass : passes) {
     // One copy per pass tells whether it changed anything; linear in the graph's size.
     const Graph before = g;
     std::vector<std::string> notes;
-    g_notes = &notes;
+    const PassContext ctx{&opts, opts.residual_costs.empty() ? nullptr : &costs, &notes};
     auto start = std::chrono::steady_clock::now();
-    Status st = pass.run(g);
+    Status st = pass.run(g, ctx);
     auto stop = std::chrono::steady_clock::now();
-    g_notes = nullptr;
     if (!st.ok()) return st.error().with("pass " + pass.name);
     std::vector<std::string> problems = verify(g);
     if (!problems.empty()) {

@@ -1,17 +1,12 @@
 // The residual cost table: read from the file PipelineOptions::residual_costs names (gexec run
-// --residual-costs), installed for the passes of one run, looked up by exact shape and dtype.
+// --residual-costs), handed to the passes of one run in their PassContext, looked up by exact shape
+// and dtype.
 #include "residual_cost.hpp"
 
 #include <fstream>
 #include <sstream>
 
 namespace gexec {
-namespace {
-
-// The table of the passes running on this thread; null outside run_passes or without a file.
-thread_local const ResidualCosts* g_costs = nullptr;
-
-}  // namespace
 
 Result<ResidualCosts> load_residual_costs(const std::string& path) {
   std::ifstream f(path);
@@ -27,17 +22,14 @@ Result<ResidualCosts> load_residual_costs(const std::string& path) {
     if (!(is >> m >> n >> k >> d >> c.fused_us >> c.unfused_us) || (is >> rest) || !parse_dtype(d))
       return bad_input("--residual-costs " + path + ":" + std::to_string(number) +
                        ": expected \"M N K DTYPE FUSED_US UNFUSED_US\", found \"" + line + "\"");
-    costs[{m, n, k, d}] = c;
+    costs.by_shape[{m, n, k, d}] = c;
   }
   return costs;
 }
 
-UseResidualCosts::UseResidualCosts(const ResidualCosts* costs) : previous_(g_costs) { g_costs = costs; }
-UseResidualCosts::~UseResidualCosts() { g_costs = previous_; }
-
-bool residual_fusion_pays(int64_t m, int64_t n, int64_t k, DType d, std::string* why) {
-  const auto it = g_costs ? g_costs->find({m, n, k, std::string(dtype_name(d))}) : ResidualCosts::const_iterator{};
-  if (!g_costs || it == g_costs->end()) {
+bool residual_fusion_pays(const ResidualCosts* costs, int64_t m, int64_t n, int64_t k, DType d, std::string* why) {
+  const auto it = costs ? costs->by_shape.find({m, n, k, std::string(dtype_name(d))}) : decltype(costs->by_shape.end()){};
+  if (!costs || it == costs->by_shape.end()) {
     if (why) *why = "no measurement for this shape: fusing saves a read and a write of C";
     return true;
   }

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "gexec/ir/dtype.hpp"
+#include "gexec/passes/pipeline.hpp"
 #include "gexec/status.hpp"
 
 namespace gexec {
@@ -18,26 +19,16 @@ namespace gexec {
 struct ResidualCost {
   double fused_us = 0, unfused_us = 0;
 };
-using ResidualCosts = std::map<std::tuple<int64_t, int64_t, int64_t, std::string>, ResidualCost>;
+struct ResidualCosts {
+  std::map<std::tuple<int64_t, int64_t, int64_t, std::string>, ResidualCost> by_shape;
+};
 
 // bad_input naming the file (and the line) when it cannot be read or a line does not parse.
 Result<ResidualCosts> load_residual_costs(const std::string& path);
 
-// Makes `costs` the table residual_fusion_pays() consults on this thread while the guard lives
-// (the pass manager holds one around its passes); null: no table.
-class UseResidualCosts {
- public:
-  explicit UseResidualCosts(const ResidualCosts* costs);
-  ~UseResidualCosts();
-  UseResidualCosts(const UseResidualCosts&) = delete;
-  UseResidualCosts& operator=(const UseResidualCosts&) = delete;
-
- private:
-  const ResidualCosts* previous_;
-};
-
-// Without a measurement fusing is assumed to pay (it saves one read and one write of C); where
-// the table lists the shape, its figures decide. *why says what was decided from what.
-bool residual_fusion_pays(int64_t m, int64_t n, int64_t k, DType d, std::string* why);
+// Without a measurement (`costs` null, or the shape not in it) fusing is assumed to pay (it saves
+// one read and one write of C); where the table lists the shape, its figures decide. *why says
+// what was decided from what.
+bool residual_fusion_pays(const ResidualCosts* costs, int64_t m, int64_t n, int64_t k, DType d, std::string* why);
 
 }  // namespace gexec

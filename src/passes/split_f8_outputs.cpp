@@ -34,7 +34,7 @@ bool splits(const Graph& g, const Op& op) {
 
 }  // namespace
 
-Status split_f8_outputs(Graph& g) {
+Status split_f8_outputs(Graph& g, const PassContext& ctx) {
   FreshNames names(g);
   std::vector<Op> ops;
   for (Op& op : g.ops) {
@@ -48,7 +48,7 @@ Status split_f8_outputs(Graph& g) {
     // C, and its amax where there is one (max |input| of the CAST).
     Op cast = make_cast(g, names, c.name, mid, op.outputs);
     op.outputs = {mid};
-    pass_note("op " + op.name + ": its f8 output " + c.name + " is written as " +
+    ctx.note("op " + op.name + ": its f8 output " + c.name + " is written as " +
               std::string(dtype_name(g.tensor(mid).dtype)) + " " + g.tensor(mid).name + " and quantized by " +
               cast.name + (amax ? " (f32, so that the amax is taken from the product's result)" : "") +
               (c.scale.axis >= 0 ? ", since cuBLASLt scales an f8 D by one value, not per row or column"

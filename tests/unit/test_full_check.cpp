@@ -142,39 +142,39 @@ TEST_CASE("plan: auto is full where the measured rate puts the reference within 
   const double est2 = estimate_full_seconds(product(512, 512, 1024), {}, rates);
   CHECK(est2 - est == Approx(512.0 * 512 * 512 / rates.product_macs_per_s).epsilon(0.02));
 
-  const CheckPlan within = plan_check(g, "auto", est * 4, 4096, {}, false);
-  CHECK(within.mode == "full");
+  const CheckPlan within = plan_check(g, VerifyMode::automatic, est * 4, 4096, {}, false);
+  CHECK(within.mode == VerifyMode::full);
   CHECK(within.estimate_s == est);
   CHECK(within.tile == 0);
   CHECK_FALSE(within.device);
   CHECK(test::has(within.why, "within the --verify-budget"));
 
-  const CheckPlan over = plan_check(g, "auto", est / 4, 4096, {}, false);
-  CHECK(over.mode == "sample");
+  const CheckPlan over = plan_check(g, VerifyMode::automatic, est / 4, 4096, {}, false);
+  CHECK(over.mode == VerifyMode::sample);
   CHECK((over.tile == 8 || over.tile == 16 || over.tile == 32));
   CHECK(over.estimate_s < est);
   CHECK(test::has(over.why, "over the --verify-budget"));
   // A budget of nothing still samples every 32x32 tile.
-  CHECK(plan_check(g, "auto", 0, 4096, {}, false).tile == 32);
+  CHECK(plan_check(g, VerifyMode::automatic, 0, 4096, {}, false).tile == 32);
 
   // A device sums the products: full whatever the budget; full and exact as asked; small graphs
   // full without measuring anything.
-  CHECK(plan_check(g, "auto", 0, 4096, {}, true).mode == "full");
-  CHECK(plan_check(g, "auto", 0, 4096, {}, true).device);
-  CHECK(plan_check(g, "full", 0, 4096, {}, false).mode == "full");
-  CHECK(plan_check(g, "exact", 0, 4096, {}, true).device);
-  CHECK(plan_check(g, "none", 0, 4096, {}, true).mode == "none");
-  const CheckPlan small = plan_check(product(64, 64, 64), "auto", 0, 4096, {}, false);
-  CHECK(small.mode == "full");
+  CHECK(plan_check(g, VerifyMode::automatic, 0, 4096, {}, true).mode == VerifyMode::full);
+  CHECK(plan_check(g, VerifyMode::automatic, 0, 4096, {}, true).device);
+  CHECK(plan_check(g, VerifyMode::full, 0, 4096, {}, false).mode == VerifyMode::full);
+  CHECK(plan_check(g, VerifyMode::exact, 0, 4096, {}, true).device);
+  CHECK(plan_check(g, VerifyMode::none, 0, 4096, {}, true).mode == VerifyMode::none);
+  const CheckPlan small = plan_check(product(64, 64, 64), VerifyMode::automatic, 0, 4096, {}, false);
+  CHECK(small.mode == VerifyMode::full);
   CHECK(small.estimate_s < 0);
 
   // At the old switch (2^33 multiply-adds), the default budget decides by this machine's rate.
   const Graph big = product(2048, 2048, 2112);
   REQUIRE(reference_work(big) > 8589934592.0);
   const double big_est = estimate_full_seconds(big, {}, rates);
-  const CheckPlan by_default = plan_check(big, "auto", kDefaultVerifyBudget, 4096, {}, false);
+  const CheckPlan by_default = plan_check(big, VerifyMode::automatic, kDefaultVerifyBudget, 4096, {}, false);
   INFO("2048x2048x2112: estimated " << big_est << " s");
-  CHECK(by_default.mode == (big_est <= kDefaultVerifyBudget ? "full" : "sample"));
+  CHECK(by_default.mode == (big_est <= kDefaultVerifyBudget ? VerifyMode::full : VerifyMode::sample));
 }
 
 namespace {
@@ -452,8 +452,8 @@ TEST_CASE("default check: a stale tile and one element off by 1% are refused abo
 
   auto loaded = load_graph_file(graph);
   REQUIRE(loaded);
-  const CheckPlan plan = plan_check(*loaded, "auto", kDefaultVerifyBudget, 4096, {}, false);
-  INFO("--verify auto on this machine: " << plan.mode << " (" << plan.why << ")");
+  const CheckPlan plan = plan_check(*loaded, VerifyMode::automatic, kDefaultVerifyBudget, 4096, {}, false);
+  INFO("--verify auto on this machine: " << verify_mode_name(plan.mode) << " (" << plan.why << ")");
 
   // A 64 x 64 tile at a place no kernel tile starts, holding the values of another tile.
   std::vector<double> stale = c0;
@@ -475,14 +475,14 @@ TEST_CASE("default check: a stale tile and one element off by 1% are refused abo
   const Checked s = check(graph, dir / "run", dir / "stale", "auto");
   INFO(s.text);
   CHECK(s.exit == 1);  // by the full reference, or by the strata
-  const Checked o = check(graph, dir / "run", dir / "one", plan.mode == "full" ? "auto" : "");
+  const Checked o = check(graph, dir / "run", dir / "one", plan.mode == VerifyMode::full ? "auto" : "");
   INFO(o.text);
   CHECK(o.exit == 1);
   REQUIRE(o.report.is_object());
   CHECK(o.report["check"]["mode"] == "full");
   CHECK(o.report["check"]["outputs"][0]["checked_by"] == "the full CPU reference");
   CHECK(o.report["check"]["outputs"][0]["beyond"] == 1);
-  if (plan.mode == "full") CHECK(o.report["check"]["requested"] == "auto");
+  if (plan.mode == VerifyMode::full) CHECK(o.report["check"]["requested"] == "auto");
   else WARN("this machine's rate sampled at the default budget; the element was refused by gexec check's default (full)");
   fs::remove_all(dir);
 }

@@ -191,7 +191,7 @@ TEST_CASE("f16 -> CAST f8 -> CAST f16 quantizes under every pass list, as the se
 TEST_CASE("a pass that leaves an invalid graph is reported by name", "[passes]") {
   Graph g = small_chain();
   // Swapping the ops makes r1 read Y before r0 writes it.
-  Pass broken{"swap_ops", "breaks the data-flow order", [](Graph& gr) {
+  Pass broken{"swap_ops", "breaks the data-flow order", [](Graph& gr, const PassContext&) {
                 std::swap(gr.ops[0], gr.ops[1]);
                 return Status::success();
               }};
@@ -205,7 +205,7 @@ TEST_CASE("a pass that leaves an invalid graph is reported by name", "[passes]")
 
 TEST_CASE("a pass's own error names the pass", "[passes]") {
   Graph g = small_chain();
-  Pass failing{"refuses", "always fails", [](Graph&) { return Status(bad_input("no way")); }};
+  Pass failing{"refuses", "always fails", [](Graph&, const PassContext&) { return Status(bad_input("no way")); }};
   std::ostringstream sink;
   auto r = run_passes(g, {failing}, PipelineOptions{}, sink);
   REQUIRE_FALSE(r.ok());
@@ -376,12 +376,12 @@ TEST_CASE("fusion leaves alone a bias of the wrong length", "[passes]") {
   for (const Pass& p : all_passes())
     if (p.name == "fuse_elementwise") fuse = &p;
   REQUIRE(fuse != nullptr);
-  REQUIRE(fuse->run(g).ok());
+  REQUIRE(fuse->run(g, PassContext{}).ok());
   CHECK(g == before);
 
   // The same chain with a bias of length N does fuse: the check above is not vacuous.
   g.tensor(2).shape = {4};
-  REQUIRE(fuse->run(g).ok());
+  REQUIRE(fuse->run(g, PassContext{}).ok());
   CHECK(count_ops(g, OpType::GEMM_BIAS_ACT) == 1);
   CHECK(verify(g).empty());
 }
@@ -393,7 +393,7 @@ TEST_CASE("canonicalize names unnamed ops and orders ops by data flow", "[passes
   g.ops[1].name = "RELU_0";  // takes the name the unnamed op would get by default
   const Pass* canon = &all_passes().front();
   REQUIRE(canon->name == "canonicalize");
-  REQUIRE(canon->run(g).ok());
+  REQUIRE(canon->run(g, PassContext{}).ok());
   CHECK(verify(g).empty());
   REQUIRE(g.ops.size() == 2);
   CHECK(g.ops[0].name == "RELU_0");
@@ -404,7 +404,7 @@ TEST_CASE("canonicalize names unnamed ops and orders ops by data flow", "[passes
   // A cycle is reported, with the ops on it.
   Graph c = small_chain();
   c.ops[0].inputs = {2};
-  auto st = canon->run(c);
+  auto st = canon->run(c, PassContext{});
   REQUIRE_FALSE(st.ok());
   CHECK(st.error().message == "cycle through r0 -> r1 -> r0");
 }

@@ -10,15 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "gexec/app/prepared_run.hpp"
 #include "gexec/app/run_report.hpp"
 #include "gexec/exec/timing.hpp"
 #include "gexec/ir/graph.hpp"
 #include "gexec/status.hpp"
 
 namespace gexec {
-
-// --verify-budget's default: the seconds of CPU reference --verify auto allows before it samples.
-constexpr double kDefaultVerifyBudget = 5.0;
 
 struct RunOptions {
   std::string graph_path;

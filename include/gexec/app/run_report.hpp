@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gexec/app/modes.hpp"
 #include "gexec/exec/timing.hpp"
 #include "gexec/kernels/device_caps.hpp"
 #include "gexec/kernels/kernel_def.hpp"
@@ -80,8 +81,8 @@ struct CheckedOutput {
 };
 
 struct CheckSummary {
-  std::string requested;  // --verify as given
-  std::string mode;       // full, sample (by strata), exact or none
+  VerifyMode requested = VerifyMode::automatic;  // --verify as given
+  VerifyMode mode = VerifyMode::full;           // full, sample (by strata), exact or none
   std::string precision = "f32";  // the products' arithmetic the bound follows: f32 or tf32
   int64_t samples = 0;    // sample: at least this many elements per output
   int64_t tile = 0;       // sample: one element in every tile x tile block of each output
