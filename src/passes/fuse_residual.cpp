@@ -95,7 +95,7 @@ Status fuse_residual(Graph& g, const PassContext& ctx) {
     } d{g.tensor(m->result).dtype, g.tensor(m->result).layout};
     const std::string where = "op " + g.ops[m->add].name + " (residual \"" + r.name + "\")";
     if (is_f8_product(g, prod)) {
-      pass_note(where + ": not fused: an FP8 product's cuBLASLt kernel takes no C (beta 0), so it cannot add R");
+      ctx.note(where + ": not fused: an FP8 product's cuBLASLt kernel takes no C (beta 0), so it cannot add R");
       continue;
     }
     if (r.layout != d.layout) {
