@@ -6,7 +6,7 @@
 #include <numbers>
 
 #include "gexec/ir/gemm_shape.hpp"
-#include "gexec/rng/round.hpp"
+#include "gexec/ir/rounding.hpp"
 #include "ref_math.hpp"
 #include "reference_gemm.hpp"
 
