@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -55,6 +56,20 @@ inline CLI::Validator number_in(double lo, double hi, bool open_lo = false) {
         const double d = std::strtod(v.c_str(), &end);
         if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !number_in_range(d, lo, hi, open_lo))
           return want + ", got " + shown(v);
+        return {};
+      },
+      "NUMBER");
+}
+
+// Any finite decimal number (NaN and infinities refused).
+inline CLI::Validator finite_number() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const double d = std::strtod(v.c_str(), &end);
+        if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !std::isfinite(d))
+          return "expected a finite number, got " + shown(v);
         return {};
       },
       "NUMBER");

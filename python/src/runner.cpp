@@ -40,6 +40,7 @@ Runner::Runner(const PyGraph& g, const ExecutorOptions& o) : original_(g.graph) 
   check_opts_.atol = o.atol;
   check_opts_.rtol = o.rtol;
   check_opts_.samples = o.samples;
+  check_opts_.device = o.device;
   use_replay_ = o.cuda_graph;
 
   auto names = parse_pass_list(o.passes);
@@ -287,11 +288,17 @@ py::list Runner::check() {
       if (!inputs) return inputs.error();
       auto outputs = read_outputs(original_, *ex_);
       if (!outputs) return outputs.error();
-      const std::string mode = check_mode(original_, check_opts_.verify);
-      if (mode == "none") return std::vector<OutputCheck>{};
       // As `gexec run` checks.
-      return check_outputs(original_, *inputs, *outputs,
-                           run_check_settings(check_opts_, mode, seed_, backend_, ex_->precision()));
+      const RunOptions& o = check_opts_;
+      CheckPlan plan = plan_check(original_, o.verify, o.verify_budget, o.samples, {}, backend_ == Backend::cuda);
+      if (plan.mode == "none") return std::vector<OutputCheck>{};
+      CheckSettings settings = run_check_settings(o, plan, seed_, backend_, ex_->precision());
+      std::string why;
+      const auto engine =
+          device_for_check(plan, original_, o.verify, o.verify_budget, o.samples, o.device, settings.precision, &why);
+      if (!why.empty()) settings = run_check_settings(o, plan, seed_, backend_, ex_->precision());
+      settings.device = engine.get();
+      return check_outputs(original_, *inputs, *outputs, settings);
     }();
   }
   if (!checks) throw_runtime_error(checks.error().message);
@@ -316,6 +323,7 @@ py::list Runner::check() {
     d["worst_bound"] = c.worst_bound;
     d["atol"] = c.tol.atol;
     d["rtol"] = c.tol.rtol;
+    d["checked_by"] = c.checked_by;
     d["passed"] = c.pass;
     out.append(d);
   }
