@@ -35,7 +35,7 @@ endif()
 
 install(FILES scripts/completion/gexec.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME gexec)
-install(FILES README.md docs/graph-format.md docs/graph.schema.json docs/report-schema.md docs/report.schema.json
+install(FILES README.md docs/graph-format.md docs/graph.schema.json docs/onnx.md docs/report-schema.md docs/report.schema.json
               docs/performance.md docs/performance.png
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY graphs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/gexec/graphs FILES_MATCHING PATTERN "*.json")
@@ -47,6 +47,10 @@ set_target_properties(gexec_app PROPERTIES EXPORT_NAME app)
 if(GEXEC_CUDA)
   list(APPEND GEXEC_EXPORTED gexec_cuda)
   set_target_properties(gexec_cuda PROPERTIES EXPORT_NAME cuda)
+endif()
+if(GEXEC_ONNX)
+  list(APPEND GEXEC_EXPORTED gexec_onnx)
+  set_target_properties(gexec_onnx PROPERTIES EXPORT_NAME onnx)
 endif()
 if(GEXEC_CPU)
   list(APPEND GEXEC_EXPORTED gexec_cpu)

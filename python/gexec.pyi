@@ -16,7 +16,11 @@ class RuntimeError(builtins.RuntimeError):
 
 class Graph:
     @staticmethod
-    def load(path: str) -> Graph: ...
+    def load(path: str, dims: Mapping[str, int] = ...) -> Graph:
+        """A graph file (JSON) or an ONNX model, told apart by content; dims sizes an ONNX model's named dimensions."""
+    @staticmethod
+    def from_onnx(data: bytes, base_dir: str = "", dims: Mapping[str, int] = ...) -> Graph:
+        """An ONNX model from its serialized bytes; base_dir resolves external data."""
     @staticmethod
     def from_dict(graph: Mapping[str, Any], base_dir: str = "") -> Graph: ...
     @property

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (preset fuzz) and runs them: scripts/fuzz.sh [SECONDS] [graph|npy|all]
+# Builds the libFuzzer targets (preset fuzz) and runs them: scripts/fuzz.sh [SECONDS] [graph|npy|onnx|all]
 #   graph: graph files through loading, the passes, selection, planning and the report writer
 #   npy:   .npy files through read_npy, the dtype rule, a write-back and the report writer
+#   onnx:  ONNX models through the front end, then the mapped graph as `graph` does (seeds:
+#          tests/data/onnx and the first models of ONNX's conformance data where it is installed)
 #   all (the default): one after the other, SECONDS (default 60) each.
 # The seed corpus (graphs/, tests/data/bad/, tests/data/fuzz/; tests/data/npy/ for npy) is
 # copied to a temporary directory so that a run never writes into the repository; a crash's
@@ -11,14 +13,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 which=${2:-all}
-case "$which" in graph|npy|all) ;; *) echo "usage: scripts/fuzz.sh [SECONDS] [graph|npy|all]" >&2; exit 2;; esac
+case "$which" in graph|npy|onnx|all) ;; *) echo "usage: scripts/fuzz.sh [SECONDS] [graph|npy|onnx|all]" >&2; exit 2;; esac
 
 bash scripts/setup.sh --fuzz
 
 args=()
 if command -v ninja >/dev/null && [ ! -f build/fuzz/CMakeCache.txt ]; then args+=(-G Ninja); fi
 cmake --preset fuzz "${args[@]}" >/dev/null
-cmake --build build/fuzz --parallel "$(nproc)" --target gexec_fuzz_graph gexec_fuzz_npy
+targets=(gexec_fuzz_graph gexec_fuzz_npy)
+# The ONNX target exists where the fuzz build has ONNX input (protobuf, protoc, onnx.proto).
+grep -q "^GEXEC_ONNX:BOOL=ON" build/fuzz/CMakeCache.txt && onnx=1 || onnx=0
+[ $onnx = 1 ] && targets+=(gexec_fuzz_onnx)
+build_args=()
+for t in "${targets[@]}"; do build_args+=(--target "$t"); done
+cmake --build build/fuzz --parallel "$(nproc)" "${build_args[@]}"
 
 findings=build/fuzz/findings
 mkdir -p "$findings"
@@ -49,4 +57,15 @@ if [ "$which" = graph ] || [ "$which" = all ]; then
 fi
 if [ "$which" = npy ] || [ "$which" = all ]; then
   run_target npy "" tests/data/npy/*
+fi
+if [ "$which" = onnx ] || [ "$which" = all ]; then
+  if [ $onnx = 1 ]; then
+    seeds=(tests/data/onnx/*.onnx tests/data/onnx/bad/*.onnx)
+    for d in /usr/include/onnx/backend/test/data/node; do
+      [ -d "$d" ] && seeds+=($(ls "$d"/test_{add,gemm,matmul,relu,reshape,cast}*/model.onnx 2>/dev/null | head -40))
+    done
+    run_target onnx "" "${seeds[@]}"
+  else
+    echo "fuzz: no ONNX target (this fuzz build has no ONNX input)"
+  fi
 fi

@@ -2,10 +2,12 @@
 # Everything to run on a GPU machine in one go: build, every test, every graph (checked, timed,
 # under compute-sanitizer), and the benchmark against PyTorch. A summary goes to stdout; the
 # build log, the sanitizer's full output and the benchmark's files go to $OUT (default out/).
-#   scripts/gpu_check.sh [all|build|tests|graphs|check|fullcheck|perf|gemm|sanitizer|bench|fp8|blocks]...
+#   scripts/gpu_check.sh [all|build|tests|graphs|check|fullcheck|perf|gemm|sanitizer|bench|fp8|blocks|graphgen|onnx]...
 # fullcheck: the float64 device reference against the CPU's on every graph, the default check's
 # time at 8192^3 (f16, bf16, f32), and the mutation suite at 4096^3 and 8192^3 with the default
 # options (files in $OUT: fullcheck_*.json, mutation_large.tsv). About 3 minutes.
+# onnx: ONNX's conformance tests (scripts/onnx_conformance.sh) on the CPU and CUDA backends, f32
+# products without TF32; the table in $OUT/onnx_conformance.txt.
 # fp8: the FP8 GPU tests, the FP8 graphs (dry-run notes, checked and timed runs), the error fast
 # accumulation keeps, FP8 against bf16 through gexec gemm, and the FP8 rows against
 # torch._scaled_mm (scripts/gpu_fp8.sh; files in $OUT/fp8).
@@ -38,7 +40,7 @@ JSON
 note "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.max.sm --format=csv 2>&1
 
-if want build || want tests || want graphs || want check || want fullcheck || want perf || want gemm || want sanitizer || want bench || want fp8 || want blocks; then
+if want build || want tests || want graphs || want check || want fullcheck || want perf || want gemm || want sanitizer || want bench || want fp8 || want blocks || want graphgen || want onnx; then
   note "build"
   bash scripts/setup.sh
   start=$(date +%s)
@@ -47,7 +49,13 @@ if want build || want tests || want graphs || want check || want fullcheck || wa
   fi
   echo "built in $(( $(date +%s) - start )) s"
   "$gexec" --version
-  bash scripts/check_backends.sh "$gexec" cuda cpu || status=1
+  bash scripts/check_backends.sh "$gexec" cuda cpu onnx || status=1
+fi
+
+if want onnx; then
+  note "ONNX conformance (scripts/onnx_conformance.sh: CPU and CUDA, f32 products without TF32)"
+  bash scripts/onnx_conformance.sh --gexec "$gexec" > "$OUT/onnx_conformance.txt" 2>&1 || status=1
+  grep -vE "refused:|pass \(cpu\), pass \(cuda\)" "$OUT/onnx_conformance.txt" | tail -40
 fi
 
 if want tests; then
@@ -217,6 +225,12 @@ if want fp8; then
   "$gexec" gemm --cube 4096,8192 --dtype f8e4m3,bf16 --bias bf16 --act relu --trans nt --iters 50 --verify sample 2>&1 | tail -6 || status=1
   "$gexec" gemm --cube 4096,8192 --dtype f8e4m3 --bias bf16 --act relu --trans nt --fast-accum --iters 50 --verify sample 2>&1 | tail -4 || status=1
   "$gexec" gemm --cube 4096,8192 --dtype f8e4m3 --bias bf16 --act relu --trans nt --fast-accum --autotune --iters 50 --verify sample 2>&1 | tail -4 || status=1
+fi
+
+if want graphgen; then
+  note "graphgen: 4000 generated graphs on the GPU against the reference (findings in $OUT/graphgen)"
+  timeout 400 build/release/tests/gexec_graphgen --seed 1 --count 4000 --jobs "$(nproc)" --backend cuda \
+    --out "$OUT/graphgen" 2>&1 | tail -25 || status=1
 fi
 
 if want bench; then

@@ -5,8 +5,10 @@
 # elsewhere (the GPU machine, which reaches no registry: OpenBLAS and Catch2 built from source)
 # installs nothing. A header that another package also ships (cblas.h, which the reference BLAS
 # has too) is never taken as proof.
-#   scripts/setup.sh [--fuzz] [--optional] [--check]
+#   scripts/setup.sh [--fuzz] [--onnx-tests] [--optional] [--check]
 #     --fuzz: also clang and libFuzzer's runtime, for scripts/fuzz.sh
+#     --onnx-tests: ONNX's conformance data (libonnx-testdata) is required, not optional (CI runs
+#       scripts/onnx_conformance.sh over it)
 #     --optional: also install the optional packages when nothing required is missing (they are
 #       otherwise installed only together with a required one, so that a machine without a
 #       registry never waits on apt-get for them)
@@ -17,13 +19,14 @@ set -euo pipefail
 multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 prefixes=(/usr/local /usr /opt/OpenBLAS)
 [ -n "${CMAKE_PREFIX_PATH:-}" ] && IFS=: read -ra extra <<<"$CMAKE_PREFIX_PATH" && prefixes+=("${extra[@]}")
-fuzz=0 check=0 optional=0
+fuzz=0 check=0 optional=0 onnx_tests=0
 for a in "$@"; do
   case $a in
     --fuzz) fuzz=1 ;;
+    --onnx-tests) onnx_tests=1 ;;
     --check) check=1 ;;
     --optional) optional=1 ;;
-    *) echo "setup: unknown option $a (expected --fuzz, --optional, --check)" >&2; exit 2 ;;
+    *) echo "setup: unknown option $a (expected --fuzz, --onnx-tests, --optional, --check)" >&2; exit 2 ;;
   esac
 done
 where=""  # set by the checks: what was found in place of the package
@@ -66,6 +69,42 @@ openblas() {  # pkg-config's openblas, or OpenBLAS's own header and its library
   where="$h and $where"
 }
 
+protobuf_lite() {  # protobuf's CMake package, or its headers and its lite library
+  cmake_package protobuf && return 0
+  local p inc=() lib=() h
+  for p in "${prefixes[@]}"; do
+    inc+=("$p/include/google/protobuf/message_lite.h")
+    for d in lib lib64 "lib/$multiarch"; do lib+=("$p/$d/libprotobuf-lite.so" "$p/$d/libprotobuf-lite.a"); done
+  done
+  found_file "${inc[@]}" || return 1
+  h=$where
+  found_file "${lib[@]}" || return 1
+  where="$h and $where"
+}
+
+onnx_python_dir() {  # the folder of the Python onnx package, of python3 on PATH or /usr/bin/python3
+  local py d
+  for py in python3 /usr/bin/python3; do
+    d=$("$py" -c "import onnx, os; print(os.path.dirname(onnx.__file__))" 2>/dev/null) && [ -n "$d" ] && { echo "$d"; return 0; }
+  done
+  return 1
+}
+
+onnx_proto() {  # ONNX's schema: GEXEC_ONNX_PROTO, libonnx-dev's, or the Python onnx package's
+  local p globs=() d
+  if [ -n "${GEXEC_ONNX_PROTO:-}" ] && [ -f "$GEXEC_ONNX_PROTO" ]; then where=$GEXEC_ONNX_PROTO; return 0; fi
+  for p in "${prefixes[@]}"; do globs+=("$p/include/onnx/onnx.proto"); done
+  found_file "${globs[@]}" && return 0
+  d=$(onnx_python_dir) && [ -f "$d/onnx.proto" ] && where="$d/onnx.proto"
+}
+
+onnx_testdata() {  # ONNX's backend test data: libonnx-testdata's, or the Python onnx package's
+  local p globs=() d
+  for p in "${prefixes[@]}"; do globs+=("$p/include/onnx/backend/test/data/node/test_add/model.onnx"); done
+  found_file "${globs[@]}" && return 0
+  d=$(onnx_python_dir) && [ -f "$d/backend/test/data/node/test_add/model.onnx" ] && where="$d/backend/test/data"
+}
+
 py() { [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "$1" >/dev/null 2>&1 && where="/usr/bin/python3: $1"; }
 python_headers() {
   local inc
@@ -97,6 +136,10 @@ need libcli11-dev cmake_package CLI11
 need libspdlog-dev cmake_package spdlog
 need catch2 cmake_package Catch2
 need libopenblas-dev openblas
+# ONNX input: protobuf and protoc from the distribution, ONNX's schema onnx.proto (libonnx-dev).
+need protobuf-compiler tool protoc
+need libprotobuf-dev protobuf_lite
+need libonnx-dev onnx_proto
 # The man page (help2man, at build time) and the Python side (tests, a later Python API) are
 # wanted, not required: the build goes on without them.
 need --optional help2man tool help2man
@@ -104,6 +147,9 @@ need --optional python3-dev python_headers
 need --optional python3-numpy py "import numpy"
 need --optional python3-pytest py "import pytest"
 need --optional pybind11-dev cmake_package pybind11
+# ONNX's conformance data (scripts/onnx_conformance.sh) and Python's onnx (a test builds models with it).
+if [ $onnx_tests = 1 ]; then need libonnx-testdata onnx_testdata; else need --optional libonnx-testdata onnx_testdata; fi
+need --optional python3-onnx py "import onnx"
 if [ $fuzz = 1 ]; then
   need clang tool clang++
   # libFuzzer's runtime comes in libclang-rt-dev, which clang only recommends.

@@ -9,14 +9,16 @@
 #include <new>
 
 #include "gexec/app/commands.hpp"
+#include "gexec/app/compare.hpp"
 #include "gexec/app/gemm_command.hpp"
+#include "gexec/app/model_file.hpp"
 #include "gexec/app/version.hpp"
 #include "openblas_limit.hpp"
 #include "option_checks.hpp"
 
 int main(int argc, char** argv) {
   gexec::cli::restart_with_one_openblas_thread(argv);
-  CLI::App app{"gexec: runs JSON graphs of GEMM and elementwise ops on NVIDIA GPUs and checks them against a CPU reference"};
+  CLI::App app{"gexec: runs graphs of GEMM and elementwise ops (JSON, or ONNX models) on NVIDIA GPUs and checks them against a CPU reference"};
   app.require_subcommand(1);
   app.set_version_flag("--version", gexec::version_text, "Print the version, build and library versions, and exit");
   bool verbose = false, quiet = false;
@@ -28,7 +30,18 @@ int main(int argc, char** argv) {
   std::string arch;
   double atol = 0, rtol = 0;
   auto* run_cmd = app.add_subcommand("run", "Run a graph and check its outputs against the CPU reference");
-  run_cmd->add_option("graph", run.graph_path, "Graph file (JSON)")->required();
+  run_cmd->add_option("graph", run.graph_path, "Graph file (JSON) or ONNX model, told apart by content")->required();
+  std::vector<std::string> run_dims;
+  run_cmd->add_option("--dim", run_dims, "NAME=VALUE: the size of an ONNX model's open dimension (repeatable)")
+      ->allow_extra_args(false)->take_all();
+  run_cmd->add_option("--expect", run.expect_dir,
+                      "Also compare each output with DIR/<name>.npy or DIR/output_N.pb (ONNX test data)")
+      ->check(gexec::cli::non_empty_path());
+  double expect_atol = 0, expect_rtol = 0;
+  auto* expect_atol_opt = run_cmd->add_option("--expect-atol", expect_atol, "--expect's absolute allowance (default per dtype)")
+                              ->check(gexec::cli::number_in(0, 1e300));
+  auto* expect_rtol_opt = run_cmd->add_option("--expect-rtol", expect_rtol, "--expect's relative allowance (default per dtype)")
+                              ->check(gexec::cli::number_in(0, 1e300));
   // Unsigned 64-bit and checked as text: CLI11 would wrap -1 and saturate 2^64.
   auto* seed_opt = run_cmd->add_option("--seed", seed, "Seed for the inputs (overrides the graph's; default 0)")
                        ->check(gexec::cli::integer_in(0, std::numeric_limits<uint64_t>::max()));
@@ -66,7 +79,8 @@ int main(int argc, char** argv) {
       ->check(gexec::cli::integer_in(gexec::kMinCheckSamples, uint64_t(std::numeric_limits<int64_t>::max())));
   run_cmd->add_option("--report", run.report_path, "Write a JSON report of the run to this file")
       ->check(gexec::cli::non_empty_path());
-  run_cmd->add_option("--load-inputs", run.load_inputs_dir, "Replace graph inputs by DIR/<name>.npy where present")
+  run_cmd->add_option("--load-inputs", run.load_inputs_dir,
+                      "Replace graph inputs by DIR/<name>.npy, or DIR/input_N.pb (ONNX test data), where present")
       ->check(gexec::cli::non_empty_path());
   // Bounded so that the per-iteration samples always fit in memory (16 bytes each).
   run_cmd->add_option("--iters", run.timing.iters, "Time this many iterations after the checked run (at most 10^7)")
@@ -90,6 +104,9 @@ int main(int argc, char** argv) {
                       "Copy GEMM operands with misaligned rows into 16-byte-aligned buffers: auto (by a cost "
                       "estimate), never or always")
       ->check(CLI::IsMember({"auto", "never", "always"}));
+  run_cmd->add_option("--precision", run.precision,
+                      "f32 products on CUDA: tf32 (TF32 tensor cores, the default) or f32 (full f32, as ONNX specifies)")
+      ->check(CLI::IsMember({"tf32", "f32"}));
   run_cmd->add_flag("--force", run.force,
                     "Let an output overwrite one of the run's inputs (the graph, an init.file, a --load-inputs file, "
                     "a file --tuning-cache names that is not a tuning cache)");
@@ -98,8 +115,25 @@ int main(int argc, char** argv) {
       ->check(gexec::cli::number_in(0, 1e9, true));
 
   std::vector<std::string> files;
-  auto* validate_cmd = app.add_subcommand("validate", "Check graph files and report every problem");
-  validate_cmd->add_option("files", files, "Graph files")->required();
+  auto* validate_cmd = app.add_subcommand("validate", "Check graph files and ONNX models and report every problem");
+  validate_cmd->add_option("files", files, "Graph files (JSON) or ONNX models")->required();
+  std::vector<std::string> validate_dims;
+  std::map<std::string, int64_t> validate_dim_map;
+  validate_cmd->add_option("--dim", validate_dims, "NAME=VALUE: the size of an ONNX model's open dimension (repeatable)")
+      ->allow_extra_args(false)->take_all();
+
+  gexec::ImportOptions import;
+  std::vector<std::string> import_dims;
+  auto* import_cmd = app.add_subcommand("import", "Write an ONNX model as the gexec graph it maps to, with its weights as .npy");
+  import_cmd->add_option("model", import.model_path, "ONNX model")->required();
+  import_cmd->add_option("-o,--output", import.graph_path, "The graph file to write (JSON)")
+      ->required()
+      ->check(gexec::cli::non_empty_path());
+  import_cmd->add_option("--weights", import.weights_dir,
+                         "Folder for the initializers' .npy files (default: the graph file's folder)")
+      ->check(gexec::cli::non_empty_path());
+  import_cmd->add_option("--dim", import_dims, "NAME=VALUE: the size of an open dimension (repeatable)")->allow_extra_args(false)->take_all();
+  import_cmd->add_flag("--force", import.force, "Let an output overwrite one of the model's own files");
 
   auto* kernels_cmd = app.add_subcommand("kernels", "Print the kernel table");
 
@@ -202,15 +236,23 @@ int main(int argc, char** argv) {
       ->check(gexec::cli::non_empty_path());
 
   gexec::CompareOptions compare;
-  auto* compare_cmd = app.add_subcommand("compare", "Compare two gemm --json or run --report files, point by point");
+  auto* compare_cmd =
+      app.add_subcommand("compare", "Compare gemm --json or run --report files with a baseline, point by point");
   compare_cmd->add_option("base", compare.base, "The baseline results")->required();
-  compare_cmd->add_option("new", compare.next, "The results to judge")->required();
+  compare_cmd->add_option("new", compare.news, "The results to judge (one or more files)")->required();
   compare_cmd->add_option("--threshold", compare.threshold,
                           "Slower by more than this fraction (and than the noise) is a regression (default 0.05)")
       ->check(gexec::cli::number_in(0, 1e9));
+  compare_cmd->add_option("--markdown", compare.markdown_path, "Write the comparison as Markdown to this file (- for stdout)")
+      ->check(gexec::cli::non_empty_path());
+  compare_cmd->add_option("--json", compare.json_path, "Write the comparison as JSON to this file (- for stdout)")
+      ->check(gexec::cli::non_empty_path());
+  compare_cmd->add_option("--plot", compare.plot_path, "Draw the ratios and noise bands into this PNG (python3 with matplotlib)")
+      ->check(gexec::cli::non_empty_path());
+  compare_cmd->add_flag("--force", compare.force, "Let an output file replace one of the files compared");
 
   // -v and -q work after the subcommand too.
-  for (CLI::App* sub : {run_cmd, validate_cmd, kernels_cmd, check_cmd, gemm_cmd, compare_cmd}) {
+  for (CLI::App* sub : {run_cmd, validate_cmd, import_cmd, kernels_cmd, check_cmd, gemm_cmd, compare_cmd}) {
     sub->add_flag("-v,--verbose", verbose, "More diagnostics on stderr");
     sub->add_flag("-q,--quiet", quiet, "Only errors on stderr");
   }
@@ -233,6 +275,18 @@ int main(int argc, char** argv) {
   run.command_line = gemm.run.command_line = command_line;
   run.timing.count_iterations = gemm.run.timing.count_iterations = true;
 
+  // --dim NAME=VALUE, repeatable: malformed or repeated names are usage errors.
+  auto dims = [](const std::vector<std::string>& given, std::map<std::string, int64_t>* out) {
+    for (const std::string& d : given)
+      if (gexec::Status s = gexec::parse_dim(d, out); !s) {
+        std::cerr << "gexec: " << s.error().message << "\n";
+        return false;
+      }
+    return true;
+  };
+  if (!dims(run_dims, &run.dims) || !dims(validate_dims, &validate_dim_map) || !dims(import_dims, &import.dims))
+    return static_cast<int>(gexec::Exit::bad_input);
+
   gexec::Exit status = gexec::Exit::ok;
   // The library turns errors into values; what escapes (std::bad_alloc above all) still ends
   // as exit 3 with a message, not an abort.
@@ -243,10 +297,14 @@ int main(int argc, char** argv) {
       if (atol_opt->count()) run.atol = atol;
       if (rtol_opt->count()) run.rtol = rtol;
       if (peak_opt->count()) run.peak_tflops = peak;
+      if (expect_atol_opt->count()) run.expect_atol = expect_atol;
+      if (expect_rtol_opt->count()) run.expect_rtol = expect_rtol;
       run.timing.cuda_graph = !no_graph;
       status = gexec::run_command(run, std::cout, std::cerr);
     } else if (*validate_cmd) {
-      status = gexec::validate_command(files, std::cout, std::cerr);
+      status = gexec::validate_command(files, std::cout, std::cerr, validate_dim_map);
+    } else if (*import_cmd) {
+      status = gexec::import_command(import, std::cout, std::cerr);
     } else if (*check_cmd) {
       if (check_seed_opt->count()) check.seed = std::stoull(check_seed);  // checked above
       if (check_atol_opt->count()) check.atol = check_atol;

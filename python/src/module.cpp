@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "arrays.hpp"
+#include "gexec/app/model_file.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/io/text.hpp"
 #include "instances.hpp"
@@ -69,10 +70,18 @@ void throw_error(const Error& e) {
 
 namespace {
 
-PyGraph load_file(const std::string& path) {
-  auto g = load_graph_file(path);
-  if (!g) throw_graph_error(g.error().message, path_text(path));  // the loader names the file so
-  return {std::move(*g), path};
+// A graph file or an ONNX model (told apart by content); `dims` sizes an ONNX model's open dimensions.
+PyGraph load_file(const std::string& path, const std::map<std::string, int64_t>& dims) {
+  auto m = load_model_file(path, {dims, {}});
+  if (!m) throw_graph_error(m.error().message, path_text(path));  // the loader names the file so
+  return {std::move(m->graph), path};
+}
+
+PyGraph from_onnx(const py::bytes& data, const std::string& base_dir, const std::map<std::string, int64_t>& dims) {
+  const std::string dir = base_dir.empty() ? std::filesystem::current_path().string() : base_dir;
+  auto m = load_onnx_bytes(std::string(data), "<onnx>", dir, {dims, {}});
+  if (!m) throw_graph_error(m.error().message, "<onnx>");
+  return {std::move(m->graph), "<onnx>"};
 }
 
 // json.dumps's fallback for what it cannot write: NumPy scalars and arrays (np.int64 in a shape,
@@ -141,8 +150,13 @@ and buffer plan of the gexec library, on the caller's NumPy, CuPy or PyTorch arr
   m.attr("RuntimeError") = py::handle(runtime_error_type);
 
   py::class_<PyGraph>(m, "Graph", "A loaded and checked graph (docs/graph-format.md).")
-      .def_static("load", &load_file, py::arg("path"),
-                  "Loads and checks a graph file. Raises GraphError with the lines of `gexec validate`.")
+      .def_static("load", &load_file, py::arg("path"), py::arg("dims") = std::map<std::string, int64_t>{},
+                  "Loads and checks a graph file or an ONNX model (told apart by content; docs/onnx.md). `dims` "
+                  "sizes an ONNX model's named dimensions. Raises GraphError with the lines of `gexec validate`.")
+      .def_static("from_onnx", &from_onnx, py::arg("data"), py::arg("base_dir") = "",
+                  py::arg("dims") = std::map<std::string, int64_t>{},
+                  "An ONNX model from its serialized bytes (ModelProto.SerializeToString()); `base_dir` (default: "
+                  "the current folder) resolves external data. Problems are reported against \"<onnx>\".")
       .def_static("from_dict", &from_dict, py::arg("graph"), py::arg("base_dir") = "",
                   "The same from a dict with the file's structure; `base_dir` (default: the current folder) "
                   "resolves init.file paths. Problems are reported against \"<dict>\".")

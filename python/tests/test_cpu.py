@@ -1,5 +1,6 @@
 """The Python API on the CPU backend with NumPy arrays: binding without copies, results, errors."""
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 import gexec
-from conftest import bad_path, cli, graph_path
+from conftest import SOURCE, bad_path, cli, graph_path
 
 GRAPH = graph_path("gemm_bias_relu.json")  # A f16 [64,80], B f16 [80,96], Bias f32 [96] constant, C f16 [64,96]
 
@@ -479,3 +480,50 @@ def test_from_dict_takes_numpy_scalars_and_arrays():
     d["seed"] = object()
     with pytest.raises(TypeError, match="a value of type object in the graph dict"):
         gexec.Graph.from_dict(d)
+
+
+def onnx_gemm_relu():
+    """Y = relu(A W + b) as ONNX bytes, built with python3-onnx's helper; None without it."""
+    try:
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        return None, None
+    rng = np.random.default_rng(3)
+    w = (rng.standard_normal((8, 6)) * 0.5).astype(np.float32)
+    b = (rng.standard_normal(6) * 0.1).astype(np.float32)
+    nodes = [helper.make_node("Gemm", ["A", "W", "b"], ["t"], name="/fc/Gemm"), helper.make_node("Relu", ["t"], ["Y"])]
+    graph = helper.make_graph(nodes, "gemm_relu", [helper.make_tensor_value_info("A", TensorProto.FLOAT, [4, 8])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [4, 6])],
+                              initializer=[numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return model.SerializeToString(), (w, b)
+
+
+def test_onnx_models_load_from_a_file_and_from_bytes(tmp_path):
+    data, weights = onnx_gemm_relu()
+    if data is None:  # no python3-onnx: the checked-in model (tests/data/make_onnx.py wrote it)
+        path = os.path.join(SOURCE, "tests", "data", "onnx", "mlp.onnx")
+        g = gexec.Graph.load(path, dims={"batch": 2})
+        with open(path, "rb") as f:
+            b = gexec.Graph.from_onnx(f.read(), dims={"batch": 2})
+        assert g.inputs == b.inputs and g.outputs == b.outputs == ["y"]
+        assert g.tensors["x"]["shape"] == (8, 8)  # [batch, 4, 8] folded into the product's M
+        out = gexec.Executor(g, backend="cpu").run({"x": np.ones((8, 8), np.float32)})
+        assert out["y"].shape == (8, 8)
+        return
+    path = tmp_path / "gemm_relu.onnx"
+    path.write_bytes(data)
+    g = gexec.Graph.load(str(path))
+    b = gexec.Graph.from_onnx(data)
+    assert g.name == b.name == "gemm_relu"
+    assert b.source == "<onnx>"
+    assert g.inputs == b.inputs == ["A", "W", "b"]
+    assert g.tensors["W"]["constant"] and not g.tensors["A"]["constant"]
+    ex = gexec.Executor(b, backend="cpu")
+    a = np.random.default_rng(4).standard_normal((4, 8)).astype(np.float32)
+    out = ex.run({"A": a})
+    w, bias = weights
+    np.testing.assert_allclose(out["Y"], np.maximum(a @ w + bias, 0), rtol=1e-5, atol=1e-5)
+    assert all(c["passed"] for c in ex.check())
+    with pytest.raises(gexec.GraphError, match="<onnx>: not an ONNX model"):
+        gexec.Graph.from_onnx(data[: len(data) // 2])

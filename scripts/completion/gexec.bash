@@ -5,7 +5,7 @@ _gexec() {
   prev=${COMP_WORDS[COMP_CWORD-1]}
   sub=""
   for ((i = 1; i < COMP_CWORD; i++)); do
-    case ${COMP_WORDS[i]} in run|check|validate|kernels) sub=${COMP_WORDS[i]}; break ;; esac
+    case ${COMP_WORDS[i]} in run|check|validate|import|kernels) sub=${COMP_WORDS[i]}; break ;; esac
   done
   case $prev in
     --backend) COMPREPLY=($(compgen -W "auto cuda cpu" -- "$cur")); return ;;
@@ -14,19 +14,20 @@ _gexec() {
     --passes) COMPREPLY=($(compgen -W "default none canonicalize dead_ops fold_constant_casts fuse_elementwise" -- "$cur")); return ;;
     --print-after) COMPREPLY=($(compgen -W "canonicalize dead_ops fold_constant_casts fuse_elementwise" -- "$cur")); return ;;
     --arch) COMPREPLY=($(compgen -W "sm_80 sm_86 sm_89 sm_90 sm_100 sm_120" -- "$cur")); return ;;
-    --dump|--load-inputs|--inputs|--outputs) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    --report|--emit-graph|--tuning-cache) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    --seed|--device|--atol|--rtol|--samples|--verify-budget|--iters|--warmup|--warmup-ms|--autotune-top|--peak-tflops) return ;;
+    --dump|--load-inputs|--inputs|--outputs|--expect|--weights) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+    --report|--emit-graph|--tuning-cache|-o|--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --seed|--device|--atol|--rtol|--samples|--verify-budget|--iters|--warmup|--warmup-ms|--autotune-top|--peak-tflops|--dim|--expect-atol|--expect-rtol) return ;;
   esac
   case $sub in
-    "") COMPREPLY=($(compgen -W "run check validate kernels --version --help -v -q" -- "$cur")) ;;
+    "") COMPREPLY=($(compgen -W "run check validate import kernels --version --help -v -q" -- "$cur")) ;;
     run)
       if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "--seed --dry-run --arch --device --backend --atol --rtol --passes --print-after-all
           --print-after --emit-graph --dump --verify --verify-budget --samples --report --load-inputs --iters --warmup --warmup-ms
-          --cuda-graph --no-cuda-graph --profile --autotune --autotune-top --tuning-cache --peak-tflops --help" -- "$cur"))
+          --cuda-graph --no-cuda-graph --profile --autotune --autotune-top --tuning-cache --peak-tflops --dim --expect
+          --expect-atol --expect-rtol --precision --help" -- "$cur"))
       else
-        COMPREPLY=($(compgen -f -X '!*.json' -- "$cur") $(compgen -d -- "$cur"))
+        COMPREPLY=($(compgen -f -X '!*.@(json|onnx)' -- "$cur") $(compgen -d -- "$cur"))
       fi ;;
     check)
       if [[ $cur == -* ]]; then
@@ -35,7 +36,13 @@ _gexec() {
       else
         COMPREPLY=($(compgen -f -X '!*.json' -- "$cur") $(compgen -d -- "$cur"))
       fi ;;
-    validate) COMPREPLY=($(compgen -f -X '!*.json' -- "$cur") $(compgen -d -- "$cur")) ;;
+    validate) COMPREPLY=($(compgen -f -X '!*.@(json|onnx)' -- "$cur") $(compgen -d -- "$cur")) ;;
+    import)
+      if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "-o --output --weights --dim --force --help" -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -X '!*.onnx' -- "$cur") $(compgen -d -- "$cur"))
+      fi ;;
     kernels) COMPREPLY=($(compgen -W "--help" -- "$cur")) ;;
   esac
 }

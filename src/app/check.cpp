@@ -306,7 +306,7 @@ CheckSettings run_check_settings(const RunOptions& o, const CheckPlan& plan, uin
   settings.seed = seed;
   settings.atol = o.atol;
   settings.rtol = o.rtol;
-  settings.precision.tf32 = backend == Backend::cuda;
+  settings.precision.tf32 = backend == Backend::cuda && o.precision != "f32";
   settings.precision.merge(declared);
   return settings;
 }

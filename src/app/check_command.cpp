@@ -5,6 +5,7 @@
 
 #include "gexec/app/commands.hpp"
 #include "gexec/app/run_report.hpp"
+#include "gexec/app/model_file.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/io/text.hpp"
 #include "gexec/verify/compare.hpp"
@@ -92,9 +93,9 @@ Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& r
     *report_refused = true;
     return s;
   }
-  auto loaded = load_graph_file(opts.graph_path);
+  auto loaded = load_model_file(opts.graph_path);
   if (!loaded) return loaded.error();
-  const Graph& g = *loaded;
+  const Graph& g = loaded->graph;
   if (Status s = check_output_files(report, check_inputs(g, opts), opts.force); !s) {
     *report_refused = true;
     return s;

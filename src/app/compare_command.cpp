@@ -1,5 +1,6 @@
-// `gexec compare BASE NEW`: two results files (gexec gemm --json, gexec run --report), matched
-// point by point (or op by op), each time ratio judged against the noise the two runs measured.
+// `gexec compare BASE NEW...`: results files (gexec gemm --json, gexec run --report), each NEW
+// matched point by point (or op by op) with BASE, each time ratio judged against the noise the two
+// runs measured.
 //
 // The verdict: a point is SLOW when NEW's median exceeds BASE's by more than the band, FAST when
 // it is below by as much, else "same". The band is the larger of --threshold and twice the
@@ -10,13 +11,14 @@
 // rather than the cv, since a few outliers (a shared machine) inflate the cv without moving the
 // median. Identical reruns therefore read "same".
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <new>
 #include <sstream>
 
-#include "gexec/app/gemm_command.hpp"
+#include "gexec/app/compare.hpp"
 #include "gexec/io/text.hpp"
+#include "output_file.hpp"
+#include "output_paths.hpp"
 #include "results_file.hpp"
 
 namespace gexec {
@@ -27,11 +29,12 @@ std::string kind_name(const std::string& format) {
 }
 
 Result<std::vector<CompareRow>> compare_results(const ResultsFile& base, const ResultsFile& next,
-                                                const CompareOptions& opts) {
+                                                const std::string& base_name, const std::string& new_name,
+                                                double threshold) {
   // Points and run reports share no key: every row would be "missing" or "new".
   if (base.format != next.format)
-    return bad_input(path_text(opts.base) + " is " + kind_name(base.format) + " and " + path_text(opts.next) + " is " +
-                     kind_name(next.format) + "; compare two files of the same kind");
+    return bad_input(path_text(base_name) + " is " + kind_name(base.format) + " and " + path_text(new_name) + " is " +
+                     kind_name(next.format) + "; compare files of the same kind");
   std::map<std::string, Measure> by_key(next.rows.begin(), next.rows.end());
   std::vector<CompareRow> rows;
   for (const auto& [key, b] : base.rows) {
@@ -48,7 +51,7 @@ Result<std::vector<CompareRow>> compare_results(const ResultsFile& base, const R
     by_key.erase(it);
     r.new_us = n.median_us;
     r.ratio = b.median_us > 0 ? n.median_us / b.median_us : 0;
-    r.noise = std::max(opts.threshold, 2 * std::sqrt(b.spread * b.spread + n.spread * n.spread));
+    r.noise = std::max(threshold, 2 * std::sqrt(b.spread * b.spread + n.spread * n.spread));
     if (!n.passed) r.verdict = "FAILED";
     else if (!(b.median_us > 0) || !(n.median_us > 0)) r.verdict = "untimed";
     else if (r.ratio > 1 + r.noise) r.verdict = "SLOW";
@@ -67,29 +70,51 @@ Result<std::vector<CompareRow>> compare_results(const ResultsFile& base, const R
   return rows;
 }
 
-Result<std::vector<CompareRow>> compare_files(const CompareOptions& opts) {
+// BASE is read once; each NEW in turn (streamed: memory grows with the points, not the files).
+Result<std::vector<Comparison>> compare_files(const CompareOptions& opts) {
   try {
     auto base = read_results_file(opts.base);
     if (!base) return base.error();
-    auto next = read_results_file(opts.next);
-    if (!next) return next.error();
-    return compare_results(*base, *next, opts);
+    std::vector<Comparison> out;
+    for (const std::string& path : opts.news) {
+      auto next = read_results_file(path);
+      if (!next) return next.error();
+      auto rows = compare_results(*base, *next, opts.base, path, opts.threshold);
+      if (!rows) return rows.error();
+      out.push_back({opts.base, path, std::move(*rows)});
+    }
+    return out;
   } catch (const std::bad_alloc&) {
-    return runtime_error("out of host memory reading " + path_text(opts.base) + " and " + path_text(opts.next) +
-                         " (an allocation failed); nothing was compared");
+    return runtime_error("out of host memory reading " + path_text(opts.base) +
+                         " and the files compared with it (an allocation failed); nothing was compared");
   }
 }
 
 }  // namespace
 
+CompareCounts count_verdicts(const Comparison& c) {
+  CompareCounts n;
+  for (const CompareRow& r : c.rows) {
+    n.faster += r.verdict == "FAST";
+    n.slower += r.verdict == "SLOW";
+    n.same += r.verdict == "same";
+    n.failed += r.verdict == "FAILED";
+    n.untimed += r.verdict == "untimed";
+    n.missing += r.verdict == "missing";
+    n.added += r.verdict == "new";
+  }
+  return n;
+}
+
 Result<std::vector<CompareRow>> compare_documents(const std::string& base_text, const std::string& new_text,
-                                                  const CompareOptions& opts) {
+                                                  const std::string& base_name, const std::string& new_name,
+                                                  double threshold) {
   std::istringstream b(base_text), n(new_text);
-  auto base = read_results(b, opts.base);
+  auto base = read_results(b, base_name);
   if (!base) return base.error();
-  auto next = read_results(n, opts.next);
+  auto next = read_results(n, new_name);
   if (!next) return next.error();
-  return compare_results(*base, *next, opts);
+  return compare_results(*base, *next, base_name, new_name, threshold);
 }
 
 Exit compare_command(const CompareOptions& opts, std::ostream& out, std::ostream& err) {
@@ -97,30 +122,59 @@ Exit compare_command(const CompareOptions& opts, std::ostream& out, std::ostream
     err << "gexec: --threshold: a fraction of 0 or more (0.05 is 5%)\n";
     return Exit::bad_input;
   }
-  // Streamed (results_file.hpp): memory grows with the points, not the files; what still runs
-  // out is said, with exit 3, not an abort.
-  auto rows = compare_files(opts);
-  if (!rows) {
-    err << "gexec: " << rows.error().message << "\n";
-    return rows.error().code;
+  if (opts.news.empty()) {
+    err << "gexec: compare: give BASE and at least one NEW file\n";
+    return Exit::bad_input;
   }
-  char line[512];
-  std::snprintf(line, sizeof line, "%-60s %12s %12s %8s %8s  %s\n", "point", "base_us", "new_us", "ratio", "band",
-                "verdict");
-  out << line;
-  int slow = 0, fast = 0, failed = 0;
-  for (const CompareRow& r : *rows) {
-    std::snprintf(line, sizeof line, "%-60s %12.3f %12.3f %8.3f %7.1f%%  %s\n", r.key.c_str(), r.base_us, r.new_us,
-                  r.ratio, r.noise * 100, r.verdict.c_str());
-    out << line;
-    slow += r.verdict == "SLOW";
-    fast += r.verdict == "FAST";
-    failed += r.verdict == "FAILED";
+  if (opts.plot_path == "-") {
+    err << "gexec: --plot: a PNG file name (not \"-\")\n";
+    return Exit::bad_input;
   }
-  out << rows->size() << " compared: " << slow << " slower, " << fast << " faster, " << failed
-      << " failed the check (band: the larger of --threshold " << opts.threshold * 100
-      << "% and twice the runs' combined spread)\n";
-  return slow || failed ? Exit::check_failed : Exit::ok;
+  // Checked before anything is read: an output never replaces one of the files compared.
+  std::vector<std::pair<std::string, std::string>> inputs{{"the BASE file", opts.base}};
+  for (const std::string& n : opts.news) inputs.push_back({"a NEW file", n});
+  std::vector<std::pair<std::string, std::string>> outputs;
+  for (const auto& [name, path] : {std::pair{"--markdown", &opts.markdown_path}, std::pair{"--json", &opts.json_path},
+                                   std::pair{"--plot", &opts.plot_path}})
+    if (!path->empty()) outputs.push_back({name, *path});
+  if (Status s = check_output_files(outputs, inputs, opts.force); !s) {
+    err << "gexec: " << s.error().message << "\n";
+    return s.error().code;
+  }
+  auto cs = compare_files(opts);
+  if (!cs) {
+    err << "gexec: " << cs.error().message << "\n";
+    return cs.error().code;
+  }
+  // With a file on stdout ("-"), the text table steps aside so that the file reads alone.
+  const bool quiet = opts.markdown_path == "-" || opts.json_path == "-";
+  if (!quiet) out << compare_text(*cs, opts.threshold);
+  Exit code = Exit::ok;
+  for (const Comparison& c : *cs) {
+    const CompareCounts n = count_verdicts(c);
+    if (n.slower || n.failed) code = Exit::check_failed;
+  }
+  auto write = [&](const std::string& path, const std::string& text) {
+    if (path.empty()) return true;
+    if (Status w = write_output_file(path, text, &out); !w) {
+      err << "gexec: " << w.error().message << "\n";
+      code = Exit::runtime;
+      return false;
+    }
+    if (!quiet) out << "wrote " << path << "\n";
+    return true;
+  };
+  write(opts.markdown_path, compare_markdown(*cs, opts.threshold));
+  write(opts.json_path, compare_json(*cs, opts.threshold));
+  if (!opts.plot_path.empty()) {
+    if (Status p = compare_plot(*cs, opts.plot_path); !p) {
+      err << "gexec: --plot: " << p.error().message << "\n";
+      code = Exit::runtime;
+    } else if (!quiet) {
+      out << "wrote " << opts.plot_path << "\n";
+    }
+  }
+  return code;
 }
 
 }  // namespace gexec

@@ -5,6 +5,7 @@
 
 #include "gexec/app/commands.hpp"
 #include "gexec/io/text.hpp"
+#include "expect.hpp"
 #include "output_file.hpp"
 #include "timing_report.hpp"
 
@@ -15,7 +16,8 @@ using nlohmann::json;
 namespace {
 
 json graph_json(const GraphSummary& g) {
-  return {{"name", g.name}, {"file", g.file}, {"seed", g.seed}, {"tensors", g.tensors}, {"ops", g.ops}};
+  return {{"name", g.name}, {"file", g.file},       {"format", g.format}, {"source", g.source},
+          {"seed", g.seed}, {"tensors", g.tensors}, {"ops", g.ops}};
 }
 
 json device_json(const DeviceSummary& d) {
@@ -136,7 +138,9 @@ json report_json(const RunReport& r) {
     rep["ops_after_passes"] = r.passes->ops_after;
   }
   if (r.device) rep["device"] = device_json(*r.device);
-  if (r.device) rep["options"] = {{"pad", std::string(pad_policy_name(r.kernel_options.pad))}};
+  if (r.device)
+    rep["options"] = {{"pad", std::string(pad_policy_name(r.kernel_options.pad))},
+                      {"precision", r.kernel_options.tf32 ? "tf32" : "f32"}};
   if (r.kernels) rep["kernels"] = kernels_json(*r.kernels);
   if (r.buffers) rep["buffers"] = buffers_json(*r.buffers);
   if (r.loaded_inputs) {
@@ -145,6 +149,7 @@ json report_json(const RunReport& r) {
   }
   if (r.dump) rep["dump"] = {{"dir", r.dump->dir}, {"widened_to_f32", r.dump->widened_to_f32}};
   if (r.check) rep["check"] = check_json(*r.check);
+  if (r.expect) rep["expect"] = expect_json(*r.expect);
   if (r.timing && r.timing->complete) rep["timing"] = timing_json(*r.timing);
   if (r.times_ms) {
     const PhaseTimes& t = *r.times_ms;

@@ -7,13 +7,34 @@
 #include <filesystem>
 
 #include "dump.hpp"
+#include "onnx_data.hpp"
 #include "gexec/io/npy.hpp"
 #include "gexec/io/text.hpp"
 #include "tensor_files.hpp"
 
 namespace gexec {
 
-Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::string& dir, const Graph& g) {
+namespace {
+
+// The shape a file may have for tensor `id`: the tensor's, or its port's (an ONNX input's shape,
+// which holds the same elements).
+bool fits(const Tensor& t, TensorId id, const std::vector<int64_t>& shape, const std::vector<ModelPort>& ports) {
+  if (shape == t.shape) return true;
+  for (const ModelPort& p : ports)
+    if (p.tensor == id && p.shape == shape) return true;
+  return false;
+}
+
+void warn_overflow(const std::string& path, int64_t overflowed, DType dtype) {
+  if (overflowed > 0)
+    spdlog::warn("--load-inputs: {}: {} finite value{} beyond the range of {} became inf", path_text(path), overflowed,
+                 overflowed == 1 ? "" : "s", dtype_name(dtype));
+}
+
+}  // namespace
+
+Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::string& dir, const Graph& g,
+                                                                const std::vector<ModelPort>& ports) {
   std::error_code ec;
   if (dir.empty()) return bad_input("--load-inputs: the folder path is empty");
   if (!std::filesystem::is_directory(dir, ec))
@@ -28,7 +49,7 @@ Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::strin
     if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) continue;
     auto a = read_npy(path);
     if (!a) return a.error().with("--load-inputs");
-    if (a->shape != t.shape)
+    if (!fits(t, TensorId(id), a->shape, ports))
       return bad_input("--load-inputs: " + path_text(path) + " has shape " + shape_str(a->shape) + ", input " +
                        t.name + " is " + shape_str(t.shape));
     // The same dtype rule as init.file.
@@ -36,17 +57,41 @@ Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::strin
       return bad_input("--load-inputs: " + path_text(path) + " " + why);
     // f8: the file holds real values (a --dump writes them so), stored divided by the scale.
     StoredArray stored = store_array(*a, t);
-    const int64_t overflowed = stored.overflowed;
-    if (overflowed > 0)
-      spdlog::warn("--load-inputs: {}: {} finite value{} beyond the range of {} became inf", path_text(path),
-                   overflowed, overflowed == 1 ? "" : "s", dtype_name(t.dtype));
+    warn_overflow(path, stored.overflowed, t.dtype);
+    out[t.name] = std::move(stored.bytes);
+  }
+  // ONNX test data: input_N.pb, matched by its name where it has one, else by position N.
+  auto pbs = read_pb_files(dir, "input_");
+  if (!pbs) return pbs.error().with("--load-inputs");
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const ModelPort& port = ports[i];
+    const PbTensor* p = match_pb(*pbs, i, port.name);
+    if (!p || port.tensor == kNone) continue;
+    const Tensor& t = g.tensor(port.tensor);
+    if (out.count(t.name)) continue;  // its .npy was read
+    // An input no op reads (CastLike's target, say) needs no data: one of another shape is left
+    // out with a warning rather than refused (ONNX's own test data has such files).
+    if (!fits(t, port.tensor, p->shape, ports) && idx.consumers[size_t(port.tensor)].empty()) {
+      spdlog::warn("--load-inputs: {} has shape {}, input {} is {}; not loaded (no op reads it)", path_text(p->path),
+                   shape_str(p->shape), quote_text(port.name), shape_str(port.shape));
+      continue;
+    }
+    if (!fits(t, port.tensor, p->shape, ports))
+      return bad_input("--load-inputs: " + path_text(p->path) + " has shape " + shape_str(p->shape) + ", input " +
+                       quote_text(port.name) + " is " + shape_str(port.shape));
+    // Its own dtype, or FLOAT or DOUBLE data rounded to it (as float32 and float64 .npy files are).
+    auto values = pb_values(*p, t.dtype, "input " + quote_text(port.name));
+    if (!values) return values.error().with("--load-inputs");
+    StoredArray stored = store_values(*values, t);
+    warn_overflow(p->path, stored.overflowed, t.dtype);
     out[t.name] = std::move(stored.bytes);
   }
   return out;
 }
 
 std::vector<std::string> load_inputs_warnings(const std::string& dir, const Graph& g,
-                                              const std::map<std::string, std::vector<uint8_t>>& loaded) {
+                                              const std::map<std::string, std::vector<uint8_t>>& loaded,
+                                              const std::vector<ModelPort>& ports) {
   std::vector<std::string> out;
   const GraphIndex idx(g);
   // The tensor each file name stands for (the names load_inputs reads, long names hashed).
@@ -64,6 +109,16 @@ std::vector<std::string> load_inputs_warnings(const std::string& dir, const Grap
       strays.push_back(printable(file) + " (" + printable(g.tensors[size_t(it->second)].name) +
                        " is computed by the graph)");
   }
+  // input_N.pb files that match no input (output_N.pb are --expect's, not strays).
+  if (auto pbs = read_pb_files(dir, "input_"))
+    for (const PbTensor& p : *pbs) {
+      bool used = false;
+      for (size_t i = 0; i < ports.size() && !used; ++i) used = match_pb(*pbs, i, ports[i].name) == &p && ports[i].tensor != kNone;
+      if (!used)
+        strays.push_back(printable(std::filesystem::path(p.path).filename().string()) +
+                         (p.name.empty() ? " (no input at position " + std::to_string(p.index) + ")"
+                                         : " (no input " + printable(p.name) + ")"));
+    }
   std::sort(strays.begin(), strays.end());
   for (const std::string& s : strays) out.push_back("--load-inputs: " + path_text(dir) + "/" + s + " was not loaded");
   if (loaded.empty()) {

@@ -111,9 +111,11 @@ bool same_output(const fs::path& a, const fs::path& b) { return same_file(a, b) 
 
 }  // namespace
 
-Status check_run_paths(const RunOptions& opts, const Graph& original, std::string* refused) {
+Status check_run_paths(const RunOptions& opts, const Graph& original, std::string* refused,
+                       const std::vector<std::pair<std::string, std::string>>& more_inputs) {
   // The run's inputs: what it reads and must not destroy.
   std::vector<Named> inputs{{"the graph file", opts.graph_path}};
+  for (const auto& [what, path] : more_inputs) inputs.push_back({what, path});
   const fs::path graph_dir = fs::path(opts.graph_path).parent_path();
   for (const Tensor& t : original.tensors)
     if (t.init && t.init->kind == InitKind::file) {

@@ -20,7 +20,10 @@ namespace gexec {
 // (exit 2) otherwise, naming the option, the path and why.
 // On a refusal *refused names the option whose path was refused ("--report", "--dump", ...),
 // so that the command does not then write that file anyway (an error report over the graph).
-Status check_run_paths(const RunOptions& opts, const Graph& original, std::string* refused);
+// `more_inputs` adds (what, path) pairs the run reads besides (an ONNX model's external data, the
+// --expect files).
+Status check_run_paths(const RunOptions& opts, const Graph& original, std::string* refused,
+                       const std::vector<std::pair<std::string, std::string>>& more_inputs = {});
 
 // The same checks for a command's own output files, given as (option, path) pairs ("-" is
 // stdout and is skipped): each names, through its links, a regular file or nothing in a

@@ -8,13 +8,14 @@
 #include <limits>
 
 #include "gexec/exec/buffer_plan.hpp"
+#include "expect.hpp"
 #include "timing_report.hpp"
 
 namespace gexec {
 namespace {
 
 void print_graph_line(std::ostream& out, const GraphSummary& g) {
-  out << "graph " << g.name << " (" << g.file << "): " << g.tensors << " tensors, " << g.ops << " ops, seed " << g.seed
+  out << "graph " << g.name << " (" << g.file << (g.source.empty() ? "" : ", " + g.source) << "): " << g.tensors << " tensors, " << g.ops << " ops, seed " << g.seed
       << "\n";
 }
 
@@ -116,7 +117,8 @@ const Section kSections[] = {
      [](std::ostream& o, const RunReport& r) { print_plan(o, *r.buffers); }},
     {[](const RunReport& r) { return r.result == RunReport::Result::dry_run; },
      [](std::ostream& o, const RunReport& r) {
-       o << "options: --pad " << pad_policy_name(r.kernel_options.pad) << "\n";
+       o << "options: --pad " << pad_policy_name(r.kernel_options.pad)
+         << " --precision " << (r.kernel_options.tf32 ? "tf32" : "f32") << "\n";
        o << "dry run: nothing executed\n";
      }},
     {[](const RunReport& r) { return r.loaded_inputs.has_value() && !r.load_inputs_dir.empty(); }, print_loaded},
@@ -133,6 +135,8 @@ const Section kSections[] = {
      [](std::ostream& o, const RunReport& r) { print_check_mode(o, *r.check); }},
     {[](const RunReport& r) { return r.check && r.check->compared && r.check->mode != "none"; },
      [](std::ostream& o, const RunReport& r) { print_checks(o, r.check->outputs); }},
+    {[](const RunReport& r) { return r.expect.has_value(); },
+     [](std::ostream& o, const RunReport& r) { print_expect(o, *r.expect); }},
     {[](const RunReport& r) { return r.timing.has_value(); },
      [](std::ostream& o, const RunReport& r) { print_timing(o, *r.timing); }},
     {[](const RunReport& r) { return r.times_ms.has_value(); }, print_times},
@@ -209,11 +213,11 @@ void print_checks(std::ostream& out, const std::vector<CheckedOutput>& checks) {
                     value_text(c.worst_got).c_str(), value_text(c.worst_ref).c_str(), bound);
       out << line;
     }
-    // inf against inf is a failure, not a match: said so rather than left to puzzle over.
+    // Non-finite values that are not the reference's own are failures: said so rather than left to puzzle over.
     if (c.got_nonfinite > 0 || c.ref_nonfinite > 0)
       out << "      the output holds " << c.got_nonfinite << " non-finite value" << (c.got_nonfinite == 1 ? "" : "s")
-          << " (inf or NaN) and the reference " << c.ref_nonfinite << ", of " << c.checked
-          << " checked; a non-finite element never passes\n";
+          << " (inf or NaN) and the reference " << c.ref_nonfinite << " that the other does not, of " << c.checked
+          << " checked; a non-finite element passes only where the reference holds the same (NaN, or that infinity)\n";
     out << "      checked " << (c.checked < c.count ? std::to_string(c.checked) + " of the " : std::string("all "))
         << c.count << " elements against "
         << (c.checked_by.empty() ? std::string(c.mode == "sample" ? "the sampled reference" : "the full reference")

@@ -19,6 +19,9 @@
 #include "gexec/verify/exact.hpp"
 #include "check.hpp"
 #include "dump.hpp"
+#include "expect.hpp"
+#include "onnx_data.hpp"
+#include "gexec/app/model_file.hpp"
 #include "host_memory.hpp"
 #include "json_report.hpp"
 #include "load_inputs.hpp"
@@ -97,7 +100,12 @@ nlohmann::json run_options_json(const RunOptions& o) {
             {"autotune_top", o.autotune_top},
             {"tuning_cache", o.tuning_cache},
             {"load_inputs", o.load_inputs_dir},
-            {"force", o.force}});
+            {"dims", o.dims},
+            {"expect", o.expect_dir},
+            {"expect_atol", o.expect_atol ? nlohmann::json(*o.expect_atol) : nlohmann::json(nullptr)},
+            {"expect_rtol", o.expect_rtol ? nlohmann::json(*o.expect_rtol) : nlohmann::json(nullptr)},
+            {"force", o.force},
+            {"precision", o.precision}});
   return j;
 }
 
@@ -123,27 +131,49 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
       rep.refused_outputs = "--report";
       return s;
     }
-  auto loaded = opts.graph ? Result<Graph>(*opts.graph) : load_graph_file(opts.graph_path);
+  auto loaded = opts.graph ? Result<ModelFile>(graph_model(*opts.graph))
+                           : load_model_file(opts.graph_path, {opts.dims, opts.load_inputs_dir});
   if (!loaded) return loaded.error();
-  const Graph& original = *loaded;
+  const ModelFile& model = *loaded;
+  const Graph& original = model.graph;
   const uint64_t seed = opts.seed.value_or(original.seed.value_or(0));
   times.load = ms_since(start);
-  rep.graph = GraphSummary{original.name, opts.graph_path, seed, int64_t(original.tensors.size()),
-                           int64_t(original.ops.size())};
+  rep.graph = GraphSummary{original.name, opts.graph_path, std::string(format_name(model.format)), model.description,
+                           seed, int64_t(original.tensors.size()), int64_t(original.ops.size())};
   tell();
+  // The results --expect compares with, read (and their shapes checked) before anything runs.
+  std::map<std::string, ExpectedValues> expected;
+  std::vector<std::string> expect_files;
+  if (!opts.expect_dir.empty()) {
+    auto e = read_expected(opts.expect_dir, model, &expect_files);
+    if (!e) return e.error();
+    expected = std::move(*e);
+  }
   // Every output writable, none of them an input: known now, not after the run (output_paths.hpp).
-  GEXEC_TRY(check_run_paths(opts, original, &rep.refused_outputs));
+  std::vector<std::pair<std::string, std::string>> more_inputs;
+  for (const std::string& f : model.data_files) more_inputs.push_back({"an external data file of the model", f});
+  for (const std::string& f : expect_files) more_inputs.push_back({"an --expect file", f});
+  for (const std::string& f : pb_file_paths(opts.load_inputs_dir, "input_"))
+    more_inputs.push_back({"a --load-inputs file", f});
+  GEXEC_TRY(check_run_paths(opts, original, &rep.refused_outputs, more_inputs));
 
   // The switches are read here, once; selection and preparation get them in KernelOptions.
   auto pad = parse_pad_policy(opts.pad);
   if (!pad) return pad.error();
   rep.kernel_options.pad = *pad;
+  if (opts.precision != "tf32" && opts.precision != "f32")
+    return bad_input("--precision " + opts.precision + ": expected tf32 or f32");
+  rep.kernel_options.tf32 = opts.precision == "tf32";
 
   // Passes.
   auto names = parse_pass_list(opts.passes);
   if (!names) return names.error();
   Graph graph = original;
-  if (opts.dry_run) rep.printed_before = print_graph(graph);
+  if (opts.dry_run) {
+    // An ONNX model's exporter patterns: which nodes became which op of the graph below.
+    for (const std::string& p : model.patterns) rep.printed_before += "// ONNX " + p + "\n";
+    rep.printed_before += print_graph(graph);
+  }
   auto t0 = Clock::now();
   std::ostringstream prints;
   auto records = run_pipeline(graph, {*names, opts.print_after_all, opts.print_after, opts.residual_costs}, prints);
@@ -200,10 +230,10 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   // Inputs from .npy files, where given; the others are drawn from the seed.
   std::map<std::string, std::vector<uint8_t>> host_inputs;
   if (!opts.load_inputs_dir.empty()) {
-    auto l = load_inputs(opts.load_inputs_dir, original);
+    auto l = load_inputs(opts.load_inputs_dir, original, model.inputs);
     if (!l) return l.error();
     host_inputs = std::move(*l);
-    for (std::string& w : load_inputs_warnings(opts.load_inputs_dir, original, host_inputs))
+    for (std::string& w : load_inputs_warnings(opts.load_inputs_dir, original, host_inputs, model.inputs))
       rep.warnings.push_back({RunWarning::Kind::other, std::move(w)});
   }
   if (exact_range_r) host_inputs = exact_inputs(original, *exact_range_r, seed);
@@ -228,7 +258,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     tune.cuda_graph = opts.timing.cuda_graph;
     Progress bar("autotune");
     tune.progress = [&bar](double done) { bar.update(done); };
-    tune.precision.tf32 = target->backend == Backend::cuda;
+    tune.precision.tf32 = target->backend == Backend::cuda && rep.kernel_options.tf32;
     tune.precision.merge((*ex)->precision());
     std::ostringstream log;
     auto tuned = autotune(**ex, target->caps, tune, log);
@@ -296,6 +326,8 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     }
   }
   rep.check->compared = true;
+  if (!opts.expect_dir.empty())
+    rep.expect = compare_expected(opts.expect_dir, original, *outputs, expected, opts.expect_atol, opts.expect_rtol);
   times.check = ms_since(t0);
   tell();
 
@@ -316,7 +348,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   }
   times.total = ms_since(start);
   rep.times_ms = times;
-  rep.result = rep.check->pass() ? RunReport::Result::pass : RunReport::Result::fail;
+  rep.result = rep.check->pass() && (!rep.expect || rep.expect->pass()) ? RunReport::Result::pass : RunReport::Result::fail;
   return {};
 }
 

@@ -29,6 +29,12 @@ bool CheckSummary::pass() const {
   return true;
 }
 
+bool ExpectSummary::pass() const {
+  for (const ExpectedOutput& o : outputs)
+    if (!o.pass) return false;
+  return true;
+}
+
 Exit RunReport::exit_code() const {
   switch (result) {
     case Result::pass:

@@ -12,6 +12,10 @@
 namespace gexec {
 
 StoredArray store_array(const NpyArray& a, const Tensor& t, bool keep_infinities) {
+  return store_values(a.values, t, keep_infinities);
+}
+
+StoredArray store_values(const std::vector<double>& values, const Tensor& t, bool keep_infinities) {
   StoredArray out;
   // f8e5m2's infinity code (S.11111.00: every exponent bit set, no mantissa), for keep_infinities.
   const bool inf_code = keep_infinities && is_f8(t.dtype) && f8_format(t.dtype).has_inf;
@@ -22,7 +26,7 @@ StoredArray store_array(const NpyArray& a, const Tensor& t, bool keep_infinities
   const int64_t n = t.numel();
   for (int64_t l = 0; l < n; ++l) {
     const int64_t at = storage_index(t, l);
-    const double v = a.values[size_t(l)];
+    const double v = values[size_t(l)];
     if (inf_code && std::isinf(v)) data[at] = uint8_t((v < 0 ? 0x80u : 0u) | inf_bits);
     else store_real(data, t, at, v);
     const double back = load_real(data, t, at);

@@ -23,6 +23,8 @@ struct StoredArray {
   int64_t first_inexact = -1; // the first logical index whose value the dtype does not hold exactly
 };
 StoredArray store_array(const NpyArray& a, const Tensor& t, bool keep_infinities = false);
+// The same from values alone (ONNX test data, a TensorProto's values in C order).
+StoredArray store_values(const std::vector<double>& values, const Tensor& t, bool keep_infinities = false);
 
 // `gexec check`: DIR/<name>.npy (dump.hpp's file name) as the stored bytes of `t`: the shape must
 // equal t's, the dtype float16, float32 or float64, and every value must be exact in t's dtype

@@ -1,9 +1,10 @@
 // `gexec --version`: the build's facts, then the versions read at run time. Lines are
-// "key: value" so that scripts can check them (.ci/run checks "backends:").
+// "key: value" so that scripts can check them (.ci/run checks "backends:" and "inputs:").
 #include "gexec/app/version.hpp"
 
 #include <sstream>
 
+#include "gexec/app/model_file.hpp"
 #include "gexec/build_info.hpp"
 #if GEXEC_HAVE_CUDA
 #include "gexec/backends/cuda_device.hpp"
@@ -25,6 +26,7 @@ std::string version_text() {
   std::string backends = std::string(b.cuda ? "cuda " : "") + (b.cpu ? "cpu" : "");
   while (!backends.empty() && backends.back() == ' ') backends.pop_back();
   os << "backends: " << (backends.empty() ? "none" : backends) << "\n";
+  os << "inputs: json" << (onnx_supported() ? " onnx" : "") << "\n";
   if (b.cuda) os << "cuda architectures: " << b.cuda_architectures << " (" << describe_fatbin() << ")\n";
 #if GEXEC_HAVE_CUDA
   const CudaVersions v = read_cuda_versions();

@@ -10,7 +10,8 @@
 //
 // cuBLASLt reads R as its C, which must have D's dtype and layout. R of D's dtype fuses as is;
 // an f16 or bf16 R with an f32 result is converted by a CAST (exact) that the fused op reads;
-// any other mix (an R wider than D, whose narrowing would round it) is not fused. Each decision
+// any other mix (an R wider than D, whose narrowing would round it) is not fused, nor is an FP8
+// product (its cuBLASLt kernel runs with beta 0). Each decision
 // is a pass note. Where measurements say the fused product is slower than the product and a
 // separate ADD (residual_cost.hpp), the pass does not fuse either, and says so.
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "fresh_names.hpp"
+#include "gexec/ir/f8_rules.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 #include "passes.hpp"
 #include "residual_cost.hpp"
@@ -92,6 +94,10 @@ Status fuse_residual(Graph& g) {
       Layout layout;
     } d{g.tensor(m->result).dtype, g.tensor(m->result).layout};
     const std::string where = "op " + g.ops[m->add].name + " (residual \"" + r.name + "\")";
+    if (is_f8_product(g, prod)) {
+      pass_note(where + ": not fused: an FP8 product's cuBLASLt kernel takes no C (beta 0), so it cannot add R");
+      continue;
+    }
     if (r.layout != d.layout) {
       pass_note(where + ": not fused: R is " + std::string(layout_name(r.layout)) + " and the result " +
                 std::string(layout_name(d.layout)) + "; cuBLASLt's C must be stored like D");

@@ -72,6 +72,13 @@ struct Elem {
 
 inline bool exact_cast(DType x, DType y) { return x == y || y == DType::f32; }
 
+// The dtype a product's epilogue may convert its bias to before adding it: the output's, except
+// that cuBLASLt's FP8 kernels read a bf16 bias with an f32 output (fp8_plan.hpp), so that an f32
+// or f16 bias loses bits there that an f32 output would otherwise keep.
+inline DType bias_read_dtype(bool f8_product, DType out) {
+  return f8_product && out == DType::f32 ? DType::bf16 : out;
+}
+
 // One elementwise op (or FUSED_ELEMENTWISE step) on x (and y: the second operand or the bias
 // element, of dtype y_dtype), rounded to `out`: the one place both references compute it, so that
 // their bits agree, and a group's steps compute exactly what the separate ops would.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "gexec/ir/f8_rules.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/ir/rounding.hpp"
 #include "ref_math.hpp"
@@ -150,7 +151,8 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
   const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
   const Tensor& ct = g.tensor(op.outputs[0]);
   const DType dt = ct.dtype;
-  const bool bias_converted = has_bias && !ref::exact_cast(g.tensor(op.inputs[2]).dtype, dt);
+  const DType bias_to = ref::bias_read_dtype(is_f8_product(g, op), dt);
+  const bool bias_converted = has_bias && !ref::exact_cast(g.tensor(op.inputs[2]).dtype, bias_to);
   // cuBLASLt reads C in D's dtype: a wider R is converted (rounded) to it first (cublaslt_caps.cpp).
   const bool res_converted = res && !ref::exact_cast(g.tensor(op.inputs.back()).dtype, dt);
   const std::vector<double>& squares = sums->squares;
@@ -168,13 +170,14 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
       // it once more (by itself: the reference does not), a uniform error of ulp^2 / 12. With a
       // residual, what it stores is the product plus beta * R (cuBLASLt's D = AB + beta C).
       if (prec.product_rounded && (has_bias || act != Act::none))
-        var += bound::single_rounding_var(dt, res ? v + s.beta * res->value[x] : v);
+        var += bound::single_rounding_var(dt, res ? v + s.beta * res->value[x] : v) +
+               (res ? bound::single_rounding_var(dt, v) : 0.0);  // the product alone, rounded before beta R
       if (has_bias) {
         const size_t j = x % static_cast<size_t>(s.n);
         v += in[2]->value[j];
         sc += in[2]->scale[j];
         // A kernel may convert a wider bias to the output dtype once (cuBLASLt does).
-        var += in[2]->carried(j) + (bias_converted ? bound::single_rounding_var(dt, in[2]->value[j]) : 0.0);
+        var += in[2]->carried(j) + (bias_converted ? bound::single_rounding_var(bias_to, in[2]->value[j]) : 0.0);
       }
       if (res) {  // inside the activation, as cuBLASLt adds beta * C (graph-format.md)
         v += s.beta * res->value[x];

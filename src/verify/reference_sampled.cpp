@@ -9,6 +9,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "gexec/ir/f8_rules.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/verify/reference.hpp"
 #include "parallel.hpp"
@@ -160,13 +161,15 @@ class ElementEval {
     const VS r = s.has_residual ? at(op.inputs.back(), l) : VS{};
     // As reference.cpp: the stored product, plus beta * R where there is a residual.
     if (prec_.product_rounded && (has_bias || act != Act::none))
-      var += bound::single_rounding_var(dt, s.has_residual ? v + s.beta * r.value : v);
+      var += bound::single_rounding_var(dt, s.has_residual ? v + s.beta * r.value : v) +
+             (s.has_residual ? bound::single_rounding_var(dt, v) : 0.0);
     if (has_bias) {
       const VS bias = at(op.inputs[2], j);
       v += bias.value;
       sc += bias.scale;
-      const bool converted = !ref::exact_cast(g_.tensor(op.inputs[2]).dtype, dt);
-      var += bias.carried() + (converted ? bound::single_rounding_var(dt, bias.value) : 0.0);
+      const DType to = ref::bias_read_dtype(is_f8_product(g_, op), dt);  // as reference.cpp
+      const bool converted = !ref::exact_cast(g_.tensor(op.inputs[2]).dtype, to);
+      var += bias.carried() + (converted ? bound::single_rounding_var(to, bias.value) : 0.0);
     }
     if (s.has_residual) {
       v += s.beta * r.value;

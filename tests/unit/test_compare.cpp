@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catch.hpp"
-#include "gexec/app/gemm_command.hpp"
+#include "gexec/app/compare.hpp"
 #include "gexec/app/nvml.hpp"
 
 using namespace gexec;
@@ -26,11 +26,7 @@ std::string gemm_doc(std::vector<json> points) {
 }
 
 std::vector<CompareRow> compare(const std::string& a, const std::string& b, double threshold = 0.05) {
-  CompareOptions o;
-  o.base = "base.json";
-  o.next = "new.json";
-  o.threshold = threshold;
-  auto r = compare_documents(a, b, o);
+  auto r = compare_documents(a, b, "base.json", "new.json", threshold);
   REQUIRE(r.ok());
   return *r;
 }
@@ -94,13 +90,10 @@ TEST_CASE("compare: run reports, the run and each profiled op", "[compare]") {
 }
 
 TEST_CASE("compare: a file of neither format is bad input", "[compare]") {
-  CompareOptions o;
-  o.base = "a.json";
-  o.next = "b.json";
   for (const std::string& bad : {std::string("not json"), std::string("{\"format\": \"other\"}"), std::string("[1, 2]"),
                                 std::string("{\"format\": \"gexec.report\", \"result\": \"pass\"}")}) {
     INFO(bad);
-    auto r = compare_documents(bad, gemm_doc({}), o);
+    auto r = compare_documents(bad, gemm_doc({}), "a.json", "b.json", 0.05);
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code == Exit::bad_input);
     CHECK(r.error().message.rfind("a.json", 0) == 0);
@@ -108,13 +101,10 @@ TEST_CASE("compare: a file of neither format is bad input", "[compare]") {
 }
 
 TEST_CASE("compare: what cannot be compared is refused with the file and the JSON path", "[compare]") {
-  CompareOptions o;
-  o.base = "a.json";
-  o.next = "b.json";
   const std::string good = gemm_doc({point(64, 10.0, 0.01)});
   auto refused = [&](const std::string& bad, const std::string& want) {
     INFO(bad << "\nwanted: " << want);
-    auto r = compare_documents(bad, good, o);
+    auto r = compare_documents(bad, good, "a.json", "b.json", 0.05);
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code == Exit::bad_input);
     CHECK(r.error().message.rfind("a.json: ", 0) == 0);
@@ -140,23 +130,67 @@ TEST_CASE("compare: what cannot be compared is refused with the file and the JSO
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].key.rfind("1.8446744073709552e+19x96x80 ", 0) == 0);
   // Every problem, one line each.
-  auto many = compare_documents(gemm_doc({point(64, 1, -1), point(64, 1, -1)}), good, o);
+  auto many = compare_documents(gemm_doc({point(64, 1, -1), point(64, 1, -1)}), good, "a.json", "b.json", 0.05);
   REQUIRE_FALSE(many.ok());
   CHECK(std::count(many.error().message.begin(), many.error().message.end(), '\n') == 1);
   // A gemm file against a run report: every row would be missing or new.
   const std::string report = json{{"format", "gexec.report"}, {"version", 2}, {"result", "pass"},
                                   {"graph", {{"name", "g"}}}, {"timing", {{"median_us", 5.0}, {"cv", 0.01}}}}
                                  .dump();
-  auto mixed = compare_documents(good, report, o);
+  auto mixed = compare_documents(good, report, "a.json", "b.json", 0.05);
   REQUIRE_FALSE(mixed.ok());
   CHECK(mixed.error().code == Exit::bad_input);
-  CHECK(mixed.error().message.find("compare two files of the same kind") != std::string::npos);
+  CHECK(mixed.error().message.find("compare files of the same kind") != std::string::npos);
   // A report with two profiled ops of one name, or a p90 below its median.
   auto ops = json::parse(report);
   ops["timing"]["ops"] = {{{"name", "fc"}, {"median_us", 1.0}}, {{"name", "fc"}, {"median_us", 2.0}}};
-  auto twice = compare_documents(ops.dump(), report, o);
+  auto twice = compare_documents(ops.dump(), report, "a.json", "b.json", 0.05);
   REQUIRE_FALSE(twice.ok());
   CHECK(twice.error().message.find("a.json: /timing/ops/1: the same op as /timing/ops/0") != std::string::npos);
+}
+
+TEST_CASE("compare reports: text, Markdown and JSON list every row with its verdict and a summary", "[compare]") {
+  // 64 slower, 128 the same, 256 only in BASE, 512 only in NEW, 1024 failed its check in NEW.
+  const std::string base = gemm_doc({point(64, 10, 0.01), point(128, 20, 0.01), point(256, 30, 0.01),
+                                     point(1024, 40, 0.01)});
+  const std::string next = gemm_doc({point(64, 25, 0.01), point(128, 20, 0.01), point(512, 5, 0.01),
+                                     point(1024, 40, 0.01, "fail")});
+  auto rows = compare_documents(base, next, "base.json", "new.json", 0.05);
+  REQUIRE(rows.ok());
+  const std::vector<Comparison> cs{{"base.json", "new.json", *rows}, {"base.json", "same.json", compare(base, base)}};
+  const CompareCounts n = count_verdicts(cs[0]);
+  CHECK(n.slower == 1);
+  CHECK(n.same == 1);
+  CHECK(n.missing == 1);
+  CHECK(n.added == 1);
+  CHECK(n.failed == 1);
+  CHECK(count_verdicts(cs[1]).same == 4);
+
+  const std::string text = compare_text(cs, 0.05);
+  CHECK(text.find("== new.json against base.json") != std::string::npos);
+  CHECK(text.find("== same.json against base.json") != std::string::npos);
+  CHECK(text.find("5 rows: 0 faster, 1 slower, 1 same, 1 failed the check, 0 untimed, 1 only in BASE, 1 only in NEW") !=
+        std::string::npos);
+
+  const std::string md = compare_markdown(cs, 0.05);
+  CHECK(md.find("| point | base (us) | new (us) | ratio | band | verdict |") != std::string::npos);
+  CHECK(md.find("| 2.500 | 5.0% | **SLOW** |") != std::string::npos);
+  CHECK(md.find("| 30.000 |  |  |  | missing |") != std::string::npos);  // no NEW time, no ratio
+  CHECK(md.find("|  | 5.000 |  |  | new |") != std::string::npos);
+
+  const json doc = json::parse(compare_json(cs, 0.05));
+  CHECK(doc["format"] == "gexec.compare");
+  CHECK(doc["base"] == "base.json");
+  REQUIRE(doc["comparisons"].size() == 2);
+  const json& first = doc["comparisons"][0];
+  CHECK(first["new"] == "new.json");
+  CHECK(first["summary"]["slower"] == 1);
+  CHECK(first["summary"]["only_in_base"] == 1);
+  CHECK(first["summary"]["only_in_new"] == 1);
+  REQUIRE(first["rows"].size() == 5);
+  CHECK(first["rows"][0]["ratio"] == Approx(2.5));
+  CHECK(first["rows"][2]["new_us"].is_null());
+  CHECK(first["rows"][4]["base_us"].is_null());
 }
 
 TEST_CASE("NVML absent: unavailable with the reason, and no readings", "[nvml]") {

@@ -16,6 +16,7 @@
 #include "gexec/ir/f8_rules.hpp"
 #include "gexec/ir/real_value.hpp"
 #include "gexec/rng/init.hpp"
+#include "gexec/verify/compare.hpp"
 #include "gexec/verify/reference.hpp"
 #include "process.hpp"
 #include "skip.hpp"
@@ -219,6 +220,36 @@ TEST_CASE("f8 reference: real-valued product, f8 output with its scale, amax aft
   // -2e9 (saturates to -448).
   CHECK(r2->at("Y").value == std::vector<double>{1.0, 1.25, 96.0, -224.0});
   CHECK(r2->at("M").value == std::vector<double>{1e9});
+}
+
+// cuBLASLt's FP8 kernels read a bf16 bias with an f32 output (fp8_plan.hpp): an f32 bias of 257
+// reaches the sum as 256. The reference's bound must allow that rounding (it allowed none, and
+// correct runs on the H200 failed), and still refuse an error beyond it.
+TEST_CASE("f8 reference: an f32 bias read as bf16 by an FP8 product with f32 output is within the bound", "[f8]") {
+  const Graph g = load_ok(R"({"format": "gexec.graph", "version": 1, "tensors": [
+      {"name": "A", "shape": [1, 2], "dtype": "f8e4m3"},
+      {"name": "B", "shape": [2, 1], "dtype": "f8e4m3"},
+      {"name": "Bias", "shape": [1], "dtype": "f32"},
+      {"name": "C", "shape": [1, 1], "dtype": "f32"}],
+    "ops": [{"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "Bias"], "outputs": ["C"]}]})");
+  std::map<std::string, std::vector<uint8_t>> in;
+  in["A"] = codes(g.tensor(0), {1, 2});
+  in["B"] = codes(g.tensor(1), {0.5, 0.25});
+  const float bias = 257.0f;
+  in["Bias"].assign(reinterpret_cast<const uint8_t*>(&bias), reinterpret_cast<const uint8_t*>(&bias) + 4);
+  auto r = run_reference(g, in);
+  REQUIRE(r.ok());
+  REQUIRE(r->at("C").value == std::vector<double>{258.0});
+  const Tensor& c = g.tensor(3);
+  auto check = [&](float got) { return compare_output(c, &got, r->at("C"), output_tolerance(c)); };
+  // 1 + bf16(257) = 257: what the FP8 kernel computes.
+  const OutputCheck kernel = check(257.0f);
+  INFO("ratios " << kernel.max_ratio << " / " << kernel.norm_ratio);
+  CHECK(kernel.pass);
+  CHECK(check(258.0f).pass);
+  // Beyond one bf16 rounding of the bias: refused.
+  CHECK_FALSE(check(254.0f).pass);
+  CHECK_FALSE(check(262.0f).pass);
 }
 
 TEST_CASE("f8 scales and fast_accum survive saving and loading", "[f8]") {

@@ -366,11 +366,11 @@ TEST_CASE("section 4: RELU of -inf is 0 and passes; a non-finite output's bound 
   CHECK_FALSE(test::has(r.output, "nan"));
 }
 
-TEST_CASE("section 4: an option's upper bound 1e300 is printed as 1e+300", "[cli][cpu]") {
+TEST_CASE("section 4: an option's upper bound 1e300 is printed as 1e300 and not as 301 digits", "[cli][cpu]") {
   const auto r = test::run_gexec("run " + test::source_path("graphs/gemm_bias_relu.json") + " --backend cpu --atol 1e301");
   INFO(r.output);
   CHECK(r.status == 2);
-  CHECK(test::has(r.output, "--atol: expected a finite number from 0 to 1e+300, got \"1e301\""));
+  CHECK(test::has(r.output, "--atol: expected a finite number from 0 to 1e300, got \"1e301\""));
   CHECK(r.output.size() < 200);
 }
 

@@ -277,6 +277,54 @@ TEST_CASE("compare: identical reruns are no regression, a slower run is (exit 1)
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("compare: several NEW files, Markdown, JSON and a plot; an output never replaces an input", "[cli][compare]") {
+  const std::string dir = temp_dir("compare_reports");
+  auto doc = [](double median) {
+    nlohmann::json pts = nlohmann::json::array();
+    for (int m : {64, 128})
+      pts.push_back({{"m", m}, {"n", 96}, {"k", 80}, {"batch", 1}, {"dtype", "f16"}, {"out_dtype", "f16"},
+                     {"bias", "none"}, {"act", "none"}, {"trans", "nn"}, {"l2", "warm"}, {"backend", "cpu"},
+                     {"median_us", median * m}, {"spread", 0.01}, {"result", "pass"}});
+    return nlohmann::json{{"format", "gexec.gemm"}, {"version", 1}, {"points", pts}}.dump();
+  };
+  std::ofstream(dir + "/base.json") << doc(1.0);
+  std::ofstream(dir + "/same.json") << doc(1.0);
+  std::ofstream(dir + "/slow.json") << doc(3.0);
+  const std::string files = "'" + dir + "/base.json' '" + dir + "/same.json' '" + dir + "/slow.json'";
+  auto r = run_gexec("compare " + files + " --markdown '" + dir + "/c.md' --json '" + dir + "/c.json'");
+  INFO(r.output);
+  CHECK(r.status == 1);  // slow.json is slower
+  CHECK(has(r.output, "== " + dir + "/same.json against"));
+  CHECK(has(r.output, "2 rows: 0 faster, 2 slower"));
+  CHECK(has(read(dir + "/c.md"), "**SLOW**"));
+  const auto j = nlohmann::json::parse(read(dir + "/c.json"));
+  REQUIRE(j["comparisons"].size() == 2);
+  CHECK(j["comparisons"][0]["summary"]["same"] == 2);
+  CHECK(j["comparisons"][1]["summary"]["slower"] == 2);
+  // --json - prints the JSON alone.
+  auto alone = run_gexec("compare " + files + " --json - 2>/dev/null");
+  CHECK_NOTHROW(nlohmann::json::parse(alone.output));
+  // An output over one of the files compared is refused before anything is read.
+  auto over = run_gexec("compare " + files + " --markdown '" + dir + "/slow.json'");
+  INFO(over.output);
+  CHECK(over.status == 2);
+  CHECK(has(over.output, "--markdown"));
+  CHECK(read(dir + "/slow.json") == doc(3.0));
+  // The plot: a PNG where python3 has matplotlib, else exit 3 saying what is missing.
+  const bool matplotlib = std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") == 0;
+  auto plot = run_gexec("compare " + files + " --plot '" + dir + "/c.png'");
+  INFO(plot.output);
+  if (matplotlib) {
+    CHECK(plot.status == 1);
+    CHECK(read(dir + "/c.png").rfind("\x89PNG", 0) == 0);
+  } else {
+    WARN("python3 has no matplotlib here: the plot's refusal is tested, not the image");
+    CHECK(plot.status == 3);
+    CHECK(has(plot.output, "matplotlib is not available"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("run --report - writes the JSON alone on stdout, with options and environment", "[cli][report][cpu]") {
   const std::string cmd = std::string("'") + GEXEC_BINARY + "' run --backend cpu --iters 3 --report - '" +
                           source_path("graphs/gemm_bias_relu.json") + "' 2>/dev/null";

@@ -446,6 +446,32 @@ TEST_CASE("compare: identical passes, a perturbation beyond the bound fails at i
   }
 }
 
+TEST_CASE("compare: a non-finite reference passes only the same value", "[reference]") {
+  Tensor t;
+  t.name = "Y";
+  t.shape = {4};
+  t.dtype = DType::f32;
+  // What a CAST of NaN, inf and -inf computes (ONNX's cast tests have such inputs).
+  RefTensor ref{{1.0, NAN, INFINITY, -INFINITY}, {1.0, NAN, INFINITY, INFINITY}, {0, 0, 0, 0}, true};
+  std::vector<float> got = {1.0f, std::nanf(""), INFINITY, -INFINITY};
+  OutputCheck c = compare_output(t, got.data(), ref, default_tolerance(DType::f32));
+  CHECK(c.pass);
+  CHECK(c.beyond == 0);
+  CHECK(c.got_nonfinite == 0);
+  CHECK(c.max_abs == 0);
+  // Any other value where the reference is non-finite fails: a finite one, the other infinity, NaN for inf.
+  for (float wrong : {0.0f, -INFINITY, std::nanf("")}) {
+    got[2] = wrong;
+    c = compare_output(t, got.data(), ref, default_tolerance(DType::f32));
+    CHECK_FALSE(c.pass);
+    CHECK(c.beyond == 1);
+    CHECK(c.worst == 2);
+  }
+  got[2] = INFINITY;
+  got[1] = 1.0f;
+  CHECK_FALSE(compare_output(t, got.data(), ref, default_tolerance(DType::f32)).pass);
+}
+
 TEST_CASE("compare: NaN and infinity fail; statistics", "[reference]") {
   Tensor t;
   t.name = "Y";

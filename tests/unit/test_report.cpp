@@ -148,20 +148,20 @@ TEST_CASE("report: sampled checks, timings, dumps, a failed check and an error",
     CHECK(none["check"]["outputs"].empty());
   }
   SECTION("a failed check still writes the report") {
-    // A NaN in one input row makes that row of the output NaN, which never passes.
-    std::filesystem::create_directories(dir + "/nan");
-    std::vector<float> a(128 * 192, 0.25f);
-    a[0] = std::nanf("");
-    REQUIRE(gexec::write_npy_f32(dir + "/nan/A.npy", {128, 192}, a.data()));
-    const auto r = gexec::test::run_gexec("run '" + graph + "' --backend cpu --load-inputs '" + dir + "/nan' --report '" + dir + "/f.json'");
+    // Expected results that are not the graph's: --expect fails (the reference check passes).
+    std::filesystem::create_directories(dir + "/wrong");
+    std::vector<float> out(128 * 256, 1000.0f);
+    REQUIRE(gexec::write_npy_f32(dir + "/wrong/Out.npy", {128, 256}, out.data()));
+    const auto r = gexec::test::run_gexec("run '" + graph + "' --backend cpu --expect '" + dir + "/wrong' --report '" + dir + "/f.json'");
     INFO(r.output);
     REQUIRE(r.status == 1);
     const json rep = valid_report(dir + "/f.json");
     CHECK(rep["result"] == "fail");
     CHECK(rep["exit_code"] == 1);
-    bool some_failed = false;
-    for (const json& c : rep["check"]["outputs"]) some_failed = some_failed || c["pass"] == false;
-    CHECK(some_failed);
+    CHECK(rep["expect"]["pass"] == false);
+    REQUIRE(rep["expect"]["outputs"].size() == 1);
+    CHECK(rep["expect"]["outputs"][0]["beyond"] == 128 * 256);
+    for (const json& c : rep["check"]["outputs"]) CHECK(c["pass"] == true);
   }
   SECTION("an error is reported with its message") {
     const auto r = gexec::test::run_gexec("run '" + graph + "' --backend cpu --load-inputs '" + dir +

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -665,16 +666,27 @@ TEST_CASE("messages are bounded one-line UTF-8: huge numbers, long cycles, raw .
 TEST_CASE("non-finite results are named as such", "[robust]") {
   TempDir d("nonfinite");
   const std::string g = d / "g.json";
-  // 70000 overflows f16 to inf: the output and the reference are both inf, and that fails.
+  // 70000 overflows f16 to inf: the output and the reference are both inf, which is a match.
   write(g, R"({"format": "gexec.graph", "version": 1, "tensors": [
     {"name": "X", "shape": [4], "dtype": "f16", "init": {"values": [1, 70000, 2, 3]}},
     {"name": "Y", "shape": [4], "dtype": "f16"}],
     "ops": [{"op_type": "RELU", "inputs": ["X"], "outputs": ["Y"]}]})");
-  const auto r = run_cli("run --backend cpu " + q(g));
+  auto r = run_cli("run --backend cpu " + q(g));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  // An output with inf (and one with NaN) where the reference is finite fails, and says so.
+  const std::string in = d / "in", out = d / "out";
+  std::filesystem::create_directories(in);
+  std::filesystem::create_directories(out);
+  const std::vector<float> x = {1, 2, 3, 4};
+  REQUIRE(gexec::write_npy_f32(in + "/X.npy", {4}, x.data()));
+  const std::vector<float> y = {1, INFINITY, std::nanf(""), 4};
+  REQUIRE(gexec::write_npy_f32(out + "/Y.npy", {4}, y.data()));
+  r = run_cli("check " + q(g) + " --inputs " + q(in) + " --outputs " + q(out));
   INFO(r.output);
   CHECK(r.status == 1);
-  CHECK(has(r.output, "got inf (non-finite), expected inf (non-finite)"));
-  CHECK(has(r.output, "the output holds 1 non-finite value (inf or NaN) and the reference 1"));
+  CHECK(has(r.output, "got inf (non-finite), expected 2"));
+  CHECK(has(r.output, "the output holds 2 non-finite values (inf or NaN) and the reference 0"));
 }
 
 TEST_CASE("file errors give the system's reason", "[robust]") {

@@ -68,3 +68,16 @@ TEST_CASE("--arch accepts sm_XY and refuses anything else", "[select]") {
     CHECK(has(c.error().message, "expected sm_XY"));
   }
 }
+
+// Both ran into the FP8 kernel on the H200 and failed there: a residual was dropped (the kernel
+// runs with beta 0: wrong results, caught by the check), and a batched product with a shared B
+// and per-column scales had no cuBLASLt algorithm (exit 3). Both are refused at selection now.
+TEST_CASE("the FP8 kernels refuse a residual and outer-vector scales with a shared batched B, with reasons",
+          "[select][f8]") {
+  auto res = select_for_arch("tests/data/f8/residual_f32.json", "sm_90");
+  REQUIRE_FALSE(res.ok());
+  CHECK(has(res.error().message, "a residual is not supported"));
+  auto shared = select_for_arch("tests/data/f8/rowwise_shared_b_batched.json", "sm_90");
+  REQUIRE_FALSE(shared.ok());
+  CHECK(has(shared.error().message, "stride-0 operand"));
+}

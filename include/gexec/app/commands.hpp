@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -44,12 +45,16 @@ struct RunOptions {
   int autotune_top = 16;             // how many candidates --autotune times
   std::string tuning_cache;          // save and reload the tuned choices in this file
   std::string pad = "auto";          // --pad: auto, never or always (parse_pad_policy)
+  std::string precision = "tf32";    // --precision: f32 products on CUDA through TF32 (tf32) or in full f32 (f32)
   // A graph built in memory (gexec gemm): run instead of reading graph_path, which then only
   // names it in the report.
   std::shared_ptr<const Graph> graph;
   std::optional<int> algo;           // --algo N: every GEMM runs its N-th cuBLASLt candidate
   std::string command_line;          // the command as typed, for the JSON report
   bool force = false;                // allow outputs to overwrite the run's own inputs (output_paths.hpp)
+  std::map<std::string, int64_t> dims;  // --dim NAME=VALUE: an ONNX model's open dimensions
+  std::string expect_dir;            // --expect DIR: compare each output with DIR/<name>.npy or output_N.pb
+  std::optional<double> expect_atol, expect_rtol;  // override --expect's per-dtype tolerance (expect.hpp)
 };
 
 // `gexec run`: run_graph, its report printed on `out` as the run goes, the error once on `err`,
@@ -77,8 +82,19 @@ struct CheckOptions {
 // Exit 0 when every output passes, 1 when one fails, 2 for a bad graph or bad files.
 Exit check_command(const CheckOptions& opts, std::ostream& out, std::ostream& err);
 
-// `gexec validate FILE...`: "FILE: ok (N tensors, M ops)" on out, problems on err.
-Exit validate_command(const std::vector<std::string>& files, std::ostream& out, std::ostream& err);
+// `gexec validate FILE...`: "FILE: ok (N tensors, M ops)" on out, problems on err. Graph files
+// and ONNX models alike; `dims` sizes an ONNX model's open dimensions.
+Exit validate_command(const std::vector<std::string>& files, std::ostream& out, std::ostream& err,
+                      const std::map<std::string, int64_t>& dims = {});
+
+// `gexec import MODEL.onnx -o GRAPH.json [--weights DIR]`: the model as a graph file, each
+// initializer as DIR/<tensor>.npy (default: GRAPH.json's folder) referenced by init.file.
+struct ImportOptions {
+  std::string model_path, graph_path, weights_dir;
+  std::map<std::string, int64_t> dims;
+  bool force = false;  // let an output overwrite one of the model's own files
+};
+Exit import_command(const ImportOptions& opts, std::ostream& out, std::ostream& err);
 
 // A test aid for the binary's entry point: installs the CUDA backend's fault injection
 // (src/backends/cuda/fault.hpp) from `spec`, the value of GEXEC_FAULT. Nothing else reads that

@@ -22,6 +22,8 @@ struct RunOptions;
 // The graph as loaded.
 struct GraphSummary {
   std::string name, file;
+  std::string format = "json";  // the file's kind: "json" (a gexec graph) or "onnx"
+  std::string source;           // an ONNX model's opset and producer; empty for JSON
   uint64_t seed = 0;  // the seed the inputs were drawn from
   int64_t tensors = 0, ops = 0;
 };
@@ -94,6 +96,25 @@ struct CheckSummary {
   bool pass() const;                   // every output within its tolerance
 };
 
+// --expect DIR: one output compared with a result given in a file (expect.hpp has the rule).
+struct ExpectedOutput {
+  std::string name;  // the output tensor
+  std::string file;  // the file it was compared with
+  DType dtype = DType::f32;
+  int64_t count = 0, beyond = 0;  // elements compared, and those beyond atol + rtol |expected|
+  double max_abs = 0, max_rel = 0;
+  double atol = 0, rtol = 0;
+  int64_t worst = -1;  // the element furthest beyond (or nearest to) its allowance
+  double worst_got = 0, worst_expected = 0;
+  bool pass = false;
+};
+
+struct ExpectSummary {
+  std::string dir;
+  std::vector<ExpectedOutput> outputs;
+  bool pass() const;
+};
+
 struct OpTime {
   std::string name, type;
   double median_us = 0;
@@ -153,6 +174,7 @@ struct RunReport {
   bool executed = false;             // the checked run completed
   std::optional<DumpSummary> dump;
   std::optional<CheckSummary> check;
+  std::optional<ExpectSummary> expect;  // --expect DIR
   std::optional<RunTiming> timing;
   std::optional<PhaseTimes> times_ms;  // set when the run completed
   std::vector<RunWarning> warnings;

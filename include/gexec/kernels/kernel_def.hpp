@@ -37,6 +37,9 @@ Result<PadPolicy> parse_pad_policy(std::string_view name);
 // select_kernels, kept in the Selection, and handed by the executor to Device::make_kernel.
 struct KernelOptions {
   PadPolicy pad = PadPolicy::automatic;
+  // --precision: f32 products on cuBLASLt's TF32 tensor cores (true, the default) or in full f32
+  // (CUBLAS_COMPUTE_32F: ONNX's semantics, the conformance tests). The CPU multiplies in f32 either way.
+  bool tf32 = true;
 };
 
 // The code that implements a declaration: each backend's Device::make_kernel switches on it in

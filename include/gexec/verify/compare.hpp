@@ -45,8 +45,8 @@ struct OutputCheck {
   int64_t worst = -1;               // element with the largest error relative to its bound
   double worst_got = 0, worst_ref = 0, worst_bound = 0;
   int64_t beyond = 0;               // elements over their bound (NaN and infinity included)
-  int64_t got_nonfinite = 0;        // checked elements whose output is inf or NaN
-  int64_t ref_nonfinite = 0;        // checked elements whose reference is inf or NaN
+  int64_t got_nonfinite = 0;        // checked elements whose output is inf or NaN, other than the reference's
+  int64_t ref_nonfinite = 0;        // checked elements whose reference is inf or NaN, other than the output's
   Tolerance tol;
   bool pass = false;                // beyond == 0 and norm_ratio <= 1
   // What checked it, set by the caller that chose the reference: "cpu" or "device" (the products

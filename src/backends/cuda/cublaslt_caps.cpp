@@ -10,7 +10,7 @@ namespace {
 
 // The plan (gemm_plan.hpp) decides; its notes say what runs beyond the one cuBLASLt call.
 Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&, const KernelOptions& options) {
-  cuda::GemmPlan p = cuda::plan_gemm(g, op, options.pad);
+  cuda::GemmPlan p = cuda::plan_gemm(g, op, options);
   Verdict v;
   v.rejected = std::move(p.rejected);
   v.notes = std::move(p.notes);

@@ -19,16 +19,20 @@ class F8CastKernel final : public Kernel {
   }
 
   Status prepare() override {
-    auto upload = [](const Tensor& t, DeviceMemory& m) -> Status {
+    // On the kernel's stream: a plain cudaMemcpy from pageable memory may return before its DMA
+    // lands, and the legacy stream it runs on is not ordered with our non-blocking one, so the
+    // conversion could read the scales half-written (it did, now and then, on the H200).
+    auto upload = [this](const Tensor& t, DeviceMemory& m) -> Status {
       if (!is_f8(t.dtype)) return {};
       auto r = DeviceMemory::allocate(t.scale.values.size() * sizeof(double));
       if (!r) return r.error().with("allocating the scales of " + t.name);
       m = std::move(*r);
-      GEXEC_CUDA_TRY(cudaMemcpy(m.get(), t.scale.values.data(), m.bytes(), cudaMemcpyHostToDevice));
+      GEXEC_CUDA_TRY(cudaMemcpyAsync(m.get(), t.scale.values.data(), m.bytes(), cudaMemcpyHostToDevice, stream_));
       return {};
     };
     GEXEC_TRY(upload(x_t_, x_scale_));
     GEXEC_TRY(upload(y_t_, y_scale_));
+    GEXEC_CUDA_TRY(cudaStreamSynchronize(stream_));
     x_.scale = static_cast<const double*>(x_scale_.get());
     y_.scale = static_cast<const double*>(y_scale_.get());
     return {};

@@ -95,7 +95,11 @@ class Fp8Gemm final : public Kernel, public Tunable {
     std::copy(sb.begin(), sb.end(), host.begin() + std::ptrdiff_t(b_at));
     host[d_at] = is_f8(c_t_.dtype) ? float(1.0 / c_t_.scale.values[0]) : 1.0f;  // D scale
     GEXEC_TRY(alloc(scales_, host.size() * sizeof(float)));
-    GEXEC_CUDA_TRY(cudaMemcpy(scales_.get(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+    // On the product's stream, and waited for: `host` is a local, and a plain cudaMemcpy runs on
+    // the legacy stream, which is not ordered with our non-blocking one (f8_cast.cpp).
+    GEXEC_CUDA_TRY(
+        cudaMemcpyAsync(scales_.get(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
+    GEXEC_CUDA_TRY(cudaStreamSynchronize(stream));
     const float* dev = static_cast<const float*>(scales_.get());
     const float* lt_a_scale = dev;
     const float* lt_b_scale = dev + b_at;

@@ -91,7 +91,17 @@ inline Fp8Plan plan_fp8(const Graph& g, const Op& op) {
                  "and a CAST)";
     return p;
   }
+  if (s->has_residual) {
+    p.rejected = "the FP8 kernel runs with beta 0 and reads no C: a residual is not supported (the pass "
+                 "fuse_residual leaves an FP8 product's ADD separate)";
+    return p;
+  }
   p.outer_vector = a.scale.axis >= 0 || b.scale.axis >= 0;
+  if (p.outer_vector && s->batch > 1 && !s->b_batched) {
+    p.rejected = "per-row/column scales on a batched product whose B is shared (rank 2): cuBLASLt's outer-vector "
+                 "mode has no algorithm for a stride-0 operand";
+    return p;
+  }
   if (p.outer_vector && is_f8(c.dtype)) {
     p.rejected = "per-row/column operand scales with an f8 C are not supported by the outer-vector mode (the "
                  "pass split_f8_outputs, in the default pipeline, writes such a C through bf16, or f32 with an "

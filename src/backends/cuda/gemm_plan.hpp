@@ -45,7 +45,7 @@ inline std::string when(bool once) { return once ? "once, before the runs" : "in
 }  // namespace plan_detail
 
 // Accepts every product whose shapes agree; the notes say what runs beyond the one cuBLASLt call.
-inline GemmPlan plan_gemm(const Graph& g, const Op& op, PadPolicy pad_policy) {
+inline GemmPlan plan_gemm(const Graph& g, const Op& op, const KernelOptions& options) {
   using plan_detail::name;
   using plan_detail::when;
   GemmPlan p;
@@ -64,6 +64,7 @@ inline GemmPlan plan_gemm(const Graph& g, const Op& op, PadPolicy pad_policy) {
   p.b = g.tensor(op.inputs[1]).dtype;
   p.c = g.tensor(op.outputs[0]).dtype;
   p.types = gemm_types(p.a, p.b, p.c);
+  p.types.tf32_allowed = options.tf32;
   p.view = gemm_view(*shape);
   p.act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
   p.bias = shape->has_bias ? g.tensor(op.inputs[2]).dtype : p.c;
@@ -80,6 +81,7 @@ inline GemmPlan plan_gemm(const Graph& g, const Op& op, PadPolicy pad_policy) {
                       when(once));
   }
   if (types.tf32()) p.notes.push_back("f32 inputs: TF32 tensor cores (10-bit mantissa products, f32 accumulation)");
+  else if (types.ab == DType::f32) p.notes.push_back("f32 inputs: f32 products, no TF32 (--precision f32)");
   if (types.convert_out)
     p.notes.push_back("cuBLASLt writes " + name(types.ab) + " products as " + name(types.ab) +
                       (types.ab == DType::f32 ? "" : " or f32") + " only: computing into an f32 scratch buffer, converted to " +
@@ -113,7 +115,7 @@ inline GemmPlan plan_gemm(const Graph& g, const Op& op, PadPolicy pad_policy) {
     p.notes.push_back("colmajor C: the bias runs along C's columns, which cuBLASLt's bias epilogue cannot add "
                       "there; a separate kernel adds the bias" +
                       std::string(p.act != Act::none ? " and the activation" : "") + " after the product");
-  p.pad = plan_padding(p.view, types, p.epi, p.a_once, p.b_once, pad_policy);
+  p.pad = plan_padding(p.view, types, p.epi, p.a_once, p.b_once, options.pad);
   if (p.residual && p.pad.pad) {
     // C would need a padded copy of R in every run: the copy costs what padding wins.
     p.pad.pad = false;

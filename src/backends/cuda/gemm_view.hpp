@@ -94,7 +94,8 @@ struct GemmTypes {
   bool convert_a = false;     // A is converted to `ab` first (exact: only ever widened to f32)
   bool convert_b = false;
   bool convert_out = false;   // D is a scratch buffer, converted to C's dtype afterwards
-  bool tf32() const { return ab == DType::f32; }
+  bool tf32_allowed = true;   // KernelOptions::tf32: f32 operands may go through TF32 tensor cores
+  bool tf32() const { return ab == DType::f32 && tf32_allowed; }
 };
 
 inline GemmTypes gemm_types(DType a, DType b, DType c) {

@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+"""MLPs exported from Hugging Face transformers to ONNX, run by gexec and by PyTorch and onnxruntime.
+
+  python3 scripts/bench_onnx.py [--gexec build/release/gexec] [--out bench_onnx_out] [--small-only]
+
+Models (torch.onnx.export, opset 17, the TorchScript exporter where the installed torch has it):
+LlamaMLP (SiLU gate), GPT2MLP (activation gelu_new: the tanh GELU with Pow) and BERT's
+intermediate + output (dense, erf GELU, dense, the residual; BertOutput's LayerNorm is left out,
+gexec has no LayerNorm), at d 4096 and d 256, in f32 and f16, the token count a dynamic axis.
+
+Per model and dtype: `gexec run --dry-run` (the ops after the passes: one GEMM per Linear, the
+activations in epilogues or groups); on the GPU, for each --gpu-tokens, gexec's checked run
+(reference check and --expect against onnxruntime's outputs on the same input) and its time, and
+PyTorch eager, eager in a CUDA graph and torch.compile(max-autotune-no-cudagraphs); on the CPU,
+for each --cpu-tokens (f32), gexec's CPU backend and onnxruntime's CPU provider, both with
+--threads threads (OPENBLAS_NUM_THREADS, intra_op_num_threads). f32 products run in full f32
+(gexec --precision f32; PyTorch's default, TF32 off). Every step is in a try: a failure is
+recorded in the row's errors, naming the step, and the run goes on. Prints one table and writes
+results.json and results.md under --out.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "scripts"))
+import bench_vs_torch as bvt  # noqa: E402  (time_torch, cuda_graph_of: the same timing method)
+
+OPS = ("GEMM_BIAS_ACT", "MATMUL", "BIAS_ADD", "ADD", "MUL", "RELU", "GELU", "SILU", "CAST", "FUSED_ELEMENTWISE")
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--gexec", default=str(REPO / "build/release/gexec"))
+    p.add_argument("--out", default="bench_onnx_out")
+    p.add_argument("--models", default="llama,gpt2,bert")
+    p.add_argument("--dims", default="4096,256")
+    p.add_argument("--dtypes", default="f32,f16")
+    p.add_argument("--gpu-tokens", default="256,4096")
+    p.add_argument("--cpu-tokens", default="64,256")
+    p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--iters", type=int, default=30)
+    p.add_argument("--warmup-ms", type=float, default=200)
+    p.add_argument("--timeout", type=float, default=600, help="seconds for one gexec command")
+    p.add_argument("--small-only", action="store_true", help="d 256 only (a quick trial)")
+    a = p.parse_args()
+    a.dims = [256] if a.small_only else [int(v) for v in a.dims.split(",")]
+    a.gpu_tokens = [int(v) for v in a.gpu_tokens.split(",")]
+    a.cpu_tokens = [int(v) for v in a.cpu_tokens.split(",")]
+    return a
+
+
+def step(row, name, fn, *a):
+    """fn(*a), or None with "name: error" in the row's errors."""
+    try:
+        return fn(*a)
+    except subprocess.TimeoutExpired as e:
+        row["errors"].append(f"{name}: timed out after {e.timeout:.0f} s")
+    except Exception as e:  # noqa: BLE001  every failure is recorded, none stops the run
+        row["errors"].append(f"{name}: {type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}")
+        traceback.print_exc(limit=2, file=sys.stderr)
+    return None
+
+
+def gexec(args, cmd, env=None):
+    p = subprocess.run([args.gexec] + cmd, capture_output=True, text=True, timeout=args.timeout,
+                       env=dict(os.environ, **(env or {})))
+    return p.returncode, p.stdout, p.stderr
+
+
+# ---------------------------------------------------------------- models
+
+def make_module(torch, kind, d):
+    import transformers as tf
+    ffn = {4096: 11008}.get(d, 4 * d) if kind == "llama" else 4 * d
+    if kind == "llama":
+        from transformers.models.llama.modeling_llama import LlamaMLP
+        return LlamaMLP(tf.LlamaConfig(hidden_size=d, intermediate_size=ffn, hidden_act="silu", mlp_bias=False))
+    if kind == "gpt2":
+        from transformers.models.gpt2.modeling_gpt2 import GPT2MLP
+        return GPT2MLP(ffn, tf.GPT2Config(n_embd=d, activation_function="gelu_new", resid_pdrop=0.0))
+    from transformers.models.bert.modeling_bert import BertIntermediate
+
+    class BertFFN(torch.nn.Module):  # BertIntermediate + BertOutput's dense and residual (no LayerNorm)
+        def __init__(self):
+            super().__init__()
+            cfg = tf.BertConfig(hidden_size=d, intermediate_size=ffn, hidden_act="gelu")
+            self.intermediate = BertIntermediate(cfg)
+            self.dense = torch.nn.Linear(ffn, d)
+
+        def forward(self, x):
+            return self.dense(self.intermediate(x)) + x
+
+    return BertFFN()
+
+
+def export(torch, module, d, dtype, path):
+    x = torch.zeros(8, d, dtype=dtype)
+    kw = dict(input_names=["x"], output_names=["y"], dynamic_axes={"x": {0: "tokens"}, "y": {0: "tokens"}},
+              opset_version=17)
+    with torch.no_grad():
+        try:
+            torch.onnx.export(module, (x,), str(path), dynamo=False, **kw)
+        except TypeError:  # a torch without the dynamo argument
+            torch.onnx.export(module, (x,), str(path), **kw)
+    return path
+
+
+def fused_ops(args, model, tokens):
+    rc, out, err = gexec(args, ["run", "--dry-run", str(model), "--dim", f"tokens={tokens}", "--backend", "cpu"])
+    if rc != 0:
+        raise RuntimeError(f"gexec run --dry-run exited {rc}: {err.strip().splitlines()[-1:]}")
+    after = out.split("// after the passes", 1)[-1].split("\n\n", 1)[0]
+    counts = {op: len(re.findall(rf"\b{op}\b", after)) for op in OPS}
+    return ", ".join(f"{n} {op}" for op, n in counts.items() if n)
+
+
+# ---------------------------------------------------------------- data and onnxruntime
+
+def write_case(np, onnx, folder, x, y):
+    from onnx import numpy_helper
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "input_0.pb").write_bytes(numpy_helper.from_array(x, "x").SerializeToString())
+    if y is not None:
+        (folder / "output_0.pb").write_bytes(numpy_helper.from_array(y, "y").SerializeToString())
+
+
+def ort_session(args, model):
+    import onnxruntime as ort
+    o = ort.SessionOptions()
+    o.intra_op_num_threads = args.threads
+    o.inter_op_num_threads = 1
+    return ort.InferenceSession(str(model), o, providers=["CPUExecutionProvider"])
+
+
+def ort_us(args, sess, x):
+    sess.run(None, {"x": x})
+    t = []
+    deadline = time.perf_counter() + args.timeout
+    for _ in range(max(5, args.iters // 3)):
+        t0 = time.perf_counter()
+        sess.run(None, {"x": x})
+        t.append((time.perf_counter() - t0) * 1e6)
+        if time.perf_counter() > deadline:
+            break
+    return statistics.median(t)
+
+
+def gexec_checked(args, model, folder, tokens, backend, expect):
+    cmd = ["run", str(model), "--backend", backend, "--dim", f"tokens={tokens}", "--precision", "f32",
+           "--load-inputs", str(folder)] + (["--expect", str(folder)] if expect else [])
+    rc, out, err = gexec(args, cmd, {"OPENBLAS_NUM_THREADS": str(args.threads)} if backend == "cpu" else None)
+    if rc not in (0, 1):
+        raise RuntimeError(f"gexec exited {rc}: {(err.strip().splitlines() or ['no output'])[-1]}")
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip().startswith(("result:", "expect"))]
+    return ("pass" if rc == 0 else "FAIL") + (" (expect)" if expect else " (reference only)"), lines
+
+
+def gexec_us(args, model, tokens, backend):
+    env = {"OPENBLAS_NUM_THREADS": str(args.threads)} if backend == "cpu" else None
+    rc, out, err = gexec(args, ["run", str(model), "--backend", backend, "--dim", f"tokens={tokens}", "--precision",
+                                "f32", "--verify", "none", "--iters", str(args.iters), "--warmup-ms",
+                                str(args.warmup_ms)], env)
+    if rc != 0:
+        raise RuntimeError(f"gexec exited {rc}: {(err.strip().splitlines() or ['no output'])[-1]}")
+    for line in out.splitlines():
+        if line.startswith("timing-json: "):
+            return json.loads(line[len("timing-json: "):])["median_us"]
+    raise RuntimeError("gexec printed no timing-json line")
+
+
+# ---------------------------------------------------------------- one model
+
+def torch_times(args, torch, module, x, row):
+    with torch.no_grad():
+        eager = lambda: module(x)  # noqa: E731
+        row["us"]["torch eager"] = step(row, "torch eager", lambda: bvt.time_torch(torch, eager, args.iters, args.warmup_ms)[0])
+        g = step(row, "torch CUDA graph capture", bvt.cuda_graph_of, torch, eager)
+        if g:
+            row["us"]["torch CUDA graph"] = step(row, "torch CUDA graph",
+                                                 lambda: bvt.time_torch(torch, g[0].replay, args.iters, args.warmup_ms)[0])
+        c = step(row, "torch.compile", lambda: torch.compile(module, mode="max-autotune-no-cudagraphs", dynamic=False))
+        if c:
+            step(row, "torch.compile (first call)", c, x)
+            row["us"]["torch.compile"] = step(row, "torch.compile timing",
+                                              lambda: bvt.time_torch(torch, lambda: c(x), args.iters, args.warmup_ms)[0])
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+
+
+def run_model(args, torch, np, onnx, kind, d, dt, out):
+    tdtype = {"f32": torch.float32, "f16": torch.float16}[dt]
+    npdtype = {"f32": np.float32, "f16": np.float16}[dt]
+    rows, base = [], {"model": kind, "d": d, "dtype": dt}
+    head = dict(base, where="model", tokens=None, us={}, check="", fused="", errors=[])
+    rows.append(head)
+    torch.manual_seed(0)
+    module = step(head, "build the module", make_module, torch, kind, d)
+    if module is None:
+        return rows
+    module = module.eval().to(tdtype)
+    path = out / "models" / f"{kind}_d{d}_{dt}.onnx"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if step(head, "torch.onnx.export", export, torch, module, d, tdtype, path) is None:
+        return rows
+    head["fused"] = step(head, "gexec run --dry-run", fused_ops, args, path, 256) or ""
+    sess = step(head, "onnxruntime session", ort_session, args, path)
+    rng = np.random.default_rng(1)
+    plan = [("gpu", t) for t in args.gpu_tokens] + [("cpu", t) for t in args.cpu_tokens if dt == "f32"]
+    on_gpu = torch.cuda.is_available() and step(head, "module to cuda", lambda: module.to("cuda")) is not None
+    for where, tokens in plan:
+        row = dict(base, where=where, tokens=tokens, us={}, check="", errors=[])
+        rows.append(row)
+        x = rng.standard_normal((tokens, d)).astype(npdtype)
+        y = step(row, "onnxruntime run (expected outputs)", lambda: sess.run(None, {"x": x})[0]) if sess else None
+        folder = out / "data" / f"{kind}_d{d}_{dt}_{where}_{tokens}"
+        step(row, "write the test data", write_case, np, onnx, folder, x, y)
+        backend = "cuda" if where == "gpu" else "cpu"
+        checked = step(row, f"gexec {backend} checked run", gexec_checked, args, path, folder, tokens, backend, y is not None)
+        if checked:
+            row["check"], row["check_lines"] = checked
+        row["us"][f"gexec {backend}"] = step(row, f"gexec {backend} timing", gexec_us, args, path, tokens, backend)
+        if where == "cpu" and sess:
+            row["us"]["onnxruntime cpu"] = step(row, "onnxruntime timing", ort_us, args, sess, x)
+        if where == "gpu" and on_gpu:
+            xt = torch.from_numpy(x).to("cuda")
+            step(row, "torch timings", torch_times, args, torch, module, xt, row)
+    return rows
+
+
+# ---------------------------------------------------------------- table
+
+def ratio(row):
+    us = {k: v for k, v in row["us"].items() if v}
+    mine = us.get("gexec cuda") or us.get("gexec cpu")
+    others = [v for k, v in us.items() if not k.startswith("gexec")]
+    return f"{mine / min(others):.2f}x" if mine and others else ""
+
+
+def markdown(rows):
+    cols = ["gexec cuda", "torch eager", "torch CUDA graph", "torch.compile", "gexec cpu", "onnxruntime cpu"]
+    head = "| model | d | dtype | where | tokens | " + " | ".join(c + " (us)" for c in cols) + \
+           " | gexec / best other | check | fused (after the passes) | errors |"
+    lines = [head, "|" + " --- |" * (head.count("|") - 1)]
+    for r in rows:
+        cells = [r["model"], str(r["d"]), r["dtype"], r["where"], str(r["tokens"] or "")]
+        cells += [f"{r['us'][c]:.1f}" if r["us"].get(c) else "" for c in cols]
+        cells += [ratio(r), r.get("check", ""), r.get("fused", ""), "; ".join(r["errors"]).replace("|", "/")]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    args = parse_args()
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    try:
+        import numpy as np
+        import onnx
+        import torch
+    except ImportError as e:
+        sys.exit(f"bench_onnx.py needs numpy, onnx, torch, transformers and onnxruntime: {e}")
+    rows = []
+    for kind in args.models.split(","):
+        for d in args.dims:
+            for dt in args.dtypes.split(","):
+                print(f"== {kind} d {d} {dt}", flush=True)
+                try:
+                    rows += run_model(args, torch, np, onnx, kind, d, dt, out)
+                except Exception as e:  # noqa: BLE001  a model that fails leaves the others
+                    rows.append({"model": kind, "d": d, "dtype": dt, "where": "model", "tokens": None, "us": {},
+                                 "errors": [f"{type(e).__name__}: {e}"]})
+                (out / "results.json").write_text(json.dumps({"args": vars(args), "rows": rows}, indent=1, default=str))
+    versions = {m: getattr(sys.modules.get(m), "__version__", "?") for m in ("torch", "onnx", "onnxruntime", "transformers")}
+    text = markdown(rows)
+    (out / "results.md").write_text(f"versions: {versions}; threads {args.threads}; "
+                                    f"{time.perf_counter() - t0:.0f} s\n\n" + text)
+    (out / "results.json").write_text(json.dumps({"args": vars(args), "versions": versions, "rows": rows}, indent=1,
+                                                 default=str))
+    print(text)
+    print(f"wrote {out / 'results.json'} and {out / 'results.md'} in {time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+// --expect DIR: each output compared with a result given in a file (<name>.npy, or output_N.pb
+// matched by its name or position), besides the reference check. An element passes when
+// |got - expected| <= atol + rtol * |expected| (NaN matches NaN, an infinity only itself); the
+// defaults per dtype are expect_tolerance's (docs/onnx.md), --expect-atol / --expect-rtol override.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gexec/app/model_file.hpp"
+#include "gexec/app/run_report.hpp"
+
+namespace gexec {
+
+struct ExpectTolerance {
+  double atol = 0, rtol = 0;
+};
+// f32 1e-5 + 1e-4 |e|, f16 1e-3 + 2^-9 |e|, bf16 1e-2 + 2^-6 |e|, f8e4m3 2^-8 + 2^-2 |e|,
+// f8e5m2 2^-15 + 2^-1 |e|: two rounding steps of the dtype relative to the value (one each way),
+// and room near zero for sums taken in another order.
+ExpectTolerance expect_tolerance(DType t);
+
+struct ExpectedValues {
+  std::string file;            // the file read
+  std::vector<double> values;  // row-major, in the output's ONNX (or graph) shape
+};
+
+// Reads the expected result of every output of `model` from DIR, checking each against the
+// output's shape (the file's shape must be the output's, as the model or the graph declares it).
+// bad_input naming the file or the missing output. `files` receives the paths read.
+Result<std::map<std::string, ExpectedValues>> read_expected(const std::string& dir, const ModelFile& model,
+                                                            std::vector<std::string>* files = nullptr);
+
+// Compares the outputs (name -> stored bytes, as read from the device) with the expected values.
+ExpectSummary compare_expected(const std::string& dir, const Graph& g, const std::map<std::string, std::vector<uint8_t>>& got,
+                               const std::map<std::string, ExpectedValues>& expected, std::optional<double> atol,
+                               std::optional<double> rtol);
+
+void print_expect(std::ostream& out, const ExpectSummary& e);
+nlohmann::json expect_json(const ExpectSummary& e);
+
+}  // namespace gexec
