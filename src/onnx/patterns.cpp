@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "gexec/rng/round.hpp"
+#include "gexec/ir/rounding.hpp"
 
 namespace gexec::onnx_import {
 
@@ -25,8 +25,8 @@ bool is_value(double c, int32_t type, double e) {
   auto round = [type](double v) {
     switch (type) {
       case kFloat: return double(float(v));
-      case kFloat16: return rng::round_to_grid(v, 11, -14);
-      case kBfloat16: return rng::round_to_grid(v, 8, -126);
+      case kFloat16: return round_to_grid(v, 11, -14);
+      case kBfloat16: return round_to_grid(v, 8, -126);
       case kDouble: return v;
       default: return std::nan("");
     }

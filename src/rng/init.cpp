@@ -27,16 +27,6 @@ rng::DrawParams draw_params(const Init& init, uint64_t seed, const Tensor& t) {
   return p;
 }
 
-void store_rounded(void* data, DType t, int64_t i, double v) {
-  switch (t) {
-    case DType::f16: static_cast<uint16_t*>(data)[i] = rng::round_to_f16_bits(v); break;
-    case DType::bf16: static_cast<uint16_t*>(data)[i] = rng::round_to_bf16_bits(v); break;
-    case DType::f32: static_cast<float*>(data)[i] = rng::round_to_f32(v); break;
-    case DType::f8e4m3:
-    case DType::f8e5m2: static_cast<uint8_t*>(data)[i] = f8::encode(v, f8_format(t)); break;
-  }
-}
-
 void store_real(void* data, const Tensor& t, int64_t storage, double real) {
   store_rounded(data, t.dtype, storage, is_f8(t.dtype) ? real / scale_at_storage(t, storage) : real);
 }

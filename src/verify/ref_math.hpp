@@ -11,7 +11,7 @@
 #include "gexec/ir/real_value.hpp"
 #include "gexec/ir/op.hpp"
 #include "gexec/ir/tensor.hpp"
-#include "gexec/rng/round.hpp"
+#include "gexec/ir/rounding.hpp"
 #include "gexec/verify/bound.hpp"
 
 namespace gexec::ref {
@@ -26,9 +26,9 @@ inline int64_t storage_of(const Tensor& t, int64_t logical) { return storage_ind
 // The value a device stores when it rounds v once to the dtype; exact in double.
 inline double round_to(DType t, double v) {
   switch (t) {
-    case DType::f16: return f16_to_float(rng::round_to_f16_bits(v));
-    case DType::bf16: return bf16_to_float(rng::round_to_bf16_bits(v));
-    case DType::f32: return rng::round_to_f32(v);
+    case DType::f16: return f16_to_float(round_to_f16_bits(v));
+    case DType::bf16: return bf16_to_float(round_to_bf16_bits(v));
+    case DType::f32: return round_to_f32(v);
     case DType::f8e4m3:
     case DType::f8e5m2: return f8::decode(f8::encode(v, f8_format(t)), f8_format(t));  // no scale: round_real
   }

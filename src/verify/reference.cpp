@@ -7,7 +7,7 @@
 
 #include "gexec/ir/f8_rules.hpp"
 #include "gexec/ir/gemm_shape.hpp"
-#include "gexec/rng/round.hpp"
+#include "gexec/ir/rounding.hpp"
 #include "ref_math.hpp"
 #include "gexec/verify/product_engine.hpp"
 #include "gexec/verify/zeros.hpp"

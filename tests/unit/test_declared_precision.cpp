@@ -9,7 +9,7 @@
 
 #include "catch.hpp"
 #include "gexec/rng/init.hpp"
-#include "gexec/rng/round.hpp"
+#include "gexec/ir/rounding.hpp"
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/reference.hpp"
 #include "graph_builder.hpp"
@@ -50,7 +50,7 @@ struct Sim {
 };
 
 double round_to(DType t, double v) {
-  return t == DType::f16 ? f16_to_float(rng::round_to_f16_bits(v)) : double(rng::round_to_f32(v));
+  return t == DType::f16 ? f16_to_float(round_to_f16_bits(v)) : double(round_to_f32(v));
 }
 
 std::vector<uint8_t> simulate(const Graph& g, const Inputs& in, const Sim& s) {
@@ -70,7 +70,7 @@ std::vector<uint8_t> simulate(const Graph& g, const Inputs& in, const Sim& s) {
       const double y = 0.5 * x * (1 + t);
       const size_t e = size_t(i * kN + j);
       if (dt == DType::f16) {
-        const uint16_t bits = rng::round_to_f16_bits(y);
+        const uint16_t bits = round_to_f16_bits(y);
         std::memcpy(out.data() + 2 * e, &bits, 2);
       } else {
         const float f = float(y);

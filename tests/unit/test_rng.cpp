@@ -93,9 +93,9 @@ TEST_CASE("rounding a float-exact double agrees with the RNE float conversions",
   int bad = 0;
   float first_bad = 0;
   for (float f : values) {
-    const bool same = rng::round_to_f16_bits(double(f)) == float_to_f16(f) &&
-                      rng::round_to_bf16_bits(double(f)) == float_to_bf16(f) &&
-                      bits_from_f32(rng::round_to_f32(double(f))) == bits_from_f32(f);
+    const bool same = round_to_f16_bits(double(f)) == float_to_f16(f) &&
+                      round_to_bf16_bits(double(f)) == float_to_bf16(f) &&
+                      bits_from_f32(round_to_f32(double(f))) == bits_from_f32(f);
     if (!same && bad++ == 0) first_bad = f;
   }
   INFO(bad << " of " << values.size() << " differ; the first is " << first_bad << " (bits 0x" << std::hex
@@ -103,25 +103,25 @@ TEST_CASE("rounding a float-exact double agrees with the RNE float conversions",
   REQUIRE(bad == 0);
   REQUIRE(values.size() > 290000);  // random NaN patterns are left out
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  REQUIRE(is_nan16(rng::round_to_f16_bits(nan), 10));
-  REQUIRE(is_nan16(rng::round_to_bf16_bits(nan), 7));
+  REQUIRE(is_nan16(round_to_f16_bits(nan), 10));
+  REQUIRE(is_nan16(round_to_bf16_bits(nan), 7));
 }
 
 TEST_CASE("rounding a double to f16 and bf16 is one rounding, not two", "[rng]") {
   // Just above a tie: rounding to float first would land on the tie and round to even (down).
-  REQUIRE(rng::round_to_f16_bits(1.0 + 0x1p-11 + 0x1p-40) == 0x3C01u);
-  REQUIRE(rng::round_to_f16_bits(-(1.0 + 0x1p-11 + 0x1p-40)) == 0xBC01u);
-  REQUIRE(rng::round_to_f16_bits(1.0 + 0x1p-11) == 0x3C00u);               // the tie itself: to even
-  REQUIRE(rng::round_to_f16_bits(1.0 + 3 * 0x1p-11) == 0x3C02u);           // tie, odd below: up
-  REQUIRE(rng::round_to_bf16_bits(1.0 + 0x1p-8 + 0x1p-40) == 0x3F81u);
-  REQUIRE(rng::round_to_bf16_bits(1.0 + 0x1p-8) == 0x3F80u);
-  REQUIRE(rng::round_to_f16_bits(0x1p-25 + 0x1p-50) == 0x0001u);           // above half the least subnormal
-  REQUIRE(rng::round_to_f16_bits(0x1p-25) == 0x0000u);                      // half of it: to even, zero
-  REQUIRE(rng::round_to_f16_bits(65519.999999) == 0x7BFFu);
-  REQUIRE(rng::round_to_f16_bits(65520.0) == 0x7C00u);
-  REQUIRE(rng::round_to_f16_bits(-1e10) == 0xFC00u);
-  REQUIRE(rng::round_to_bf16_bits(1e39) == 0x7F80u);
-  REQUIRE(rng::round_to_bf16_bits(-1e39) == 0xFF80u);
+  REQUIRE(round_to_f16_bits(1.0 + 0x1p-11 + 0x1p-40) == 0x3C01u);
+  REQUIRE(round_to_f16_bits(-(1.0 + 0x1p-11 + 0x1p-40)) == 0xBC01u);
+  REQUIRE(round_to_f16_bits(1.0 + 0x1p-11) == 0x3C00u);               // the tie itself: to even
+  REQUIRE(round_to_f16_bits(1.0 + 3 * 0x1p-11) == 0x3C02u);           // tie, odd below: up
+  REQUIRE(round_to_bf16_bits(1.0 + 0x1p-8 + 0x1p-40) == 0x3F81u);
+  REQUIRE(round_to_bf16_bits(1.0 + 0x1p-8) == 0x3F80u);
+  REQUIRE(round_to_f16_bits(0x1p-25 + 0x1p-50) == 0x0001u);           // above half the least subnormal
+  REQUIRE(round_to_f16_bits(0x1p-25) == 0x0000u);                      // half of it: to even, zero
+  REQUIRE(round_to_f16_bits(65519.999999) == 0x7BFFu);
+  REQUIRE(round_to_f16_bits(65520.0) == 0x7C00u);
+  REQUIRE(round_to_f16_bits(-1e10) == 0xFC00u);
+  REQUIRE(round_to_bf16_bits(1e39) == 0x7F80u);
+  REQUIRE(round_to_bf16_bits(-1e39) == 0xFF80u);
   // Many random doubles: the result equals the nearer of the two neighbours in the format.
   Mix64 r{99};
   int bad = 0;
@@ -129,8 +129,8 @@ TEST_CASE("rounding a double to f16 and bf16 is one rounding, not two", "[rng]")
   for (int i = 0; i < 100000; ++i) {
     const double v = std::ldexp(double(r.next() >> 11) * 0x1p-53 * 2.0 - 1.0, int(r.next() % 30) - 20);
     if (v == 0.0) continue;
-    const float h = f16_to_float(rng::round_to_f16_bits(v));
-    const float b = bf16_to_float(rng::round_to_bf16_bits(v));
+    const float h = f16_to_float(round_to_f16_bits(v));
+    const float b = bf16_to_float(round_to_bf16_bits(v));
     const double ulp16 = std::ldexp(1.0, std::max(std::ilogb(v), -14) - 10);
     const double ulp_bf = std::ldexp(1.0, std::ilogb(v) - 7);
     if (!(std::fabs(double(h) - v) <= 0.5 * ulp16 && std::fabs(double(b) - v) <= 0.5 * ulp_bf) && bad++ == 0)
@@ -246,7 +246,7 @@ TEST_CASE("generate_input stores each drawn value rounded once to the dtype", "[
   values.values = {0.1, -2.5, 1.0 + 0x1p-11 + 0x1p-40, 70000.0};
   const auto v16 = generate_input(make_tensor("V", {2, 2}, DType::f16, values), 0);
   const auto* h = reinterpret_cast<const uint16_t*>(v16.data());
-  REQUIRE(h[0] == rng::round_to_f16_bits(0.1));
+  REQUIRE(h[0] == round_to_f16_bits(0.1));
   REQUIRE(h[1] == float_to_f16(-2.5f));
   REQUIRE(h[2] == 0x3C01u);
   REQUIRE(h[3] == 0x7C00u);
@@ -279,6 +279,6 @@ TEST_CASE("generate_input depends on the name, not on the tensor's position or o
     const int64_t idx = int64_t(r.next() % (1u << 20));
     uint16_t got;
     std::memcpy(&got, bytes.data() + 2 * idx, 2);
-    REQUIRE(got == rng::round_to_bf16_bits(rng::draw(p, uint64_t(idx))));
+    REQUIRE(got == round_to_bf16_bits(rng::draw(p, uint64_t(idx))));
   }
 }

@@ -1,12 +1,13 @@
-// Element types and layouts of tensors, with the exact conversions between f16/bf16/f8 bits and float.
+// Element types and layouts of tensors; loading and storing an element of any dtype as a number
+// (the conversions themselves: rounding.hpp, and f8.hpp for the FP8 codes).
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <string_view>
 
 #include "gexec/ir/f8.hpp"
+#include "gexec/ir/rounding.hpp"
 
 namespace gexec {
 
@@ -34,16 +35,6 @@ constexpr std::string_view layout_name(Layout l) { return l == Layout::rowmajor 
 std::optional<DType> parse_dtype(std::string_view s);
 std::optional<Layout> parse_layout(std::string_view s);
 
-// Exact widening conversions.
-inline float f32_from_bits(uint32_t b) { float f; std::memcpy(&f, &b, 4); return f; }
-inline uint32_t bits_from_f32(float f) { uint32_t b; std::memcpy(&b, &f, 4); return b; }
-inline float bf16_to_float(uint16_t h) { return f32_from_bits(uint32_t(h) << 16); }
-float f16_to_float(uint16_t h);
-
-// Round-to-nearest-even narrowing conversions (overflow gives infinity, NaN stays NaN).
-uint16_t float_to_f16(float f);
-uint16_t float_to_bf16(float f);
-
 // Reads element i of a buffer of the given dtype as float; an f8 element gives its stored value,
 // before the tensor's scale.
 inline float load_as_float(const void* data, DType t, int64_t i) {
@@ -57,12 +48,22 @@ inline float load_as_float(const void* data, DType t, int64_t i) {
   return 0.0f;
 }
 
-// Writes element i, rounding to the dtype (an f8 element stores v as it is: no scale applied).
+// Writes element i, rounding to the dtype (an f8 element stores v as it is: no scale applied):
+// a float through float_to_f16/bf16, a double rounded once (rounding.hpp says why there are two).
 inline void store_from_float(void* data, DType t, int64_t i, float v) {
   switch (t) {
     case DType::f16: static_cast<uint16_t*>(data)[i] = float_to_f16(v); break;
     case DType::bf16: static_cast<uint16_t*>(data)[i] = float_to_bf16(v); break;
     case DType::f32: static_cast<float*>(data)[i] = v; break;
+    case DType::f8e4m3:
+    case DType::f8e5m2: static_cast<uint8_t*>(data)[i] = f8::encode(v, f8_format(t)); break;
+  }
+}
+inline void store_rounded(void* data, DType t, int64_t i, double v) {
+  switch (t) {
+    case DType::f16: static_cast<uint16_t*>(data)[i] = round_to_f16_bits(v); break;
+    case DType::bf16: static_cast<uint16_t*>(data)[i] = round_to_bf16_bits(v); break;
+    case DType::f32: static_cast<float*>(data)[i] = round_to_f32(v); break;
     case DType::f8e4m3:
     case DType::f8e5m2: static_cast<uint8_t*>(data)[i] = f8::encode(v, f8_format(t)); break;
   }

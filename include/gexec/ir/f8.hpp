@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "gexec/rng/hd.hpp"
-#include "gexec/rng/round.hpp"
+#include "gexec/ir/hd.hpp"
+#include "gexec/ir/rounding.hpp"
 
 namespace gexec::f8 {
 
@@ -51,7 +51,7 @@ GEXEC_HD inline uint8_t encode(double v, Format f) {
   const uint8_t sign = copysign(1.0, v) < 0 ? 0x80u : 0x00u;  // -0 and -NaN keep their sign
   if (v != v) return uint8_t(sign | 0x7Fu);  // a NaN code in both formats
   const int emin = 1 - f.bias;  // exponent of the smallest normal
-  double r = fabs(v) > f.max_finite ? f.max_finite : rng::round_to_grid(fabs(v), f.mant_bits + 1, emin);
+  double r = fabs(v) > f.max_finite ? f.max_finite : round_to_grid(fabs(v), f.mant_bits + 1, emin);
   if (r > f.max_finite) r = f.max_finite;  // a round up past the largest finite value saturates too
   if (r == 0.0) return sign;
   int e = 0;

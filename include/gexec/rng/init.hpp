@@ -16,10 +16,6 @@ Init effective_init(const Tensor& t);
 bool is_drawn(const Init& init);
 rng::DrawParams draw_params(const Init& init, uint64_t seed, const Tensor& t);
 
-// Rounds one double to the dtype and stores it at element i of a buffer of that dtype (for f8,
-// the stored value: no scale; store_real in real_value.hpp applies it).
-void store_rounded(void* data, DType t, int64_t i, double v);
-
 // The tensor's values as stored bytes (numel * dtype size), rounded once to its dtype.
 // Multithreaded for large tensors; the bits depend only on (seed, name, init, index).
 std::vector<uint8_t> generate_input(const Tensor& t, uint64_t seed);

@@ -3,8 +3,7 @@
 
 #include <cstdint>
 
-#include "gexec/rng/hd.hpp"
-#include "gexec/rng/round.hpp"
+#include "gexec/ir/hd.hpp"
 #include "gexec/rng/sample.hpp"
 
 namespace gexec::rng {

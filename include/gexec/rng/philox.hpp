@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "gexec/rng/hd.hpp"
+#include "gexec/ir/hd.hpp"
 
 namespace gexec::rng {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "gexec/rng/hd.hpp"
+#include "gexec/ir/hd.hpp"
 #include "gexec/rng/philox.hpp"
 
 namespace gexec::rng {

@@ -14,9 +14,6 @@
 namespace gexec::cuda {
 namespace {
 
-// How many of the heuristic's candidates are kept for --autotune (the first is the default).
-constexpr int kHeuristicCandidates = 32;
-
 cublasLtEpilogue_t epilogue_for(bool fuse, bool bias, Act act) {
   return fuse ? lt_epilogue(bias, act) : CUBLASLT_EPILOGUE_DEFAULT;
 }
@@ -49,42 +46,23 @@ Result<std::unique_ptr<CublasLtGemm>> CublasLtGemm::create(CudaDevice& device, c
                                                            const KernelOptions& options) {
   if (op.type != OpType::MATMUL && op.type != OpType::GEMM_BIAS_ACT)
     return runtime_error("kernel " + def.name + " cannot run " + std::string(op_type_name(op.type)));
-  std::string why;
-  const auto shape = gemm_shape(g, op, &why);
-  if (!shape) return bad_input(why);
+  GemmPlan plan = plan_gemm(g, op, options);
+  if (!plan.shaped) return bad_input(plan.rejected);
   if (binding.inputs.size() != op.inputs.size() || binding.outputs.size() != 1)
     return runtime_error("kernel " + def.name + " was bound to " + std::to_string(binding.inputs.size()) +
                          " inputs and " + std::to_string(binding.outputs.size()) + " outputs");
+  if (!plan.rejected.empty())
+    return runtime_error("kernel " + def.name + " for op " + op.name + ": " + plan.rejected);
   std::unique_ptr<CublasLtGemm> k(new CublasLtGemm());
   k->device_ = &device;
   k->op_name_ = op.name;
-  k->pad_policy_ = options.pad;
-  k->shape_ = *shape;
-  k->view_ = gemm_view(*shape);
-  k->a_t_ = g.tensor(op.inputs[0]).dtype;
-  k->b_t_ = g.tensor(op.inputs[1]).dtype;
-  k->c_t_ = g.tensor(op.outputs[0]).dtype;
-  k->bias_t_ = shape->has_bias ? g.tensor(op.inputs[2]).dtype : k->c_t_;
-  k->act_ = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
-  k->types_ = gemm_types(k->a_t_, k->b_t_, k->c_t_);
-  k->types_.tf32_allowed = options.tf32;
-  k->epi_ = gemm_epilogue(k->view_, k->types_, shape->has_bias, k->bias_t_, k->act_);
+  k->plan_ = std::move(plan);
+  k->epi_ = k->plan_.epi;
   k->a_ = binding.inputs[0];
   k->b_ = binding.inputs[1];
-  k->bias_ = shape->has_bias ? binding.inputs[2] : nullptr;
+  k->bias_ = k->plan_.shape.has_bias ? binding.inputs[2] : nullptr;
   k->c_ = binding.outputs[0];
-  k->a_ready_ = fixed_before_runs(g, op.inputs[0]);
-  k->b_ready_ = fixed_before_runs(g, op.inputs[1]);
-  k->bias_ready_ = shape->has_bias && fixed_before_runs(g, op.inputs[2]);
-  if (shape->has_residual) {
-    const Tensor& r = g.tensor(op.inputs.back());
-    if (r.layout != g.tensor(op.outputs[0]).layout)
-      return runtime_error("kernel " + def.name + " for op " + op.name + ": the residual \"" + r.name +
-                           "\" must be stored like C, which cuBLASLt reads it as");
-    k->res_ = binding.inputs.back();
-    k->res_t_ = r.dtype;
-    k->res_into_d_ = r.dtype != k->types_.d;
-  }
+  if (k->plan_.residual) k->res_ = binding.inputs.back();
   if (k->epi_.needs_tail)
     k->fallback_reason_ = "colmajor C: the bias runs along C's columns, which cuBLASLt's bias epilogue cannot "
                           "add there; a separate kernel adds it after the product";
@@ -97,50 +75,51 @@ CublasLtGemm::~CublasLtGemm() {
 }
 
 std::string CublasLtGemm::describe() const {
-  const GemmShape& s = shape_;
+  const GemmView& view = plan_.view;
+  const GemmTypes& types = plan_.types;
+  const GemmShape& s = plan_.shape;
   return "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k) +
-         " batch=" + std::to_string(s.batch) + ", A " + std::string(dtype_name(a_t_)) + " B " +
-         std::string(dtype_name(b_t_)) + " C " + std::string(dtype_name(c_t_)) + "; cuBLASLt reads " +
-         std::string(dtype_name(types_.ab)) + ", writes " + std::string(dtype_name(types_.d)) + ", D is " +
-         std::to_string(view_.m) + "x" + std::to_string(view_.n) + " ld " + std::to_string(view_.ld_d) +
-         (view_.batch > 1 ? " x" + std::to_string(view_.batch) : "") + ", op(X) " + (view_.x.trans ? "T" : "N") +
-         " op(Y) " + (view_.y.trans ? "T" : "N");
+         " batch=" + std::to_string(s.batch) + ", A " + std::string(dtype_name(plan_.a)) + " B " +
+         std::string(dtype_name(plan_.b)) + " C " + std::string(dtype_name(plan_.c)) + "; cuBLASLt reads " +
+         std::string(dtype_name(types.ab)) + ", writes " + std::string(dtype_name(types.d)) + ", D is " +
+         std::to_string(view.m) + "x" + std::to_string(view.n) + " ld " + std::to_string(view.ld_d) +
+         (view.batch > 1 ? " x" + std::to_string(view.batch) : "") + ", op(X) " + (view.x.trans ? "T" : "N") +
+         " op(Y) " + (view.y.trans ? "T" : "N");
 }
 
 Precision CublasLtGemm::precision() const {
   Precision p;
-  p.tf32 = types_.tf32();
-  const bool epilogue_work = shape_.has_bias || act_ != Act::none;
+  p.tf32 = plan_.types.tf32();
+  const bool epilogue_work = plan_.shape.has_bias || plan_.act != Act::none;
   if (!fused_ && epilogue_work) p.product_rounded = true;
   // Batched, with a bias and a residual, the fused epilogue's results on the H200 lay 3 ulps from
   // the reference (gexec_graphgen --backend cuda, f16 and bf16): as if D were rounded to its dtype
   // before the bias. Declared so, the bound counts those roundings.
-  if (fused_ && shape_.batch > 1 && shape_.has_bias && shape_.has_residual) p.product_rounded = true;
-  if (fused_ && act_ == Act::gelu) {
-    p.gelu_tanh_rel = kCublasLtGeluTanhRel;
-    p.product_rounded = true;
-  }
-  if (epilogue_work && chosen_ >= 0 && chosen_ < variant_count() && splits_k(candidates_[size_t(chosen_)].algo))
-    p.product_rounded = true;
+  const GemmShape& s = plan_.shape;
+  if (fused_ && s.batch > 1 && s.has_bias && s.has_residual) p.product_rounded = true;
+  add_epilogue_precision(p, epilogue_work, fused_ && plan_.act == Act::gelu, candidates_);
   return p;
 }
 
 Status CublasLtGemm::build(bool fuse, bool* refused) {
+  const GemmView& view = plan_.view;
+  const GemmTypes& types = plan_.types;
+  const PadPlan& pad = plan_.pad;
   *refused = false;
-  const int ab_bytes = dtype_size(types_.ab), d_bytes = dtype_size(types_.d);
+  const int ab_bytes = dtype_size(types.ab), d_bytes = dtype_size(types.d);
   const auto [x, y, d] = operands();
 
   // f16 and bf16 accumulate in f32; f32 inputs use TF32 tensor cores (the op asks for no more).
-  const cublasComputeType_t compute = types_.tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  const cublasComputeType_t compute = types.tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   auto desc = make_matmul_desc(compute, CUDA_R_32F);
   if (!desc) return desc.error();
-  const int32_t trans_x = view_.x.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const int32_t trans_y = view_.y.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int32_t trans_x = view.x.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int32_t trans_y = view.y.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
   GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_TRANSA, trans_x));
   GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_TRANSB, trans_y));
-  const cublasLtEpilogue_t epi = epilogue_for(fuse, shape_.has_bias, act_);
+  const cublasLtEpilogue_t epi = epilogue_for(fuse, plan_.shape.has_bias, plan_.act);
   GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(epi)));
-  if (fuse && shape_.has_bias) {
+  if (fuse && plan_.shape.has_bias) {
     // The bias data type is left at its default, D's dtype: the bias was converted to it if needed,
     // and copied into a zero-padded buffer as long as D's padded rows where the product is padded.
     // The heuristic reads the pointer's alignment, so it is set before the query.
@@ -148,27 +127,27 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
     GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias));
   }
 
-  // When padding, every operand is described by pad_'s geometry (which equals the stored one for
+  // When padding, every operand is described by pad's geometry (which equals the stored one for
   // an operand that needs no padding); otherwise by the view.
-  const PaddedOperand& px = pad_.x;
-  const PaddedOperand& py = pad_.y;
-  auto lx = pad_.pad ? make_matrix_layout(lt_data_type(types_.ab), uint64_t(px.rows), uint64_t(px.cols), px.ld)
-                     : make_matrix_layout(lt_data_type(types_.ab), uint64_t(view_.x.rows), uint64_t(view_.x.cols), view_.x.ld);
+  const PaddedOperand& px = pad.x;
+  const PaddedOperand& py = pad.y;
+  auto lx = pad.pad ? make_matrix_layout(lt_data_type(types.ab), uint64_t(px.rows), uint64_t(px.cols), px.ld)
+                    : make_matrix_layout(lt_data_type(types.ab), uint64_t(view.x.rows), uint64_t(view.x.cols), view.x.ld);
   if (!lx) return lx.error();
-  auto ly = pad_.pad ? make_matrix_layout(lt_data_type(types_.ab), uint64_t(py.rows), uint64_t(py.cols), py.ld)
-                     : make_matrix_layout(lt_data_type(types_.ab), uint64_t(view_.y.rows), uint64_t(view_.y.cols), view_.y.ld);
+  auto ly = pad.pad ? make_matrix_layout(lt_data_type(types.ab), uint64_t(py.rows), uint64_t(py.cols), py.ld)
+                    : make_matrix_layout(lt_data_type(types.ab), uint64_t(view.y.rows), uint64_t(view.y.cols), view.y.ld);
   if (!ly) return ly.error();
-  auto ld = pad_.pad ? make_matrix_layout(lt_data_type(types_.d), uint64_t(pad_.m), uint64_t(pad_.n), pad_.d.ld)
-                     : make_matrix_layout(lt_data_type(types_.d), uint64_t(view_.m), uint64_t(view_.n), view_.ld_d);
+  auto ld = pad.pad ? make_matrix_layout(lt_data_type(types.d), uint64_t(pad.m), uint64_t(pad.n), pad.d.ld)
+                    : make_matrix_layout(lt_data_type(types.d), uint64_t(view.m), uint64_t(view.n), view.ld_d);
   if (!ld) return ld.error();
-  if (view_.batch > 1) {
-    const int32_t count = int32_t(view_.batch);
+  if (view.batch > 1) {
+    const int32_t count = int32_t(view.batch);
     GEXEC_TRY(set_attribute(*lx, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, count));
-    GEXEC_TRY(set_attribute(*lx, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, int64_t(view_.x.stride)));
+    GEXEC_TRY(set_attribute(*lx, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, int64_t(view.x.stride)));
     GEXEC_TRY(set_attribute(*ly, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, count));
-    GEXEC_TRY(set_attribute(*ly, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, int64_t(view_.y.stride)));
+    GEXEC_TRY(set_attribute(*ly, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, int64_t(view.y.stride)));
     GEXEC_TRY(set_attribute(*ld, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, count));
-    GEXEC_TRY(set_attribute(*ld, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, int64_t(view_.stride_d)));
+    GEXEC_TRY(set_attribute(*ld, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, int64_t(view.stride_d)));
   }
 
   auto pref = make_preference();
@@ -176,24 +155,17 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
   GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(kGemmWorkspaceBytes)));
   GEXEC_TRY(allow_compute_type_reductions_only(*pref));
   // The actual alignments, so that no algorithm assumes more than the buffers give.
-  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment(x, view_.x.stride, ab_bytes)));
-  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment(y, view_.y.stride, ab_bytes)));
-  const void* c = res_ && !res_into_d_ ? res_ : d;
-  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment(c, view_.stride_d, d_bytes)));
-  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment(d, view_.stride_d, d_bytes)));
+  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment(x, view.x.stride, ab_bytes)));
+  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment(y, view.y.stride, ab_bytes)));
+  const void* c = res_ && !plan_.res_into_d ? res_ : d;
+  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment(c, view.stride_d, d_bytes)));
+  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment(d, view.stride_d, d_bytes)));
 
-  std::vector<cublasLtMatmulHeuristicResult_t> results(kHeuristicCandidates);
-  int returned = 0;
-  const cublasStatus_t st =
-      cublasLtMatmulAlgoGetHeuristic(device_->cublaslt(), desc->get(), lx->get(), ly->get(), ld->get(), ld->get(),
-                                     pref->get(), kHeuristicCandidates, results.data(), &returned);
+  LtCandidates usable;
+  const LtCandidates::Answer ans = usable.query_heuristic(device_->cublaslt(), *desc, *lx, *ly, *ld, *ld, *pref);
+  const cublasStatus_t st = ans.status;
   if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED)
     return cublas_error(st, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__).with(describe());
-  std::vector<cublasLtMatmulHeuristicResult_t> usable;
-  if (st == CUBLAS_STATUS_SUCCESS)
-    for (int i = 0; i < returned && i < kHeuristicCandidates; ++i)
-      if (results[size_t(i)].state == CUBLAS_STATUS_SUCCESS && results[size_t(i)].workspaceSize <= kGemmWorkspaceBytes)
-        usable.push_back(results[size_t(i)]);
   if (fuse && epi != CUBLASLT_EPILOGUE_DEFAULT && fault::refuse_epilogue()) usable.clear();  // tests: fault.hpp
   if (usable.empty()) {
     if (fuse && epi != CUBLASLT_EPILOGUE_DEFAULT) {
@@ -205,7 +177,7 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
     }
     return runtime_error(std::string("cuBLASLt has no algorithm for this product (") + describe() + ", epilogue " +
                          epilogue_name(epi) + "): heuristic " + cublasLtGetStatusName(st) + ", " +
-                         std::to_string(returned) + " results");
+                         std::to_string(ans.returned) + " results");
   }
   desc_ = std::move(*desc);
   layout_x_ = std::move(*lx);
@@ -213,66 +185,53 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
   layout_d_ = std::move(*ld);
   pref_ = std::move(*pref);
   candidates_ = std::move(usable);
-  chosen_ = 0;
   fused_ = fuse && epi != CUBLASLT_EPILOGUE_DEFAULT;
   // Everything that changes the heuristic's answer: the tuning cache's key.
-  signature_ = "m=" + std::to_string(view_.m) + " n=" + std::to_string(view_.n) + " k=" + std::to_string(view_.k) +
-               " batch=" + std::to_string(view_.batch) + " ab=" + std::string(dtype_name(types_.ab)) +
-               " d=" + std::string(dtype_name(types_.d)) + " op=" + (view_.x.trans ? "T" : "N") +
-               (view_.y.trans ? "T" : "N") + " ld=" + std::to_string(view_.x.ld) + "," + std::to_string(view_.y.ld) +
-               "," + std::to_string(view_.ld_d) + " epilogue=" + epilogue_name(epi) +
-               " align=" + std::to_string(alignment(x, view_.x.stride, ab_bytes)) + "," +
-               std::to_string(alignment(y, view_.y.stride, ab_bytes)) + "," +
-               std::to_string(alignment(d, view_.stride_d, d_bytes)) + " pad=" + (pad_.pad ? "1" : "0") +
+  signature_ = "m=" + std::to_string(view.m) + " n=" + std::to_string(view.n) + " k=" + std::to_string(view.k) +
+               " batch=" + std::to_string(view.batch) + " ab=" + std::string(dtype_name(types.ab)) +
+               " d=" + std::string(dtype_name(types.d)) + " op=" + (view.x.trans ? "T" : "N") +
+               (view.y.trans ? "T" : "N") + " ld=" + std::to_string(view.x.ld) + "," + std::to_string(view.y.ld) +
+               "," + std::to_string(view.ld_d) + " epilogue=" + epilogue_name(epi) +
+               " align=" + std::to_string(alignment(x, view.x.stride, ab_bytes)) + "," +
+               std::to_string(alignment(y, view.y.stride, ab_bytes)) + "," +
+               std::to_string(alignment(d, view.stride_d, d_bytes)) + " pad=" + (pad.pad ? "1" : "0") +
                (res_ ? " residual=1" : "");
   if (spdlog::should_log(spdlog::level::debug))
-    for (size_t i = 0; i < candidates_.size(); ++i)
+    for (int i = 0; i < candidates_.count(); ++i)
       spdlog::debug("op {}: cuBLASLt candidate {}{}: {}, workspace {} bytes, {:.2f} waves", op_name_, i,
-                    i == 0 ? " (chosen)" : "", variant_name(int(i)), candidates_[i].workspaceSize,
-                    double(candidates_[i].wavesCount));
+                    i == 0 ? " (chosen)" : "", variant_name(i), candidates_.at(i).workspaceSize,
+                    double(candidates_.at(i).wavesCount));
   return {};
 }
 
-std::string CublasLtGemm::variant_name(int i) const {
-  if (i < 0 || i >= variant_count()) return "none";
-  const cublasLtMatmulAlgo_t& algo = candidates_[size_t(i)].algo;
-  auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr) { return algo_attr(algo, attr); };
-  return "algo " + std::to_string(int32_t(get(CUBLASLT_ALGO_CONFIG_ID))) +
-         " tile " + std::to_string(get(CUBLASLT_ALGO_CONFIG_TILE_ID)) +
-         " stages " + std::to_string(get(CUBLASLT_ALGO_CONFIG_STAGES_ID)) +
-         " splitK " + std::to_string(get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM)) +
-         " reduction " + std::to_string(get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME)) +
-         " swizzle " + std::to_string(get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING)) +
-         " custom " + std::to_string(get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION)) +
-         " inner " + std::to_string(get(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID)) +
-         " cluster " + std::to_string(get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
-}
-
 CublasLtGemm::Operands CublasLtGemm::operands() const {
-  const void* a = types_.convert_a ? a_conv_.get() : a_;
-  const void* b = types_.convert_b ? b_conv_.get() : b_;
+  const void* a = plan_.types.convert_a ? a_conv_.get() : a_;
+  const void* b = plan_.types.convert_b ? b_conv_.get() : b_;
   Operands o;
-  o.x = pad_.pad && pad_.x.padded ? x_pad_.get() : view_.x.is_b ? b : a;
-  o.y = pad_.pad && pad_.y.padded ? y_pad_.get() : view_.y.is_b ? b : a;
-  o.d = pad_.pad && pad_.d.padded ? d_pad_.get() : types_.convert_out ? d_scratch_.get() : c_;
+  o.x = plan_.pad.pad && plan_.pad.x.padded ? x_pad_.get() : plan_.view.x.is_b ? b : a;
+  o.y = plan_.pad.pad && plan_.pad.y.padded ? y_pad_.get() : plan_.view.y.is_b ? b : a;
+  o.d = plan_.pad.pad && plan_.pad.d.padded ? d_pad_.get() : plan_.types.convert_out ? d_scratch_.get() : c_;
   return o;
 }
 
 Status CublasLtGemm::pad_operands(bool fixed) const {
-  if (!pad_.pad) return {};
+  if (!plan_.pad.pad) return {};
   // Padding implies no conversions (plan_padding), so the sources are the stored operands.
   auto one = [&](const ColOperand& o, const PaddedOperand& p, const DeviceMemory& buf) -> Status {
-    if (!p.padded || (o.is_b ? b_ready_ : a_ready_) != fixed) return {};
-    return launch_pad_copy(buf.get(), p.ld, o.is_b ? b_ : a_, p.rows0, p.rows0, p.cols0, dtype_size(types_.ab),
+    if (!p.padded || (o.is_b ? plan_.b_once : plan_.a_once) != fixed) return {};
+    return launch_pad_copy(buf.get(), p.ld, o.is_b ? b_ : a_, p.rows0, p.rows0, p.cols0, dtype_size(plan_.types.ab),
                            device_->stream());
   };
-  GEXEC_TRY(one(view_.x, pad_.x, x_pad_));
-  return one(view_.y, pad_.y, y_pad_);
+  GEXEC_TRY(one(plan_.view.x, plan_.pad.x, x_pad_));
+  return one(plan_.view.y, plan_.pad.y, y_pad_);
 }
 
 Status CublasLtGemm::prepare() {
+  const GemmView& view = plan_.view;
+  const GemmTypes& types = plan_.types;
+  const PadPlan& pad = plan_.pad;
   if (prepared_) return {};
-  const GemmShape& s = shape_;
+  const GemmShape& s = plan_.shape;
   const int64_t a_n = s.batch * s.m * s.k;
   const int64_t b_n = (s.b_batched ? s.batch : 1) * s.k * s.n;
   const int64_t c_n = s.batch * s.m * s.n;
@@ -288,25 +247,20 @@ Status CublasLtGemm::prepare() {
     m = std::move(*r);
     return {};
   };
-  if (types_.convert_a) {
-    GEXEC_TRY(scratch(a_conv_, a_n, types_.ab));
-    if (a_ready_) GEXEC_TRY(launch_convert(a_, a_t_, a_conv_.get(), types_.ab, a_n, stream));
+  if (types.convert_a) {
+    GEXEC_TRY(scratch(a_conv_, a_n, types.ab));
+    if (plan_.a_once) GEXEC_TRY(launch_convert(a_, plan_.a, a_conv_.get(), types.ab, a_n, stream));
   }
-  if (types_.convert_b) {
-    GEXEC_TRY(scratch(b_conv_, b_n, types_.ab));
-    if (b_ready_) GEXEC_TRY(launch_convert(b_, b_t_, b_conv_.get(), types_.ab, b_n, stream));
+  if (types.convert_b) {
+    GEXEC_TRY(scratch(b_conv_, b_n, types.ab));
+    if (plan_.b_once) GEXEC_TRY(launch_convert(b_, plan_.b, b_conv_.get(), types.ab, b_n, stream));
   }
-  if (types_.convert_out) GEXEC_TRY(scratch(d_scratch_, c_n, types_.d));
-  if (epi_.convert_bias) GEXEC_TRY(scratch(bias_conv_, s.n, types_.d));
+  if (types.convert_out) GEXEC_TRY(scratch(d_scratch_, c_n, types.d));
+  if (epi_.convert_bias) GEXEC_TRY(scratch(bias_conv_, s.n, types.d));
 
-  pad_ = plan_padding(view_, types_, epi_, a_ready_, b_ready_, pad_policy_);
-  if (pad_.pad && res_) {
-    // C would need a padded copy of R in every run: the copy costs what padding wins.
-    pad_.pad = false;
-    pad_.why = "misaligned rows, not padded (a residual read as C is not padded)";
-  }
-  if (pad_.pad) {
-    spdlog::debug("op {}: {}", op_name_, pad_.why);
+  // Whether to pad was planned with the op (plan_gemm: a residual read as C is not padded).
+  if (pad.pad) {
+    spdlog::debug("op {}: {}", op_name_, pad.why);
     // Zeroed once: the padding of K must add nothing, and the copies only ever write the valid block.
     auto padded = [&](DeviceMemory& m, const PaddedOperand& p, DType t) -> Status {
       if (!p.padded) return {};
@@ -314,15 +268,15 @@ Status CublasLtGemm::prepare() {
       GEXEC_CUDA_TRY(cudaMemsetAsync(m.get(), 0, size_t(p.elems()) * size_t(dtype_size(t)), stream));
       return {};
     };
-    GEXEC_TRY(padded(x_pad_, pad_.x, types_.ab));
-    GEXEC_TRY(padded(y_pad_, pad_.y, types_.ab));
-    GEXEC_TRY(padded(d_pad_, pad_.d, types_.d));
-    if (s.has_bias && pad_.m != view_.m) {
+    GEXEC_TRY(padded(x_pad_, pad.x, types.ab));
+    GEXEC_TRY(padded(y_pad_, pad.y, types.ab));
+    GEXEC_TRY(padded(d_pad_, pad.d, types.d));
+    if (s.has_bias && pad.m != view.m) {
       PaddedOperand b;
       b.padded = true;
-      b.rows = b.ld = pad_.m;
+      b.rows = b.ld = pad.m;
       b.cols = 1;
-      GEXEC_TRY(padded(bias_pad_, b, types_.d));
+      GEXEC_TRY(padded(bias_pad_, b, types.d));
     }
     GEXEC_TRY(pad_operands(/*fixed=*/true));
   }
@@ -335,7 +289,7 @@ Status CublasLtGemm::prepare() {
     epi_.convert_bias = false;
   }
   if (!fused_) bias_pad_ = DeviceMemory();  // the separate bias kernel reads the bias itself
-  if (fused_ && bias_ready_) GEXEC_TRY(refresh_bias());
+  if (fused_ && plan_.bias_once) GEXEC_TRY(refresh_bias());
   prepared_ = true;
   return {};
 }
@@ -343,12 +297,12 @@ Status CublasLtGemm::prepare() {
 // The bias the epilogue reads: converted to D's dtype and/or copied into its padded buffer, where
 // either is needed. Once in prepare() for a bias fixed before the runs, else in every run.
 Status CublasLtGemm::refresh_bias() {
-  if (!shape_.has_bias) return {};
+  if (!plan_.shape.has_bias) return {};
   const cudaStream_t stream = device_->stream();
   void* target = bias_pad_.get() ? bias_pad_.get() : epi_.convert_bias ? bias_conv_.get() : nullptr;
   if (!target) return {};
-  if (epi_.convert_bias) return launch_convert(bias_, bias_t_, target, types_.d, shape_.n, stream);
-  GEXEC_CUDA_TRY(cudaMemcpyAsync(target, bias_, size_t(shape_.n) * size_t(dtype_size(types_.d)),
+  if (epi_.convert_bias) return launch_convert(bias_, plan_.bias, target, plan_.types.d, plan_.shape.n, stream);
+  GEXEC_CUDA_TRY(cudaMemcpyAsync(target, bias_, size_t(plan_.shape.n) * size_t(dtype_size(plan_.types.d)),
                                  cudaMemcpyDeviceToDevice, stream));
   return {};
 }
@@ -363,15 +317,15 @@ bool CublasLtGemm::rebind(const Binding& b) {
 }
 
 bool CublasLtGemm::move_operands(const Binding& b) {
-  const bool bias = shape_.has_bias;
+  const bool bias = plan_.shape.has_bias;
   if (!prepared_ || b.inputs.size() < (bias ? 3u : 2u) || b.outputs.size() != 1) return false;
   // The algorithm was chosen for the old addresses' alignment (the strides do not change).
   auto fits = [](const void* now, const void* was, bool fixed) {
     if (now == was) return true;
     return !fixed && alignment(now, 0, 1) >= alignment(was, 0, 1);
   };
-  if (!fits(b.inputs[0], a_, a_ready_) || !fits(b.inputs[1], b_, b_ready_) || !fits(b.outputs[0], c_, false) ||
-      (bias && !fits(b.inputs[2], bias_, bias_ready_)) || (res_ && !fits(b.inputs.back(), res_, false)))
+  if (!fits(b.inputs[0], a_, plan_.a_once) || !fits(b.inputs[1], b_, plan_.b_once) || !fits(b.outputs[0], c_, false) ||
+      (bias && !fits(b.inputs[2], bias_, plan_.bias_once)) || (res_ && !fits(b.inputs.back(), res_, false)))
     return false;
   if (bias && b.inputs[2] != bias_ && fused_ && !bias_pad_.get() && !epi_.convert_bias) {
     // The epilogue reads the bias itself: its address is in the descriptor.
@@ -386,22 +340,24 @@ bool CublasLtGemm::move_operands(const Binding& b) {
 }
 
 Status CublasLtGemm::select_variant(int i) {
-  if (i < 0 || i >= variant_count())
+  if (!candidates_.select(i))
     return runtime_error("op " + op_name_ + ": no cuBLASLt candidate " + std::to_string(i) + " (there are " +
                          std::to_string(variant_count()) + ")");
-  chosen_ = i;
   return {};
 }
 
 Status CublasLtGemm::run() {
+  const GemmView& view = plan_.view;
+  const GemmTypes& types = plan_.types;
+  const PadPlan& pad = plan_.pad;
   if (!prepared_) return runtime_error("op " + op_name_ + ": run() before prepare()");
-  const GemmShape& s = shape_;
+  const GemmShape& s = plan_.shape;
   const cudaStream_t stream = device_->stream();
-  if (types_.convert_a && !a_ready_)
-    GEXEC_TRY(launch_convert(a_, a_t_, a_conv_.get(), types_.ab, s.batch * s.m * s.k, stream));
-  if (types_.convert_b && !b_ready_)
-    GEXEC_TRY(launch_convert(b_, b_t_, b_conv_.get(), types_.ab, (s.b_batched ? s.batch : 1) * s.k * s.n, stream));
-  if (fused_ && !bias_ready_) GEXEC_TRY(refresh_bias());
+  if (types.convert_a && !plan_.a_once)
+    GEXEC_TRY(launch_convert(a_, plan_.a, a_conv_.get(), types.ab, s.batch * s.m * s.k, stream));
+  if (types.convert_b && !plan_.b_once)
+    GEXEC_TRY(launch_convert(b_, plan_.b, b_conv_.get(), types.ab, (s.b_batched ? s.batch : 1) * s.k * s.n, stream));
+  if (fused_ && !plan_.bias_once) GEXEC_TRY(refresh_bias());
   GEXEC_TRY(pad_operands(/*fixed=*/false));
 
   auto [x, y, d] = operands();
@@ -409,21 +365,21 @@ Status CublasLtGemm::run() {
   // Without a residual beta is 0 and C is not read: D is passed for it, with D's layout. With
   // one, C is R (stored like C, so D's layout describes it), or D holding R converted to D's dtype.
   const void* c = d;
-  if (res_ && res_into_d_) GEXEC_TRY(launch_convert(res_, res_t_, d, types_.d, s.batch * s.m * s.n, stream));
+  if (res_ && plan_.res_into_d) GEXEC_TRY(launch_convert(res_, plan_.res, d, types.d, s.batch * s.m * s.n, stream));
   else if (res_) c = res_;
   GEXEC_CUBLAS_TRY(cublasLtMatmul(device_->cublaslt(), desc_.get(), &alpha, x, layout_x_.get(), y, layout_y_.get(),
-                                  &beta, c, layout_d_.get(), d, layout_d_.get(), &candidates_[size_t(chosen_)].algo,
+                                  &beta, c, layout_d_.get(), d, layout_d_.get(), &candidates_.algo(),
                                   workspace_, kGemmWorkspaceBytes, stream));
-  if (pad_.pad && pad_.d.padded) {
+  if (pad.pad && pad.d.padded) {
     // The valid m x n block of the padded D goes to C, which the bias kernel below (if the
     // epilogue was refused) then works on: padding implies no output conversion.
-    GEXEC_TRY(launch_pad_copy(c_, view_.ld_d, d, pad_.d.ld, view_.m, view_.n, dtype_size(types_.d), stream));
+    GEXEC_TRY(launch_pad_copy(c_, view.ld_d, d, pad.d.ld, view.m, view.n, dtype_size(types.d), stream));
     d = c_;
   }
   if (epi_.needs_tail)
-    GEXEC_TRY(launch_bias_act(d, types_.d, s.batch, s.m, s.n, s.layout_c, s.has_bias ? bias_ : nullptr, bias_t_,
-                              act_, stream));
-  if (types_.convert_out) GEXEC_TRY(launch_convert(d, types_.d, c_, c_t_, s.batch * s.m * s.n, stream));
+    GEXEC_TRY(launch_bias_act(d, types.d, s.batch, s.m, s.n, s.layout_c, s.has_bias ? bias_ : nullptr, plan_.bias,
+                              plan_.act, stream));
+  if (types.convert_out) GEXEC_TRY(launch_convert(d, types.d, c_, plan_.c, s.batch * s.m * s.n, stream));
   return {};
 }
 

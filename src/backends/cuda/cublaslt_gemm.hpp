@@ -9,19 +9,11 @@
 #include <vector>
 
 #include "cuda_device.hpp"
-#include "gemm_padding.hpp"
-#include "gemm_view.hpp"
+#include "gemm_plan.hpp"
+#include "lt_algo.hpp"
 #include "raii.hpp"
 
 namespace gexec::cuda {
-
-// The relative error of the tanh in cuBLASLt's GELU / GELU_BIAS epilogues. They evaluate the
-// tanh form with the hardware's approximate tanh (PTX tanh.approx.f32: a maximum relative error
-// of about 2^-10.99 of tanh over its range); 2^-10 leaves a factor of about 2 for the roundings of
-// its argument's cubic around it. Measured on the H200 (cuBLASLt 13.1): the f32-output GELU runs
-// failed the normwise rule by a systematic error of this kind (max_abs 5e-6, near x = -0.24, a
-// relative tanh error of about 2^-12), and f16 outputs near 1 + tanh(u) -> 0 were off by 1e-4.
-constexpr double kCublasLtGeluTanhRel = 0x1p-10;
 
 class CublasLtGemm final : public Kernel, public Tunable {
  public:
@@ -52,12 +44,12 @@ class CublasLtGemm final : public Kernel, public Tunable {
   Precision precision() const override;
 
   // Tunable, over the heuristic's candidates: the first is used unless another is selected.
-  int variant_count() const override { return int(candidates_.size()); }
-  int selected_variant() const override { return chosen_; }
+  int variant_count() const override { return candidates_.count(); }
+  int selected_variant() const override { return candidates_.chosen(); }
   Status select_variant(int i) override;
   // The candidate's algorithm configuration (id, tile, stages, split-K, ...): what reloads it.
-  std::string variant_name(int i) const override;
-  std::string algo_description() const override { return variant_name(chosen_); }
+  std::string variant_name(int i) const override { return candidates_.name(i); }
+  std::string algo_description() const override { return variant_name(selected_variant()); }
   std::string signature() const override { return signature_; }
   // A and C (and B) move to the given buffers; the bias keeps its own, whose address (or that of
   // its converted or padded copy) is part of the cuBLASLt descriptor.
@@ -67,7 +59,7 @@ class CublasLtGemm final : public Kernel, public Tunable {
   // chosen for, or a fixed one would move.
   bool move_operands(const Binding& b) override;
   // Whether the operands are copied into buffers with 16-byte rows (gemm_padding.hpp), and why.
-  const PadPlan& padding() const { return pad_; }
+  const PadPlan& padding() const { return plan_.pad; }
 
  private:
   CublasLtGemm() = default;
@@ -91,22 +83,13 @@ class CublasLtGemm final : public Kernel, public Tunable {
 
   CudaDevice* device_ = nullptr;
   std::string op_name_;
-  GemmShape shape_;
-  GemmView view_;
-  GemmTypes types_;
-  GemmEpilogue epi_;
-  Act act_ = Act::none;
-  DType a_t_ = DType::f16, b_t_ = DType::f16, bias_t_ = DType::f16, c_t_ = DType::f16;
+  GemmPlan plan_;     // how the product runs (gemm_plan.hpp), as the kernel table's check saw it
+  GemmEpilogue epi_;  // plan_.epi, until cuBLASLt refuses the fused epilogue (then a separate kernel)
   const void* a_ = nullptr;
   const void* b_ = nullptr;
   const void* bias_ = nullptr;
   void* c_ = nullptr;
-  // The residual R, added as cuBLASLt's C times beta (inside the epilogue, before the activation).
-  // Where R's dtype is not D's, it is converted into D first and C is D (in place).
-  const void* res_ = nullptr;
-  DType res_t_ = DType::f16;
-  bool res_into_d_ = false;
-  bool a_ready_ = false, b_ready_ = false, bias_ready_ = false;  // fixed before the runs
+  const void* res_ = nullptr;  // the residual R (plan_.residual), read as cuBLASLt's C or converted into D
 
   // Scratch buffers owned by the kernel (empty when not needed).
   DeviceMemory a_conv_, b_conv_, bias_conv_, d_scratch_;
@@ -118,11 +101,8 @@ class CublasLtGemm final : public Kernel, public Tunable {
   MatmulDesc desc_;
   MatrixLayout layout_x_, layout_y_, layout_d_;
   MatmulPreference pref_;
-  std::vector<cublasLtMatmulHeuristicResult_t> candidates_;
-  int chosen_ = 0;
+  LtCandidates candidates_;
   std::string signature_;
-  PadPolicy pad_policy_ = PadPolicy::automatic;  // --pad, as the op was selected with
-  PadPlan pad_;
   DeviceMemory x_pad_, y_pad_, d_pad_;  // padded X, Y and D (allocated only when padded)
   DeviceMemory bias_pad_;               // the bias, zero-padded to D's padded rows
 };

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "activations.cuh"
 #include "check.hpp"
 #include "fault.hpp"
 
@@ -96,15 +97,10 @@ __device__ inline float combine(const EwArgs& p, float x, float y) { return p.mu
 __device__ inline float apply_post(Post p, float x) {
   switch (p) {
     case Post::none: return x;
-    case Post::relu: return x < 0.0f ? 0.0f : x;  // a NaN stays a NaN
-    case Post::gelu_tanh: {
-      // 0.5x(1 + tanh(u)) == x / (1 + exp(-2u)), which does not cancel for negative x
-      const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-      return x / (1.0f + expf(-2.0f * u));
-    }
-    case Post::gelu_erf:  // 1 + erf(x/sqrt2) == erfc(-x/sqrt2), accurate in the negative tail
-      return 0.5f * x * erfcf(-x * 0.7071067811865476f);
-    case Post::silu: return x / (1.0f + expf(-x));  // as the FUSED_ELEMENTWISE kernel computes it
+    case Post::relu: return act::relu(x);
+    case Post::gelu_tanh: return act::gelu_tanh(x);
+    case Post::gelu_erf: return act::gelu_erf(x);
+    case Post::silu: return act::silu(x);
   }
   return x;
 }

@@ -18,9 +18,9 @@ using Side = F8Side;
 __device__ void store_real(const Side& s, int64_t storage, int64_t logical, double v) {
   if (s.scale) v /= s.scale[s.axis < 0 ? 0 : s.axis == 0 ? logical / s.cols : logical % s.cols];
   switch (DType(s.dtype)) {
-    // One rounding from double, as the reference's (round.hpp gives the same bits on both sides).
-    case DType::f16: static_cast<uint16_t*>(s.data)[storage] = rng::round_to_f16_bits(v); break;
-    case DType::bf16: static_cast<uint16_t*>(s.data)[storage] = rng::round_to_bf16_bits(v); break;
+    // One rounding from double, as the reference's (rounding.hpp gives the same bits on both sides).
+    case DType::f16: static_cast<uint16_t*>(s.data)[storage] = round_to_f16_bits(v); break;
+    case DType::bf16: static_cast<uint16_t*>(s.data)[storage] = round_to_bf16_bits(v); break;
     case DType::f32: static_cast<float*>(s.data)[storage] = float(v); break;
     case DType::f8e4m3: static_cast<uint8_t*>(s.data)[storage] = f8::encode(v, f8::e4m3()); break;
     case DType::f8e5m2: static_cast<uint8_t*>(s.data)[storage] = f8::encode(v, f8::e5m2()); break;

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "check.hpp"
-#include "cublaslt_gemm.hpp"
 #include "elementwise.hpp"
 #include "f8_convert.hpp"
 #include "fp8_plan.hpp"
@@ -24,8 +23,6 @@
 
 namespace gexec::cuda {
 namespace {
-
-constexpr int kCandidates = 32;
 
 class Fp8Gemm final : public Kernel, public Tunable {
  public:
@@ -161,17 +158,10 @@ class Fp8Gemm final : public Kernel, public Tunable {
     GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(kGemmWorkspaceBytes)));
     GEXEC_TRY(allow_compute_type_reductions_only(*pref));
 
-    std::vector<cublasLtMatmulHeuristicResult_t> results(kCandidates);
-    int returned = 0;
-    const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(device_.cublaslt(), desc->get(), lx->get(), ly->get(),
-                                                             lc->get(), ld->get(), pref->get(), kCandidates,
-                                                             results.data(), &returned);
-    for (int i = 0; st == CUBLAS_STATUS_SUCCESS && i < returned; ++i)
-      if (results[size_t(i)].state == CUBLAS_STATUS_SUCCESS && results[size_t(i)].workspaceSize <= kGemmWorkspaceBytes)
-        candidates_.push_back(results[size_t(i)]);
+    const LtCandidates::Answer ans = candidates_.query_heuristic(device_.cublaslt(), *desc, *lx, *ly, *lc, *ld, *pref);
     if (candidates_.empty())
       return runtime_error("op " + name_ + ": cuBLASLt has no FP8 algorithm for " + describe() + ": heuristic " +
-                           cublasLtGetStatusName(st) + ", " + std::to_string(returned) + " results");
+                           cublasLtGetStatusName(ans.status) + ", " + std::to_string(ans.returned) + " results");
     desc_ = std::move(*desc);
     lx_ = std::move(*lx);
     ly_ = std::move(*ly);
@@ -179,7 +169,7 @@ class Fp8Gemm final : public Kernel, public Tunable {
     ld_ = std::move(*ld);
     pref_ = std::move(*pref);
     signature_ = "fp8 " + describe() + " epilogue=" + std::to_string(int(epi));
-    spdlog::debug("op {}: FP8 cuBLASLt plan {}, {} candidates", name_, signature_, candidates_.size());
+    spdlog::debug("op {}: FP8 cuBLASLt plan {}, {} candidates", name_, signature_, candidates_.count());
     prepared_ = true;
     return {};
   }
@@ -202,7 +192,7 @@ class Fp8Gemm final : public Kernel, public Tunable {
     const void* c = c16_.get() ? c16_.get() : d;  // never read: beta is 0
     const float beta = 0.0f;
     GEXEC_CUBLAS_TRY(cublasLtMatmul(device_.cublaslt(), desc_.get(), &alpha_, x, lx_.get(), y, ly_.get(), &beta, c,
-                                    lc_.get(), d, ld_.get(), &candidates_[size_t(chosen_)].algo, workspace_,
+                                    lc_.get(), d, ld_.get(), &candidates_.algo(), workspace_,
                                     kGemmWorkspaceBytes, stream));
     if (p_.d_padded) {
       // C's [M,N] rows out of D's [mp,np] ones, per batch entry.
@@ -217,42 +207,26 @@ class Fp8Gemm final : public Kernel, public Tunable {
   }
 
   Tunable* tunable() override { return this; }
-  std::string algo_description() const override { return variant_name(chosen_); }
+  std::string algo_description() const override { return variant_name(selected_variant()); }
   // Hopper's FP8 tensor cores keep the partial sums of each K block in fewer bits than f32,
   // with fast accumulation or without (the H200 put a 32x48x64 product with f32 output off by up
   // to 7e-4 relative, far beyond f32 accumulation; without fast accumulation the blocks are only
   // promoted to f32 more often); the GELU epilogue is cuBLASLt's approximate one, and split-K
-  // rounds the product first, as for the f16/bf16 products (cublaslt_gemm.hpp).
+  // rounds the product first, as for the f16/bf16 products (add_epilogue_precision, lt_algo.hpp).
   Precision precision() const override {
     Precision p = fp8_tensor_core_precision(fast_accum_);
-    if (act_ == Act::gelu) {
-      p.gelu_tanh_rel = kCublasLtGeluTanhRel;
-      p.product_rounded = true;
-    }
-    if ((p_.has_bias || act_ != Act::none) && chosen_ >= 0 && chosen_ < variant_count() &&
-        splits_k(candidates_[size_t(chosen_)].algo))
-      p.product_rounded = true;
+    add_epilogue_precision(p, p_.has_bias || act_ != Act::none, act_ == Act::gelu, candidates_);
     return p;
   }
 
   // Tunable, over the heuristic's candidates: the first is used unless another is selected.
-  int variant_count() const override { return int(candidates_.size()); }
-  int selected_variant() const override { return chosen_; }
+  int variant_count() const override { return candidates_.count(); }
+  int selected_variant() const override { return candidates_.chosen(); }
   Status select_variant(int i) override {
-    if (i < 0 || i >= variant_count()) return runtime_error("op " + name_ + ": no FP8 candidate " + std::to_string(i));
-    chosen_ = i;
+    if (!candidates_.select(i)) return runtime_error("op " + name_ + ": no FP8 candidate " + std::to_string(i));
     return {};
   }
-  std::string variant_name(int i) const override {
-    if (i < 0 || i >= variant_count()) return "none";
-    const cublasLtMatmulAlgo_t& a = candidates_[size_t(i)].algo;
-    return "algo " + std::to_string(algo_attr(a, CUBLASLT_ALGO_CONFIG_ID)) + " tile " +
-           std::to_string(algo_attr(a, CUBLASLT_ALGO_CONFIG_TILE_ID)) + " stages " +
-           std::to_string(algo_attr(a, CUBLASLT_ALGO_CONFIG_STAGES_ID)) + " splitK " +
-           std::to_string(algo_attr(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM)) + " swizzle " +
-           std::to_string(algo_attr(a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING)) + " cluster " +
-           std::to_string(algo_attr(a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
-  }
+  std::string variant_name(int i) const override { return candidates_.name(i); }
   std::string signature() const override { return signature_; }
   // The operands move; what prepare() consumed (a constant's transposed copy, the converted bias)
   // and the bias and amax pointers, which are in the descriptor, stay.
@@ -329,8 +303,7 @@ class Fp8Gemm final : public Kernel, public Tunable {
   MatmulDesc desc_;
   MatrixLayout lx_, ly_, lc_, ld_;
   MatmulPreference pref_;
-  std::vector<cublasLtMatmulHeuristicResult_t> candidates_;
-  int chosen_ = 0;
+  LtCandidates candidates_;
   std::string signature_;
   bool prepared_ = false;
 };

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 
+#include "activations.cuh"
 #include "fused_program.hpp"
 #include "gexec/ir/dtype.hpp"
 
@@ -98,14 +99,12 @@ __device__ inline float round_as(uint8_t t, float v) {
   }
 }
 
-// The same formulas as elementwise.cu's, so that a fused group and its separate ops agree.
+// The formulas of activations.cuh, as elementwise.cu's, so that a fused group and its separate ops agree.
 __device__ inline float unary(uint8_t op, bool erf_form, float x) {
   switch (OpType(op)) {
-    case OpType::RELU: return x < 0.0f ? 0.0f : x;  // a NaN stays a NaN
-    case OpType::GELU:
-      if (erf_form) return 0.5f * x * erfcf(-x * 0.7071067811865476f);
-      return x / (1.0f + expf(-2.0f * 0.7978845608028654f * (x + 0.044715f * x * x * x)));
-    case OpType::SILU: return x / (1.0f + expf(-x));
+    case OpType::RELU: return act::relu(x);
+    case OpType::GELU: return erf_form ? act::gelu_erf(x) : act::gelu_tanh(x);
+    case OpType::SILU: return act::silu(x);
     default: return x;  // CAST: the rounding
   }
 }

@@ -10,8 +10,9 @@
 // runs the scalar bf16 conversion on its slow conversion pipe, which made the bf16 chain 1.4x
 // slower than the f16 one. Such a step also uses the fast exp and division intrinsics (their
 // error, about 2^-21 relative, vanishes in a rounding to 11 or 8 bits, which the check bounds);
-// an f32 step uses expf and true division, the formulas of elementwise.cu. Conversions are PTX
-// cvt instructions, so that the source needs no headers.
+// an f32 step uses expf and true division, the formulas of elementwise.cu. The activations are
+// those of activations.cuh, which NVRTC receives as a named header (nvrtc_kernel.cpp); the
+// conversions are PTX cvt instructions, so that the source needs no CUDA headers.
 #include "fused_source.hpp"
 
 #include <sstream>
@@ -20,6 +21,8 @@ namespace gexec::cuda {
 namespace {
 
 constexpr const char* kPrelude = R"(
+#include "activations.cuh"
+using namespace gexec::cuda::act;
 typedef unsigned short u16;
 typedef unsigned int u32;
 typedef long long i64;
@@ -38,16 +41,6 @@ __device__ __forceinline__ u32 pack_f16(float lo, float hi) { u32 w; asm("cvt.rn
 __device__ __forceinline__ u32 pack_bf16(float lo, float hi) { u32 w; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo)); return w; }
 __device__ __forceinline__ void r2_f16(float& a, float& b) { const u32 w = pack_f16(a, b); a = h2f(u16(w & 0xFFFFu)); b = h2f(u16(w >> 16)); }
 __device__ __forceinline__ void r2_bf16(float& a, float& b) { const u32 w = pack_bf16(a, b); a = __uint_as_float(w << 16); b = __uint_as_float(w & 0xFFFF0000u); }
-__device__ __forceinline__ float relu(float x) { return x < 0.0f ? 0.0f : x; }
-__device__ __forceinline__ float gelu_tanh(float x) {
-  return x / (1.0f + expf(-2.0f * 0.7978845608028654f * (x + 0.044715f * x * x * x)));
-}
-__device__ __forceinline__ float gelu_tanh_fast(float x) {
-  return __fdividef(x, 1.0f + __expf(-2.0f * 0.7978845608028654f * (x + 0.044715f * x * x * x)));
-}
-__device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * erfcf(-x * 0.7071067811865476f); }
-__device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
-__device__ __forceinline__ float silu_fast(float x) { return __fdividef(x, 1.0f + __expf(-x)); }
 // 8 elements of a 16-bit tensor from one 16-byte word, or of f32 from two.
 __device__ __forceinline__ void unpack16(uint4 w, bool half, float v[8]) {
   const u32 ws[4] = {w.x, w.y, w.z, w.w};

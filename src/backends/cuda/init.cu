@@ -17,9 +17,9 @@ __global__ void fill_random_kernel(void* dst, int64_t n, rng::DrawParams p) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     const double v = rng::draw(p, uint64_t(i));
-    if constexpr (T == DType::f16) static_cast<uint16_t*>(dst)[i] = rng::round_to_f16_bits(v);
-    else if constexpr (T == DType::bf16) static_cast<uint16_t*>(dst)[i] = rng::round_to_bf16_bits(v);
-    else static_cast<float*>(dst)[i] = rng::round_to_f32(v);
+    if constexpr (T == DType::f16) static_cast<uint16_t*>(dst)[i] = round_to_f16_bits(v);
+    else if constexpr (T == DType::bf16) static_cast<uint16_t*>(dst)[i] = round_to_bf16_bits(v);
+    else static_cast<float*>(dst)[i] = round_to_f32(v);
   }
 }
 

@@ -1,14 +1,27 @@
 // What gexec reads of cuBLASLt's algorithms and asks of its heuristic, shared by the cuBLASLt GEMM
-// and the FP8 product: configuration attributes, split-K, the reduction schemes it allows.
+// and the FP8 product: configuration attributes, split-K, the reduction schemes it allows, and the
+// candidates of one product (LtCandidates: the query, the filter, the names, the chosen one) with
+// the precision their epilogues add.
 #pragma once
 
 #include <cublasLt.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
+#include "cuda_device.hpp"
 #include "raii.hpp"
 
 namespace gexec::cuda {
+
+// The relative error of the tanh in cuBLASLt's GELU / GELU_BIAS epilogues. They evaluate the
+// tanh form with the hardware's approximate tanh (PTX tanh.approx.f32: a maximum relative error
+// of about 2^-10.99 of tanh over its range); 2^-10 leaves a factor of about 2 for the roundings of
+// its argument's cubic around it. Measured on the H200 (cuBLASLt 13.1): the f32-output GELU runs
+// failed the normwise rule by a systematic error of this kind (max_abs 5e-6, near x = -0.24, a
+// relative tanh error of about 2^-12), and f16 outputs near 1 + tanh(u) -> 0 were off by 1e-4.
+constexpr double kCublasLtGeluTanhRel = 0x1p-10;
 
 // One configuration attribute of an algorithm, read into a zeroed 64-bit value (they are 16 or 32
 // bits wide; all little-endian); 0 when it cannot be read.
@@ -36,6 +49,94 @@ inline bool splits_k(const cublasLtMatmulAlgo_t& algo) { return algo_attr(algo, 
 inline Status allow_compute_type_reductions_only(const MatmulPreference& pref) {
   return set_attribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
                        uint32_t(CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE));
+}
+
+// The algorithms one product may run with, in order (the first is the default), and the one
+// chosen: the Tunable side of both cuBLASLt kernels. A candidate is a heuristic result, whether
+// the heuristic proposed it or cublasLtMatmulAlgoCheck vetted an algorithm found otherwise (an
+// enumeration through cublasLtMatmulAlgoGetIds / AlgoInit): add() takes either.
+class LtCandidates {
+ public:
+  // How many of the heuristic's candidates are asked for (and kept for --autotune).
+  static constexpr int kHeuristicMax = 32;
+
+  // What the heuristic answered: its status and how many results it returned.
+  struct Answer {
+    cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+    int returned = 0;
+  };
+  // Asks the heuristic for up to `max` algorithms for the product the descriptors describe and
+  // adds the usable ones; an error status adds none (the caller says what it means).
+  Answer query_heuristic(cublasLtHandle_t handle, const MatmulDesc& desc, const MatrixLayout& a,
+                         const MatrixLayout& b, const MatrixLayout& c, const MatrixLayout& d,
+                         const MatmulPreference& pref, int max = kHeuristicMax) {
+    std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(max));
+    Answer ans;
+    ans.status = cublasLtMatmulAlgoGetHeuristic(handle, desc.get(), a.get(), b.get(), c.get(), d.get(), pref.get(),
+                                                max, results.data(), &ans.returned);
+    for (int i = 0; ans.status == CUBLAS_STATUS_SUCCESS && i < ans.returned && i < max; ++i)
+      add(results[size_t(i)]);
+    return ans;
+  }
+  // Keeps a candidate that cuBLASLt accepted and whose workspace fits gexec's; false otherwise.
+  bool add(const cublasLtMatmulHeuristicResult_t& r) {
+    if (r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > kGemmWorkspaceBytes) return false;
+    list_.push_back(r);
+    return true;
+  }
+  void clear() {
+    list_.clear();
+    chosen_ = 0;
+  }
+
+  int count() const { return int(list_.size()); }
+  bool empty() const { return list_.empty(); }
+  const cublasLtMatmulHeuristicResult_t& at(int i) const { return list_[size_t(i)]; }
+  int chosen() const { return chosen_; }
+  // The chosen algorithm, what cublasLtMatmul runs.
+  const cublasLtMatmulAlgo_t& algo() const { return list_[size_t(chosen_)].algo; }
+  // False (and nothing changes) when there is no candidate i.
+  bool select(int i) {
+    if (i < 0 || i >= count()) return false;
+    chosen_ = i;
+    return true;
+  }
+  // Whether the chosen algorithm splits K (splits_k); false when there is none.
+  bool chosen_splits_k() const { return chosen_ >= 0 && chosen_ < count() && splits_k(algo()); }
+
+  // The candidate's algorithm configuration (id, tile, stages, split-K, ...): what the tuning cache
+  // stores to find it again; "none" for a candidate that does not exist.
+  std::string name(int i) const {
+    if (i < 0 || i >= count()) return "none";
+    const cublasLtMatmulAlgo_t& algo = list_[size_t(i)].algo;
+    auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr) { return algo_attr(algo, attr); };
+    return "algo " + std::to_string(int32_t(get(CUBLASLT_ALGO_CONFIG_ID))) +
+           " tile " + std::to_string(get(CUBLASLT_ALGO_CONFIG_TILE_ID)) +
+           " stages " + std::to_string(get(CUBLASLT_ALGO_CONFIG_STAGES_ID)) +
+           " splitK " + std::to_string(get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM)) +
+           " reduction " + std::to_string(get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME)) +
+           " swizzle " + std::to_string(get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING)) +
+           " custom " + std::to_string(get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION)) +
+           " inner " + std::to_string(get(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID)) +
+           " cluster " + std::to_string(get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
+  }
+
+ private:
+  std::vector<cublasLtMatmulHeuristicResult_t> list_;
+  int chosen_ = 0;
+};
+
+// What cuBLASLt's epilogues add to a product's declared precision (verify/bound.hpp), the same
+// for both families: a GELU epilogue evaluates its tanh approximately (kCublasLtGeluTanhRel) and
+// rounds the product to D's dtype before the bias; a split-K algorithm rounds the product before
+// any bias or activation (splits_k). `epilogue_work`: the product has a bias or an activation;
+// `fused_gelu`: cuBLASLt's epilogue applies a GELU.
+inline void add_epilogue_precision(Precision& p, bool epilogue_work, bool fused_gelu, const LtCandidates& c) {
+  if (fused_gelu) {
+    p.gelu_tanh_rel = kCublasLtGeluTanhRel;
+    p.product_rounded = true;
+  }
+  if (epilogue_work && c.chosen_splits_k()) p.product_rounded = true;
 }
 
 }  // namespace gexec::cuda

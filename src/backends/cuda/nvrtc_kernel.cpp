@@ -36,7 +36,9 @@ Error nvrtc_error(nvrtcResult r, const char* call) {
 
 Result<std::vector<char>> nvrtc_compile(const std::string& source, int major, int minor) {
   Program prog;
-  GEXEC_NVRTC_TRY(nvrtcCreateProgram(&prog.p, source.c_str(), "gexec_generated.cu", 0, nullptr, nullptr));
+  const char* headers[] = {kActivationsCuh};
+  const char* names[] = {"activations.cuh"};
+  GEXEC_NVRTC_TRY(nvrtcCreateProgram(&prog.p, source.c_str(), "gexec_generated.cu", 1, headers, names));
   const std::string arch = "--gpu-architecture=sm_" + std::to_string(major) + std::to_string(minor);
   const char* opts[] = {arch.c_str(), "--std=c++17"};
   const nvrtcResult r = nvrtcCompileProgram(prog.p, 2, opts);

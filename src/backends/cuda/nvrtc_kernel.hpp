@@ -14,6 +14,11 @@
 
 namespace gexec::cuda {
 
+// The text of activations.cuh, copied into the library at build time (cmake/embed_text.cmake):
+// every compile receives it as the named header "activations.cuh", so that the generated kernels
+// and the ones nvcc compiles share one formula per activation.
+extern const char kActivationsCuh[];
+
 // The cubin of `source` for compute capability major.minor; needs no device (the unit tests
 // compile every generated kernel with it). The error holds NVRTC's log.
 Result<std::vector<char>> nvrtc_compile(const std::string& source, int major, int minor);

@@ -1,0 +1,31 @@
+// The activations of the CUDA kernels in f32, one formula each. nvcc includes this file
+// (elementwise.cu, and fused_kernel.cuh for the group interpreter); NVRTC receives it as the
+// named header "activations.cuh" of the kernels generated per group (fused_source.cpp), from the
+// copy of its text that the build embeds in the library (cmake/embed_text.cmake), so that an
+// installed binary needs no source tree. Hence it includes nothing: expf, erfcf, __expf and
+// __fdividef are built into both compilers.
+#pragma once
+
+namespace gexec::cuda::act {
+
+__device__ __forceinline__ float relu(float x) { return x < 0.0f ? 0.0f : x; }  // a NaN stays a NaN
+
+// 0.5x(1 + tanh(u)) == x / (1 + exp(-2u)), which does not cancel for negative x.
+__device__ __forceinline__ float gelu_tanh(float x) {
+  return x / (1.0f + expf(-2.0f * 0.7978845608028654f * (x + 0.044715f * x * x * x)));
+}
+
+// 1 + erf(x/sqrt2) == erfc(-x/sqrt2), accurate in the negative tail.
+__device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * erfcf(-x * 0.7071067811865476f); }
+
+__device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
+
+// The same with the fast exp and division intrinsics (about 2^-21 relative error): for steps
+// whose result is rounded to f16 or bf16 (11 or 8 bits) right after, where that error vanishes.
+// Only the generated kernels use them (fused_source.cpp).
+__device__ __forceinline__ float gelu_tanh_fast(float x) {
+  return __fdividef(x, 1.0f + __expf(-2.0f * 0.7978845608028654f * (x + 0.044715f * x * x * x)));
+}
+__device__ __forceinline__ float silu_fast(float x) { return __fdividef(x, 1.0f + __expf(-x)); }
+
+}  // namespace gexec::cuda::act
