@@ -63,6 +63,7 @@ configure_package_config_file(cmake/gexecConfig.cmake.in ${CMAKE_CURRENT_BINARY_
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/gexecConfigVersion.cmake
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/gexecConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/gexecConfigVersion.cmake
+              cmake/cuda_no_driver.cmake
         DESTINATION ${GEXEC_CMAKE_DIR})
 
 # The .deb (cpack -G DEB in the build folder): its dependencies are the Debian packages that own

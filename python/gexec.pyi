@@ -6,6 +6,10 @@ __version__: str
 
 class GraphError(ValueError):
     """A graph that does not load; one "SOURCE: /json/pointer: problem" line per problem."""
+    # One (source, pointer, message) per line of the message; source and pointer are None where
+    # the line has none (a JSON syntax error is placed by "LINE:COL: " at the start of its message).
+    problems: list[tuple[Optional[str], Optional[str], str]]
+    pointer: Optional[str]  # the first problem's JSON pointer
 
 class RuntimeError(builtins.RuntimeError):
     """A failure setting up or running on the device, with the command line's message."""

@@ -2,7 +2,10 @@
 # Everything to run on a GPU machine in one go: build, every test, every graph (checked, timed,
 # under compute-sanitizer), and the benchmark against PyTorch. A summary goes to stdout; the
 # build log, the sanitizer's full output and the benchmark's files go to $OUT (default out/).
-#   scripts/gpu_check.sh [all|build|tests|graphs|check|perf|gemm|sanitizer|bench|fp8|blocks]...
+#   scripts/gpu_check.sh [all|build|tests|graphs|check|fullcheck|perf|gemm|sanitizer|bench|fp8|blocks]...
+# fullcheck: the float64 device reference against the CPU's on every graph, the default check's
+# time at 8192^3 (f16, bf16, f32), and the mutation suite at 4096^3 and 8192^3 with the default
+# options (files in $OUT: fullcheck_*.json, mutation_large.tsv). About 3 minutes.
 # fp8: the FP8 GPU tests, the FP8 graphs (dry-run notes, checked and timed runs), the error fast
 # accumulation keeps, FP8 against bf16 through gexec gemm, and the FP8 rows against
 # torch._scaled_mm (scripts/gpu_fp8.sh; files in $OUT/fp8).
@@ -35,7 +38,7 @@ JSON
 note "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.max.sm --format=csv 2>&1
 
-if want build || want tests || want graphs || want check || want perf || want gemm || want sanitizer || want bench || want fp8 || want blocks; then
+if want build || want tests || want graphs || want check || want fullcheck || want perf || want gemm || want sanitizer || want bench || want fp8 || want blocks; then
   note "build"
   bash scripts/setup.sh
   start=$(date +%s)
@@ -68,7 +71,7 @@ if want graphs; then
   "$gexec" run graphs/gemm_bias_relu.json --iters 2000 --warmup-ms 200 2>&1 | tail -12
   "$gexec" run graphs/gemm_bias_relu.json --iters 2000 --warmup-ms 200 --no-cuda-graph 2>&1 | tail -12
   "$gexec" run graphs/mlp3.json --iters 200 --profile 2>&1 | tail -16
-  note "8192^3 GEMM + bias + ReLU, checked by sampling"
+  note "8192^3 GEMM + bias + ReLU, checked in full (the float64 reference on the device)"
   /usr/bin/time -f "wall %e s" "$gexec" gemm --cube 8192 --bias f32 --act relu --iters 20 --json "$OUT/r8192.json" 2>&1 | tail -8
   note "dumped inputs recomputed with PyTorch"
   for g in graphs/*.json; do
@@ -110,6 +113,32 @@ if want check; then
   note "check: autotuned candidates against the reference"
   gemm_graph 4096 11008 4096 f16 > "$OUT/check_tune.json"
   "$gexec" -v run "$OUT/check_tune.json" --autotune 2>&1 | grep -E "autotune|rejected|result" | tail -8 || status=1
+fi
+
+if want fullcheck; then
+  note "fullcheck: the device's float64 reference against the CPU's on every graph; wrong results at 4096^3"
+  build/release/tests/gexec_gpu_tests "[device-reference]" 2>&1 | tail -20 || status=1
+  note "fullcheck: the default check of 8192^3 products (target: the check phase under 1 s)"
+  for dt in f16 bf16 f32; do
+    cat > "$OUT/fullcheck_$dt.json" <<JSON
+{"format": "gexec.graph", "version": 1, "name": "full_8192_$dt",
+ "tensors": [{"name": "A", "shape": [8192, 8192], "dtype": "$dt"}, {"name": "B", "shape": [8192, 8192], "dtype": "$dt"},
+  {"name": "bias", "shape": [8192], "dtype": "f32", "constant": true}, {"name": "C", "shape": [8192, 8192], "dtype": "$dt"}],
+ "ops": [{"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "bias"], "outputs": ["C"], "attrs": {"act": "relu"}}],
+ "outputs": ["C"]}
+JSON
+    for i in 1 2 3; do
+      "$gexec" -v run "$OUT/fullcheck_$dt.json" --report "$OUT/fullcheck_$dt.report.json" > "$OUT/fullcheck_$dt.log" 2>&1 || status=1
+      grep -E "debug: check|result:" "$OUT/fullcheck_$dt.log" | tr '\n' ' '; echo
+      python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["check"]; o=c["outputs"][0]
+print("  %s: check %.0f ms of %.0f ms in all; %s, %s; ratios %.3f / %.3f; %s" % (sys.argv[2], r["times_ms"]["check"],
+      r["times_ms"]["total"], c["mode"], c["reference"], o["max_ratio"], o["norm_ratio"], o["checked_by"]))' \
+        "$OUT/fullcheck_$dt.report.json" "$dt" || status=1
+    done
+  done
+  note "fullcheck: the mutation suite at 4096^3 and 8192^3, the default options (gexec run on CUDA, gexec check)"
+  GEXEC_CHECK_BACKEND=cuda GEXEC_MUTATION_SIZES=4096,8192 GEXEC_MUTATION_TABLE="$OUT/mutation_large.tsv" \
+    timeout 540 build/release/tests/gexec_tests "[mutation-large]" 2>&1 | tail -30 || status=1
 fi
 
 if want perf; then

@@ -11,9 +11,11 @@
 #include "gexec/app/commands.hpp"
 #include "gexec/app/gemm_command.hpp"
 #include "gexec/app/version.hpp"
+#include "openblas_limit.hpp"
 #include "option_checks.hpp"
 
 int main(int argc, char** argv) {
+  gexec::cli::restart_with_one_openblas_thread(argv);
   CLI::App app{"gexec: runs JSON graphs of GEMM and elementwise ops on NVIDIA GPUs and checks them against a CPU reference"};
   app.require_subcommand(1);
   app.set_version_flag("--version", gexec::version_text, "Print the version, build and library versions, and exit");
@@ -35,9 +37,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--device", run.device, "CUDA device ordinal")->check(gexec::cli::integer_in(0, 1023));
   run_cmd->add_option("--backend", run.backend, "auto, cuda or cpu")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   auto* atol_opt = run_cmd->add_option("--atol", atol, "Absolute allowance near zero (default per output dtype)")
-                       ->check(gexec::cli::number_in(0, 1e300));
+                       ->check(gexec::cli::number_in(0, gexec::kMaxAllowance));
   auto* rtol_opt = run_cmd->add_option("--rtol", rtol, "Extra allowance, times each element's scale (default 0)")
-                       ->check(gexec::cli::number_in(0, 1e300));
+                       ->check(gexec::cli::number_in(0, gexec::kMaxAllowance));
   run_cmd->add_option("--passes", run.passes, "Pass pipeline: default, none, or a comma-separated list");
   run_cmd->add_flag("--print-after-all", run.print_after_all, "Print the graph after every pass");
   run_cmd->add_option("--print-after", run.print_after, "Print the graph after the named pass");
@@ -50,11 +52,18 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--dump", run.dump_dir, "Write every graph input and output as .npy into this folder")
       ->check(gexec::cli::non_empty_path());
   run_cmd->add_option("--verify", run.verify,
-                      "Check the outputs: auto (full below 2^33 reference multiply-adds, else sampled), full, sample, "
-                      "exact (integer inputs, bit equality) or none")
-      ->check(CLI::IsMember({"auto", "full", "sample", "exact", "none"}));
-  run_cmd->add_option("--samples", run.samples, "Output elements a sampled check compares, per output (default 4096)")
-      ->check(gexec::cli::integer_in(1, uint64_t(std::numeric_limits<int64_t>::max())));
+                      "Check the outputs: auto (in full: on the CUDA backend with a float64 reference on the device, "
+                      "on the CPU within --verify-budget, else sampled by strata), full, sample (by strata), exact "
+                      "(integer inputs, bit equality) or none")
+      ->check(CLI::IsMember(gexec::run_verify_modes()));
+  run_cmd->add_option("--verify-budget", run.verify_budget,
+                      "Seconds of CPU reference --verify auto allows (estimated from its rate on this machine) before "
+                      "it samples instead (default 5)")
+      ->check(gexec::cli::number_in(0, 1e9));
+  run_cmd->add_option("--samples", run.samples,
+                      "Output elements a sampled check compares at least, per output, beside one in every tile "
+                      "(default 4096)")
+      ->check(gexec::cli::integer_in(gexec::kMinCheckSamples, uint64_t(std::numeric_limits<int64_t>::max())));
   run_cmd->add_option("--report", run.report_path, "Write a JSON report of the run to this file")
       ->check(gexec::cli::non_empty_path());
   run_cmd->add_option("--load-inputs", run.load_inputs_dir, "Replace graph inputs by DIR/<name>.npy where present")
@@ -101,19 +110,33 @@ int main(int argc, char** argv) {
   check_cmd->add_option("graph", check.graph_path, "Graph file (JSON)")->required();
   check_cmd->add_option("--inputs", check.inputs_dir, "Folder with <name>.npy for every graph input")->required();
   check_cmd->add_option("--outputs", check.outputs_dir, "Folder with <name>.npy for every graph output")->required();
-  check_cmd->add_option("--verify", check.verify, "auto, full, sample or exact (bit equality)")
-      ->check(CLI::IsMember({"auto", "full", "sample", "exact"}));
+  check_cmd->add_option("--verify", check.verify,
+                        "full (the default), auto (full within --verify-budget, else sampled by strata), sample or "
+                        "exact (bit equality)")
+      ->check(CLI::IsMember(gexec::check_verify_modes()));
+  check_cmd->add_option("--verify-budget", check.verify_budget,
+                        "Seconds of CPU reference --verify auto allows before it samples (default 5)")
+      ->check(gexec::cli::number_in(0, 1e9));
+  check_cmd->add_option("--backend", check.backend,
+                        "Where the reference's products are summed: auto (a CUDA device where there is one, in "
+                        "float64, cross-checked on the CPU), cuda or cpu")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+  check_cmd->add_option("--device", check.device, "CUDA device ordinal")->check(gexec::cli::integer_in(0, 1023));
   check_cmd->add_option("--samples", check.samples, "Output elements a sampled check compares (default 4096)")
-      ->check(gexec::cli::integer_in(1, uint64_t(std::numeric_limits<int64_t>::max())));
+      ->check(gexec::cli::integer_in(gexec::kMinCheckSamples, uint64_t(std::numeric_limits<int64_t>::max())));
   auto* check_seed_opt = check_cmd->add_option("--seed", check_seed, "Seed choosing the sampled elements")
                              ->check(gexec::cli::integer_in(0, std::numeric_limits<uint64_t>::max()));
   auto* check_atol_opt = check_cmd->add_option("--atol", check_atol, "Absolute allowance near zero")
-                             ->check(gexec::cli::number_in(0, 1e300));
+                             ->check(gexec::cli::number_in(0, gexec::kMaxAllowance));
   auto* check_rtol_opt = check_cmd->add_option("--rtol", check_rtol, "Extra allowance times each element's scale")
-                             ->check(gexec::cli::number_in(0, 1e300));
+                             ->check(gexec::cli::number_in(0, gexec::kMaxAllowance));
   check_cmd->add_option("--precision", check.precision, "The products' arithmetic: f32, or tf32 (f32 operands rounded to TF32)")
       ->check(CLI::IsMember({"f32", "tf32"}));
-  check_cmd->add_option("--report", check.report_path, "Write a JSON report of the check to this file");
+  check_cmd->add_option("--report", check.report_path, "Write a JSON report of the check to this file ('-': stdout)")
+      ->check(gexec::cli::non_empty_path());
+  check_cmd->add_flag("--force", check.force,
+                      "Let --report overwrite one of the check's inputs (the graph, an init.file, an --inputs or "
+                      "--outputs file)");
 
   gexec::GemmOptions gemm;
   auto* gemm_cmd = app.add_subcommand("gemm", "Profile GEMM + epilogue over a sweep of shapes and types, each point checked");
@@ -128,7 +151,8 @@ int main(int argc, char** argv) {
   gemm_cmd->add_option("--bias", gemm.sweep.bias, "Bias: none, f16, bf16 or f32 (a list; default none)");
   gemm_cmd->add_option("--act", gemm.sweep.act, "Activation(s): none, relu, gelu (a list; default none)");
   gemm_cmd->add_option("--trans", gemm.sweep.trans, "Transposes of A and B: nn, nt, tn, tt (a list; default nn)");
-  gemm_cmd->add_option("--alpha", gemm.sweep.alpha, "Scale of the product (default 1)");
+  gemm_cmd->add_option("--alpha", gemm.sweep.alpha, "Scale of the product (default 1)")
+      ->check(gexec::cli::finite_number());
   gemm_cmd->add_flag("--fast-accum", gemm.sweep.fast_accum, "FP8 fast accumulation on the f8e4m3 points");
   gemm_cmd->add_option("--backend", gemm.run.backend, "auto, cuda or cpu")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
   gemm_cmd->add_option("--device", gemm.run.device, "CUDA device ordinal")->check(gexec::cli::integer_in(0, 1023));
@@ -137,11 +161,13 @@ int main(int argc, char** argv) {
   gemm_cmd->add_option("--pad", gemm.run.pad, "Pad misaligned GEMM operands: auto, never or always")
       ->check(CLI::IsMember({"auto", "never", "always"}));
   gemm_cmd->add_option("--verify", gemm.run.verify, "auto, full, sample, exact or none (as for run)")
-      ->check(CLI::IsMember({"auto", "full", "sample", "exact", "none"}));
+      ->check(CLI::IsMember(gexec::run_verify_modes()));
+  gemm_cmd->add_option("--verify-budget", gemm.run.verify_budget, "As for run (default 5)")
+      ->check(gexec::cli::number_in(0, 1e9));
   auto* gemm_atol = gemm_cmd->add_option("--atol", atol, "Absolute tolerance (default per output dtype)")
-                        ->check(gexec::cli::number_in(0, 1e300));
+                        ->check(gexec::cli::number_in(0, gexec::kMaxAllowance));
   auto* gemm_rtol = gemm_cmd->add_option("--rtol", rtol, "Relative tolerance (default per output dtype)")
-                        ->check(gexec::cli::number_in(0, 1e300));
+                        ->check(gexec::cli::number_in(0, gexec::kMaxAllowance));
   auto* gemm_iters = gemm_cmd->add_option("--iters", gemm.run.timing.iters, "Timed iterations per point (default 100, at most 10^7)")
                          ->check(gexec::cli::integer_in(1, 10000000));
   gemm_cmd->add_option("--warmup", gemm.run.timing.warmup_iters, "Untimed iterations first (default 10)")

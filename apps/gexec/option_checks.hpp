@@ -7,9 +7,12 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <string>
+
+#include "gexec/app/check_options.hpp"
 
 namespace gexec::cli {
 
@@ -42,24 +45,31 @@ inline CLI::Validator integer_in(uint64_t lo, uint64_t hi) {
       desc);
 }
 
-// A finite decimal number in [lo, hi] (NaN and infinities refused); `open_lo` excludes lo.
+// A finite decimal number in [lo, hi] (NaN and infinities refused); `open_lo` excludes lo. The
+// range and its text are the library's (check_options.hpp), which the Python module applies too.
 inline CLI::Validator number_in(double lo, double hi, bool open_lo = false) {
-  auto text = [](double d) {
-    std::string s = std::to_string(d);
-    while (s.size() > 1 && s.back() == '0') s.pop_back();
-    if (!s.empty() && s.back() == '.') s.pop_back();
-    return s;
-  };
-  const std::string want = std::string("expected a finite number ") + (open_lo ? "above " : "from ") + text(lo) +
-                           (open_lo ? " up to " : " to ") + text(hi);
+  const std::string want = number_range_text(lo, hi, open_lo);
   return CLI::Validator(
       [=](std::string& v) -> std::string {
         errno = 0;
         char* end = nullptr;
         const double d = std::strtod(v.c_str(), &end);
-        if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !std::isfinite(d))
+        if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !number_in_range(d, lo, hi, open_lo))
           return want + ", got " + shown(v);
-        if (d < lo || d > hi || (open_lo && d == lo)) return want + ", got " + shown(v);
+        return {};
+      },
+      "NUMBER");
+}
+
+// Any finite decimal number (NaN and infinities refused).
+inline CLI::Validator finite_number() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const double d = std::strtod(v.c_str(), &end);
+        if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !std::isfinite(d))
+          return "expected a finite number, got " + shown(v);
         return {};
       },
       "NUMBER");

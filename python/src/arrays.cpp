@@ -115,8 +115,20 @@ Imported import_array(const py::handle& obj, const Tensor& t, const char* role, 
       throw py::value_error(who + ": the array is on " + device_name(type, id) + "; expected one on " +
                             expected_device(place) + " (arrays are bound without copies, never moved)");
   }
-  py::object cap = place.backend == Backend::cuda ? obj.attr("__dlpack__")(py::arg("stream") = place.stream)
-                                                  : obj.attr("__dlpack__")();
+  py::object cap;
+  try {
+    cap = place.backend == Backend::cuda ? obj.attr("__dlpack__")(py::arg("stream") = place.stream)
+                                         : obj.attr("__dlpack__")();
+  } catch (py::error_already_set& e) {
+    // The producer's refusal (NumPy: a read-only array) says nothing of which tensor it was.
+    if (!e.matches(PyExc_BufferError)) throw;
+    const std::string why = py::str(e.value());
+    throw py::buffer_error(who + ": the array refused to export itself through DLPack (" + why + ")" +
+                           (why.find("readonly") != std::string::npos
+                                ? "; gexec binds arrays without copies and DLPack cannot mark one read-only: pass a "
+                                  "writable array (e.g. a.copy())"
+                                : ""));
+  }
   auto* raw = static_cast<dlpack::DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), dlpack::kCapsule));
   if (!raw) {
     PyErr_Clear();

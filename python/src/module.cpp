@@ -6,6 +6,8 @@
 
 #include "arrays.hpp"
 #include "gexec/io/load.hpp"
+#include "gexec/io/text.hpp"
+#include "instances.hpp"
 #include "runner.hpp"
 
 namespace py = pybind11;
@@ -18,8 +20,41 @@ PyObject* graph_error = nullptr;
 PyObject* runtime_error_type = nullptr;
 }  // namespace
 
-void throw_graph_error(const std::string& message) {
-  PyErr_SetString(graph_error, message.c_str());
+// The lines of a GraphError as (file, pointer, message) tuples: "SOURCE: /pointer: message" (the
+// loader's), "SOURCE:LINE:COL: message" (JSON syntax: no pointer), anything else whole.
+py::list problems_of(const std::string& message, const std::string& source) {
+  py::list out;
+  size_t start = 0;
+  while (start <= message.size()) {
+    size_t end = message.find('\n', start);
+    if (end == std::string::npos) end = message.size();
+    const std::string line = message.substr(start, end - start);
+    start = end + 1;
+    if (line.empty()) continue;
+    py::object file = py::none(), pointer = py::none();
+    std::string text = line;
+    if (!source.empty() && line.compare(0, source.size() + 1, source + ":") == 0) {
+      file = py::str(source);
+      text = line.substr(source.size() + 1);
+      if (text.compare(0, 2, " /") == 0) {
+        const size_t colon = text.find(": ", 1);
+        pointer = py::str(text.substr(1, colon == std::string::npos ? std::string::npos : colon - 1));
+        text = colon == std::string::npos ? std::string() : text.substr(colon + 2);
+      } else if (!text.empty() && text[0] == ' ') {
+        text.erase(0, 1);
+      }
+    }
+    out.append(py::make_tuple(file, pointer, text));
+  }
+  return out;
+}
+
+void throw_graph_error(const std::string& message, const std::string& source) {
+  py::list problems = problems_of(message, source);
+  py::object e = py::reinterpret_borrow<py::object>(graph_error)(message);
+  e.attr("problems") = problems;
+  e.attr("pointer") = problems.empty() ? py::none() : py::object(problems[0].cast<py::tuple>()[1]);
+  PyErr_SetObject(graph_error, e.ptr());
   throw py::error_already_set();
 }
 void throw_runtime_error(const std::string& message) {
@@ -36,15 +71,28 @@ namespace {
 
 PyGraph load_file(const std::string& path) {
   auto g = load_graph_file(path);
-  if (!g) throw_graph_error(g.error().message);
+  if (!g) throw_graph_error(g.error().message, path_text(path));  // the loader names the file so
   return {std::move(*g), path};
 }
 
+// json.dumps's fallback for what it cannot write: NumPy scalars and arrays (np.int64 in a shape,
+// a seed, init values as an array) and anything else with __index__ become Python values.
+py::object plain_value(py::handle v) {
+  const py::module_ numpy = py::module_::import("numpy");
+  if (py::isinstance(v, numpy.attr("ndarray"))) return v.attr("tolist")();
+  if (py::isinstance(v, numpy.attr("generic"))) return v.attr("item")();
+  if (py::hasattr(v, "__index__")) return py::module_::import("operator").attr("index")(v);
+  throw py::type_error("a value of type " + std::string(py::str(py::type::handle_of(v).attr("__name__"))) +
+                       " in the graph dict; a graph holds str, int, float, bool, None, lists and dicts (NumPy "
+                       "scalars and arrays are converted)");
+}
+
 PyGraph from_dict(const py::dict& d, const std::string& base_dir) {
-  const std::string text = py::module_::import("json").attr("dumps")(d).cast<std::string>();
+  const py::object dumps = py::module_::import("json").attr("dumps");
+  const std::string text = dumps(d, py::arg("default") = py::cpp_function(&plain_value)).cast<std::string>();
   const std::string dir = base_dir.empty() ? std::filesystem::current_path().string() : base_dir;
   auto g = load_graph_text(text, "<dict>", dir);
-  if (!g) throw_graph_error(g.error().message);
+  if (!g) throw_graph_error(g.error().message, "<dict>");
   return {std::move(*g), "<dict>"};
 }
 
@@ -56,6 +104,11 @@ py::dict tensor_info(const Tensor& t) {
   d["constant"] = t.constant;
   return d;
 }
+
+constexpr const char* kArray = "gexec.Array";
+constexpr const char* kExecutor = "gexec.Executor";
+const PyGraph& graph_of(py::handle self) { return cpp_object<PyGraph>(self, "gexec.Graph"); }
+const Array& array_of(py::handle self) { return cpp_object<Array>(self, kArray); }
 
 }  // namespace
 
@@ -74,11 +127,16 @@ and buffer plan of the gexec library, on the caller's NumPy, CuPy or PyTorch arr
   graph_error = PyErr_NewExceptionWithDoc(
       "gexec.GraphError",
       "A graph that does not load or cannot run as written. The message holds one line per problem, "
-      "\"SOURCE: /json/pointer: what is wrong\", as `gexec validate` prints them.",
+      "\"SOURCE: /json/pointer: what is wrong\", as `gexec validate` prints them; .problems holds them as "
+      "(source, pointer, message) tuples (source and pointer None where a line has none, as for a JSON syntax "
+      "error at LINE:COL), and .pointer the first one's pointer.",
       PyExc_ValueError, nullptr);
   runtime_error_type = PyErr_NewExceptionWithDoc(
       "gexec.RuntimeError", "A failure while setting up or running on the device, with the command line's message.",
       PyExc_RuntimeError, nullptr);
+  // Set on every GraphError raised; the class's own values for one raised by hand.
+  PyObject_SetAttrString(graph_error, "problems", py::list().ptr());
+  PyObject_SetAttrString(graph_error, "pointer", Py_None);
   m.attr("GraphError") = py::handle(graph_error);
   m.attr("RuntimeError") = py::handle(runtime_error_type);
 
@@ -88,13 +146,15 @@ and buffer plan of the gexec library, on the caller's NumPy, CuPy or PyTorch arr
       .def_static("from_dict", &from_dict, py::arg("graph"), py::arg("base_dir") = "",
                   "The same from a dict with the file's structure; `base_dir` (default: the current folder) "
                   "resolves init.file paths. Problems are reported against \"<dict>\".")
-      .def_property_readonly("name", [](const PyGraph& g) { return g.graph.name; })
-      .def_property_readonly("source", [](const PyGraph& g) { return g.source; }, "The file, or \"<dict>\".")
+      .def_property_readonly("name", [](py::handle self) { return graph_of(self).graph.name; })
       .def_property_readonly(
-          "seed", [](const PyGraph& g) { return g.graph.seed; }, "The graph's seed, or None (0 is used).")
+          "source", [](py::handle self) { return graph_of(self).source; }, "The file, or \"<dict>\".")
+      .def_property_readonly(
+          "seed", [](py::handle self) { return graph_of(self).graph.seed; }, "The graph's seed, or None (0 is used).")
       .def_property_readonly(
           "inputs",
-          [](const PyGraph& g) {
+          [](py::handle self) {
+            const PyGraph& g = graph_of(self);
             std::vector<std::string> n;
             const GraphIndex idx(g.graph);
             for (size_t t = 0; t < g.graph.tensors.size(); ++t)
@@ -104,7 +164,8 @@ and buffer plan of the gexec library, on the caller's NumPy, CuPy or PyTorch arr
           "Names of the graph inputs (tensors no op writes), constants included.")
       .def_property_readonly(
           "outputs",
-          [](const PyGraph& g) {
+          [](py::handle self) {
+            const PyGraph& g = graph_of(self);
             std::vector<std::string> n;
             for (TensorId t : g.graph.outputs) n.push_back(g.graph.tensor(t).name);
             return n;
@@ -112,13 +173,15 @@ and buffer plan of the gexec library, on the caller's NumPy, CuPy or PyTorch arr
           "Names of the graph outputs.")
       .def_property_readonly(
           "tensors",
-          [](const PyGraph& g) {
+          [](py::handle self) {
+            const PyGraph& g = graph_of(self);
             py::dict d;
             for (const Tensor& t : g.graph.tensors) d[py::str(t.name)] = tensor_info(t);
             return d;
           },
           "{name: {shape, dtype, layout, constant}} for every tensor.")
-      .def("__repr__", [](const PyGraph& g) {
+      .def("__repr__", [](py::handle self) {
+        const PyGraph& g = graph_of(self);
         return "gexec.Graph(" + g.graph.name + ", " + std::to_string(g.graph.tensors.size()) + " tensors, " +
                std::to_string(g.graph.ops.size()) + " ops)";
       });
@@ -129,7 +192,8 @@ and buffer plan of the gexec library, on the caller's NumPy, CuPy or PyTorch arr
                     "CUDA, __cuda_array_interface__ (cupy.asarray, numba).")
       .def(
           "__dlpack__",
-          [](const Array& a, py::object stream, py::object max_version, py::object dl_device, py::object copy) {
+          [](py::handle self, py::object stream, py::object max_version, py::object dl_device, py::object copy) {
+            const Array& a = array_of(self);
             // max_version: the unversioned capsule is what every consumer still takes (the protocol
             // lets a producer answer so); a copy is never made.
             (void)max_version, (void)dl_device;
@@ -141,15 +205,17 @@ and buffer plan of the gexec library, on the caller's NumPy, CuPy or PyTorch arr
           py::arg("dl_device") = py::none(), py::arg("copy") = py::none(),
           "A DLPack capsule of the buffer (no copy). The run that wrote it is ordered before the legacy default "
           "stream's later work.")
-      .def("__dlpack_device__", &Array::dlpack_device)
-      .def_property_readonly("__cuda_array_interface__", &Array::cuda_array_interface)
-      .def_property_readonly("shape", [](const Array& a) { return py::tuple(py::cast(a.shape())); })
-      .def_property_readonly("dtype", [](const Array& a) { return std::string(dtype_name(a.dtype())); })
-      .def_property_readonly("nbytes", &Array::nbytes)
-      .def_property_readonly("ptr", [](const Array& a) { return reinterpret_cast<uintptr_t>(a.data()); },
-                             "The buffer's address.")
-      .def("to_numpy", &Array::to_numpy, "A host copy as a NumPy array (bf16 widened to float32).")
-      .def("__repr__", &Array::repr);
+      .def("__dlpack_device__", method(&Array::dlpack_device, kArray))
+      .def_property_readonly("__cuda_array_interface__", method(&Array::cuda_array_interface, kArray))
+      .def_property_readonly("shape", [](py::handle self) { return py::tuple(py::cast(array_of(self).shape())); })
+      .def_property_readonly("dtype",
+                             [](py::handle self) { return std::string(dtype_name(array_of(self).dtype())); })
+      .def_property_readonly("nbytes", method(&Array::nbytes, kArray))
+      .def_property_readonly(
+          "ptr", [](py::handle self) { return reinterpret_cast<uintptr_t>(array_of(self).data()); },
+          "The buffer's address.")
+      .def("to_numpy", method(&Array::to_numpy, kArray), "A host copy as a NumPy array (bf16 widened to float32).")
+      .def("__repr__", method(&Array::repr, kArray));
 
   py::class_<Runner>(m, "Executor",
                      R"doc(A graph prepared to run: its passes, kernel selection, buffer plan and kernels, done once.
@@ -160,21 +226,23 @@ Executor(graph, backend="auto", device=0, passes="default", seed=None, *, atol=N
 backend: "auto" (CUDA where a device is present, else the CPU, with a RuntimeWarning), "cuda" or "cpu".
 passes: "default", "none" or a comma-separated list, as `gexec run --passes`.
 seed: draws the inputs that run() is not given (default: the graph's seed, else 0).
-atol, rtol, verify, samples: how check() compares, as the command line's options.
+atol, rtol, verify, samples: how check() compares, as the command line's options and under their rules
+(atol, rtol: finite, 0 to 1e300; samples: at least 1; verify: auto, full, sample or none, since exact
+mode draws inputs of its own). ValueError otherwise.
 cuda_graph: on CUDA, once three runs in a row used the same buffers, the run is captured as a CUDA
 graph and replayed (one launch) until a buffer changes; False launches the kernels every time.)doc")
-      .def(py::init([](const PyGraph& g, const std::string& backend, int device, const std::string& passes,
+      .def(py::init([](py::handle graph, const std::string& backend, int device, const std::string& passes,
                        std::optional<uint64_t> seed, std::optional<double> atol, std::optional<double> rtol,
                        const std::string& verify, int64_t samples, bool cuda_graph) {
              const ExecutorOptions o{.backend = backend, .device = device, .passes = passes, .seed = seed,
                                      .atol = atol, .rtol = rtol, .verify = verify, .samples = samples,
                                      .cuda_graph = cuda_graph};
-             return std::make_unique<Runner>(g, o);
+             return std::make_unique<Runner>(cpp_object<PyGraph>(graph, "gexec.Graph"), o);
            }),
            py::arg("graph"), py::arg("backend") = "auto", py::arg("device") = 0, py::arg("passes") = "default",
            py::arg("seed") = py::none(), py::kw_only(), py::arg("atol") = py::none(), py::arg("rtol") = py::none(),
            py::arg("verify") = "auto", py::arg("samples") = 4096, py::arg("cuda_graph") = true)
-      .def("run", &Runner::run, py::arg("inputs") = py::dict(), py::arg("outputs") = py::none(),
+      .def("run", method(&Runner::run, kExecutor), py::arg("inputs") = py::dict(), py::arg("outputs") = py::none(),
            R"doc(Runs the graph once; returns {output name: array} for every output.
 
 inputs, outputs: {tensor name: array}, any object with __dlpack__ (NumPy on the CPU backend; CuPy or
@@ -191,27 +259,34 @@ PyTorch tensor).
 On CUDA the run is enqueued after the work already on the legacy default stream (CuPy's and
 PyTorch's default) and that stream's later work waits for it; run() returns without waiting for the
 device (call synchronize(), or the caller's own). The GIL is released while the device work is enqueued
-or waited for. Nothing is planned again: a new array only moves the kernels' pointers.)doc")
-      .def("check", &Runner::check,
+or waited for. Nothing is planned again: a new array only moves the kernels' pointers. An output whose
+memory overlaps an input's or another output's is refused (ValueError): the kernels and check() read
+the inputs after outputs are written.)doc")
+      .def("check", method(&Runner::check, kExecutor),
            "Compares the outputs of the last run with the CPU reference of the graph as loaded, on the inputs of "
            "that run (read from the arrays as they are now). Returns one dict per output: name, dtype, mode, "
            "count, checked, max_abs, max_rel, rel_fro, rel_fro_bound, norm_ratio, max_ratio, beyond, worst, worst_got, "
            "worst_ref, worst_bound, atol, rtol, passed (as `gexec run` reports them).")
-      .def("time", &Runner::time, py::arg("iters") = 100, py::kw_only(), py::arg("warmup_iters") = 10,
-           py::arg("warmup_ms") = 0.0, py::arg("cuda_graph") = true, py::arg("profile") = false,
-           py::arg("peak_tflops") = py::none(),
+      .def("time", method(&Runner::time, kExecutor), py::arg("iters") = 100, py::kw_only(),
+           py::arg("warmup_iters") = 10, py::arg("warmup_ms") = 0.0, py::arg("cuda_graph") = true,
+           py::arg("profile") = false, py::arg("peak_tflops") = py::none(),
            "Times runs on the arrays of the last run (or the executor's own buffers) as `gexec run --iters` does; "
-           "returns the dict of its timing-json line (median_us, min_us, ..., tflops, gbps, peak_pct).")
-      .def("synchronize", &Runner::synchronize, "Waits for the device; raises gexec.RuntimeError on a failure.")
-      .def_property_readonly("selection", &Runner::selection, "[(op name, kernel name), ...] after the passes.")
-      .def_property_readonly("backend", &Runner::backend, "\"cuda\" or \"cpu\".")
-      .def_property_readonly("device_name", &Runner::device_name)
-      .def_property_readonly("seed", &Runner::seed, "The seed the inputs left out are drawn from.")
-      .def_property_readonly("inputs", &Runner::input_names, "Names run() accepts in inputs.")
-      .def_property_readonly("outputs", &Runner::output_names, "Names run() returns (and accepts in outputs).")
-      .def_property_readonly("notes", &Runner::notes, "\"op NAME: NOTE\" for each kernel with something to say.")
-      .def_property_readonly("replaying", &Runner::replaying,
+           "returns the dict of its timing-json line (median_us, min_us, ..., tflops, gbps, peak_pct). Signals are "
+           "handled between samples: Ctrl-C raises KeyboardInterrupt.")
+      .def("synchronize", method(&Runner::synchronize, kExecutor),
+           "Waits for the device; raises gexec.RuntimeError on a failure.")
+      .def_property_readonly("selection", method(&Runner::selection, kExecutor),
+                             "[(op name, kernel name), ...] after the passes.")
+      .def_property_readonly("backend", method(&Runner::backend, kExecutor), "\"cuda\" or \"cpu\".")
+      .def_property_readonly("device_name", method(&Runner::device_name, kExecutor))
+      .def_property_readonly("seed", method(&Runner::seed, kExecutor), "The seed the inputs left out are drawn from.")
+      .def_property_readonly("inputs", method(&Runner::input_names, kExecutor), "Names run() accepts in inputs.")
+      .def_property_readonly("outputs", method(&Runner::output_names, kExecutor),
+                             "Names run() returns (and accepts in outputs).")
+      .def_property_readonly("notes", method(&Runner::notes, kExecutor),
+                             "\"op NAME: NOTE\" for each kernel with something to say.")
+      .def_property_readonly("replaying", method(&Runner::replaying, kExecutor),
                              "Whether the last run was the replay of a captured CUDA graph.")
-      .def_property_readonly("rebinds", &Runner::rebinds,
+      .def_property_readonly("rebinds", method(&Runner::rebinds, kExecutor),
                              "How many times a run moved a tensor to another buffer (the same arrays again: none).");
 }

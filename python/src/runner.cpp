@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "check.hpp"
+#include "gexec/app/check_options.hpp"
 #include "gexec/app/run_report.hpp"
 #include "gexec/passes/pipeline.hpp"
 #include "target.hpp"
@@ -31,12 +32,15 @@ py::object json_to_python(const nlohmann::json& j) {
 
 Runner::Runner(const PyGraph& g, const ExecutorOptions& o) : original_(g.graph) {
   seed_ = o.seed.value_or(original_.seed.value_or(0));
-  if (o.verify != "auto" && o.verify != "full" && o.verify != "sample" && o.verify != "exact" && o.verify != "none")
-    throw py::value_error("verify: \"" + o.verify + "\"; expected one of auto, full, sample, exact, none");
+  // The command line's rules (check_options.hpp), without exact mode: its inputs are drawn by
+  // gexec, here they are the caller's.
+  if (Status st = check_option_values(o.verify, python_verify_modes(), o.atol, o.rtol, o.samples); !st)
+    throw py::value_error(st.error().message);
   check_opts_.verify = o.verify;
   check_opts_.atol = o.atol;
   check_opts_.rtol = o.rtol;
   check_opts_.samples = o.samples;
+  check_opts_.device = o.device;
   use_replay_ = o.cuda_graph;
 
   auto names = parse_pass_list(o.passes);
@@ -204,6 +208,10 @@ py::dict Runner::run(const py::dict& inputs, const py::object& outputs) {
     if (out_obj[i]) bind_given(outputs_[i], out_obj[i]);
     else bind_fresh_output(outputs_[i]);
   }
+  if (ex_->bindings_version() != unaliased_version_) {
+    refuse_aliasing();
+    unaliased_version_ = ex_->bindings_version();
+  }
   Status st;
   {
     py::gil_scoped_release nogil;
@@ -216,6 +224,32 @@ py::dict Runner::run(const py::dict& inputs, const py::object& outputs) {
   py::dict result;
   for (const Slot& s : outputs_) result[s.key] = s.result;
   return result;
+}
+
+void Runner::refuse_aliasing() {
+  struct Span {
+    const Slot* slot;
+    uintptr_t begin, end;
+  };
+  std::vector<Span> spans;
+  for (const std::vector<Slot>* slots : {&inputs_, &outputs_})
+    for (const Slot& s : *slots)
+      if (s.bound && s.bound->data) {
+        const auto begin = reinterpret_cast<uintptr_t>(s.bound->data);
+        spans.push_back({&s, begin, begin + uintptr_t(s.tensor->bytes())});
+      }
+  for (size_t i = 0; i < spans.size(); ++i)
+    for (size_t j = i + 1; j < spans.size(); ++j) {
+      const Span &a = spans[i], &b = spans[j];
+      if ((!a.slot->output && !b.slot->output) || a.begin >= b.end || b.begin >= a.end) continue;
+      ran_ = false;  // the bindings are not those of the last run any more
+      const Span& out = a.slot->output ? a : b;
+      const Span& other = &out == &a ? b : a;
+      throw py::value_error("output " + out.slot->name + " shares memory with " +
+                            (other.slot->output ? "output " : "input ") + other.slot->name +
+                            ": an output may not overlap an input or another output (a later op, and check(), "
+                            "would read what the run wrote over it); give it an array of its own");
+    }
 }
 
 Status Runner::enqueue_run() {
@@ -254,11 +288,17 @@ py::list Runner::check() {
       if (!inputs) return inputs.error();
       auto outputs = read_outputs(original_, *ex_);
       if (!outputs) return outputs.error();
-      const std::string mode = check_mode(original_, check_opts_.verify);
-      if (mode == "none") return std::vector<OutputCheck>{};
       // As `gexec run` checks.
-      return check_outputs(original_, *inputs, *outputs,
-                           run_check_settings(check_opts_, mode, seed_, backend_, ex_->precision()));
+      const RunOptions& o = check_opts_;
+      CheckPlan plan = plan_check(original_, o.verify, o.verify_budget, o.samples, {}, backend_ == Backend::cuda);
+      if (plan.mode == "none") return std::vector<OutputCheck>{};
+      CheckSettings settings = run_check_settings(o, plan, seed_, backend_, ex_->precision());
+      std::string why;
+      const auto engine =
+          device_for_check(plan, original_, o.verify, o.verify_budget, o.samples, o.device, settings.precision, &why);
+      if (!why.empty()) settings = run_check_settings(o, plan, seed_, backend_, ex_->precision());
+      settings.device = engine.get();
+      return check_outputs(original_, *inputs, *outputs, settings);
     }();
   }
   if (!checks) throw_runtime_error(checks.error().message);
@@ -283,6 +323,7 @@ py::list Runner::check() {
     d["worst_bound"] = c.worst_bound;
     d["atol"] = c.tol.atol;
     d["rtol"] = c.tol.rtol;
+    d["checked_by"] = c.checked_by;
     d["passed"] = c.pass;
     out.append(d);
   }
@@ -296,6 +337,15 @@ py::dict Runner::time(int iters, int warmup_iters, double warmup_ms, bool cuda_g
   std::unique_lock<std::mutex> lock = hold();
   TimingOptions opts{.iters = iters, .warmup_iters = warmup_iters, .warmup_ms = warmup_ms, .cuda_graph = cuda_graph,
                      .profile = profile};
+  // Ctrl-C (any signal whose handler raises) stops the timing between samples; its exception is
+  // raised once the device work is drained.
+  std::optional<py::error_already_set> raised;
+  opts.poll = [&raised]() -> Status {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() == 0) return {};
+    raised.emplace();  // takes the exception the handler raised
+    return runtime_error("interrupted");
+  };
   RunTiming timing;
   Status st;
   {
@@ -307,6 +357,7 @@ py::dict Runner::time(int iters, int warmup_iters, double warmup_ms, bool cuda_g
     if (st) st = measure_timing(*ex_, opts, peak_tflops, timing);
     if (Status w = device_->default_stream_waits(); st && !w) st = w;
   }
+  if (raised) throw std::move(*raised);
   if (!st) throw_runtime_error(st.error().message);
   return json_to_python(timing_json(timing)).cast<py::dict>();
 }

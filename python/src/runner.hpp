@@ -26,7 +26,9 @@ struct PyGraph {
 };
 
 // The exceptions the module raises for gexec's own errors (set up by the module).
-[[noreturn]] void throw_graph_error(const std::string& message);
+// A GraphError with .problems, a list of (file, pointer, message), and .pointer, the first one's pointer;
+// `source` is how the loader named the file ("<dict>", the path), where the message is the loader's.
+[[noreturn]] void throw_graph_error(const std::string& message, const std::string& source = "");
 [[noreturn]] void throw_runtime_error(const std::string& message);
 // bad_input as GraphError, anything else as gexec.RuntimeError.
 [[noreturn]] void throw_error(const Error& e);
@@ -88,6 +90,8 @@ class Runner {
   void bind_fresh_output(Slot& s);
   void unbind(Slot& s);
   void bind_address(Slot& s, void* address);
+  // ValueError where a given output's memory overlaps an input's or another output's.
+  void refuse_aliasing();
 
   std::mutex mutex_;  // one run (or check or timing) at a time: they share the bindings
   Graph original_;
@@ -101,6 +105,7 @@ class Runner {
   std::vector<Slot> inputs_, outputs_;
   bool ran_ = false;
   int64_t rebinds_ = 0;  // Executor::bind calls that changed an address (for tests)
+  uint64_t unaliased_version_ = ~uint64_t(0);  // the bindings version refuse_aliasing last passed
   // The captured run (Device::capture) of the bindings version it was captured on.
   bool use_replay_ = true;
   std::unique_ptr<Replay> replay_;

@@ -1,6 +1,10 @@
 """The Python API on the CPU backend with NumPy arrays: binding without copies, results, errors."""
 import json
+import signal
+import subprocess
+import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -326,3 +330,152 @@ def test_module_exports_nothing_private():
     private = ("_ZN5gexec", "_ZNK5gexec", "_ZNSt6locale", "_ZNKSt6locale", "_ZNSt8ios_base")
     leaked = [n for n in names if n.startswith(private)]
     assert leaked == [], f"{len(leaked)} private symbols exported, e.g. {leaked[:5]}"
+
+
+# The check's options follow the command line's rules (check_options.hpp).
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"verify": "exact"}, r'verify: "exact"; expected one of auto, full, sample, none \(exact mode draws'),
+        ({"atol": float("inf")}, r"atol: expected a finite number from 0 to 1e300, got inf"),
+        ({"atol": -1.0}, r"atol: expected a finite number from 0 to 1e300, got -1"),
+        ({"atol": float("nan")}, r"atol: expected a finite number from 0 to 1e300, got nan"),
+        ({"rtol": -0.5}, r"rtol: expected a finite number from 0 to 1e300, got -0.5"),
+        ({"samples": 0}, r"samples: expected an integer from 1 to 9223372036854775807, got 0"),
+    ],
+    ids=["exact", "atol_inf", "atol_negative", "atol_nan", "rtol_negative", "samples_0"],
+)
+def test_check_options_are_refused_as_the_command_line_refuses_them(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        gexec.Executor(gexec.Graph.load(GRAPH), backend="cpu", **kwargs)
+
+
+def test_the_check_options_share_the_command_lines_rule():
+    rc, _, err = cli("run", GRAPH, "--backend", "cpu", "--atol", "inf")
+    assert rc == 2 and "expected a finite number from 0 to 1e300" in err
+    with pytest.raises(ValueError, match="expected a finite number from 0 to 1e300"):
+        gexec.Executor(gexec.Graph.load(GRAPH), backend="cpu", atol=float("inf"))
+    ex = gexec.Executor(gexec.Graph.load(GRAPH), backend="cpu", atol=0.0, rtol=1e300, samples=1, verify="sample")
+    ex.run({})
+    assert [r["mode"] for r in ex.check()] == ["sample"]
+
+
+# Robustness: what a hostile or careless caller does must raise a clear exception, never crash.
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "gexec.Executor.__new__(gexec.Executor).run({})",
+        "gexec.Executor.__new__(gexec.Executor).selection",
+        "gexec.Array.__new__(gexec.Array).to_numpy()",
+        "gexec.Array.__new__(gexec.Array).shape",
+        "gexec.Graph.__new__(gexec.Graph).name",
+        "gexec.Executor(gexec.Graph.__new__(gexec.Graph), backend='cpu')",
+    ],
+)
+def test_an_instance_made_by_new_raises_instead_of_crashing(code):
+    # In a child interpreter, so that a crash fails this test instead of ending the session.
+    script = f"import gexec\ntry:\n    {code}\nexcept TypeError as e:\n    print('TypeError:', e)\n"
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, f"exit status {p.returncode} (negative: killed by that signal); {p.stderr}"
+    assert "TypeError:" in p.stdout and "made by __new__ without __init__" in p.stdout, p.stdout
+
+
+def test_an_output_sharing_memory_with_an_input_is_refused(ex):
+    # check() reads the inputs from the arrays after the run: an output written over an input made
+    # the check fail on a correct run. Such a run is refused before anything runs.
+    a, b, bias = arrays()
+    buf = np.zeros(64 * 96, np.float16)
+    a_view = buf[: 64 * 80].reshape(64, 80)
+    a_view[:] = a
+    c = buf.reshape(64, 96)
+    with pytest.raises(ValueError, match=r"output C shares memory with input A"):
+        ex.run({"A": a_view, "B": b, "Bias": bias}, outputs={"C": c})
+    with pytest.raises(gexec.RuntimeError, match="no run"):
+        ex.check()  # the refused run is not one to check
+    with pytest.raises(ValueError, match=r"output C shares memory with input A"):
+        ex.run({"A": a_view, "B": b, "Bias": bias}, outputs={"C": c})  # the same arrays again
+    out = ex.run({"A": a, "B": b, "Bias": bias}, outputs={"C": np.zeros((64, 96), np.float16)})
+    close(out["C"], reference(a, b, bias))
+    assert all(r["passed"] for r in ex.check())
+
+
+def test_a_read_only_input_is_refused_naming_it(ex):
+    a, b, bias = arrays()
+    a.flags.writeable = False
+    try:
+        a.__dlpack__()
+    except BufferError:
+        pass
+    else:
+        pytest.skip("this NumPy exports read-only arrays through DLPack")
+    with pytest.raises(BufferError, match=r"input A: the array refused to export itself through DLPack .*writable"):
+        ex.run({"A": a, "B": b, "Bias": bias})
+
+
+def test_time_stops_at_ctrl_c():
+    # 10^7 iterations take minutes; SIGINT must end them within moments, as KeyboardInterrupt.
+    script = (
+        "import sys, time, gexec\n"
+        f"ex = gexec.Executor(gexec.Graph.load({GRAPH!r}), backend='cpu')\n"
+        "ex.run({})\n"
+        "t0 = time.monotonic()\n"
+        "try:\n"
+        "    print('ready', flush=True)  # a signal from now on is caught below, wherever it lands\n"
+        "    ex.time(iters=10**7, warmup_iters=0)\n"
+        "except KeyboardInterrupt:\n"
+        "    print(f'interrupted after {time.monotonic() - t0:.1f} s', flush=True)\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    finally:
+        p.kill()
+    assert "interrupted after" in out, f"{out}{err}"
+    assert p.returncode == 0
+
+
+def test_graph_error_carries_the_problems_and_the_pointer(tmp_path):
+    with open(GRAPH) as f:
+        d = json.load(f)
+    d["tensors"][0]["dtype"] = "f17"
+    d["ops"][0]["attrs"]["act"] = "relux"
+    with pytest.raises(gexec.GraphError) as e:
+        gexec.Graph.from_dict(d)
+    problems = e.value.problems
+    assert len(problems) == len(str(e.value).splitlines()) == 2
+    assert e.value.pointer == "/tensors/0/dtype"
+    assert problems[0][:2] == ("<dict>", "/tensors/0/dtype") and problems[0][2].startswith('unknown dtype "f17"')
+    assert problems[1][:2] == ("<dict>", "/ops/0/attrs/act") and problems[1][2].startswith('unknown activation')
+    path = bad_path("dtype_unknown.json")
+    with pytest.raises(gexec.GraphError) as e:
+        gexec.Graph.load(path)
+    assert e.value.problems[0][0] == path and e.value.pointer.startswith("/")
+    syntax = tmp_path / "syntax.json"
+    syntax.write_text("{\n  ")
+    with pytest.raises(gexec.GraphError) as e:
+        gexec.Graph.load(str(syntax))
+    [(source, pointer, message)] = e.value.problems
+    assert source == str(syntax) and pointer is None and e.value.pointer is None
+    assert message.startswith("2:") and "JSON syntax error" in message
+
+
+def test_from_dict_takes_numpy_scalars_and_arrays():
+    with open(GRAPH) as f:
+        d = json.load(f)
+    d["tensors"][0]["shape"] = [np.int64(64), np.int32(80)]
+    d["tensors"][1]["init"]["std"] = np.float32(0.25)
+    d["seed"] = np.uint64(7)
+    d["tensors"][2]["init"] = {"values": np.linspace(-1, 1, 96, dtype=np.float32)}  # Bias [96], as an array
+    g = gexec.Graph.from_dict(d)
+    assert g.tensors["A"]["shape"] == (64, 80) and g.seed == 7
+    assert gexec.Executor(g, backend="cpu", seed=np.int64(3)).seed == 3
+    d["seed"] = object()
+    with pytest.raises(TypeError, match="a value of type object in the graph dict"):
+        gexec.Graph.from_dict(d)

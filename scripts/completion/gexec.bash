@@ -16,21 +16,22 @@ _gexec() {
     --arch) COMPREPLY=($(compgen -W "sm_80 sm_86 sm_89 sm_90 sm_100 sm_120" -- "$cur")); return ;;
     --dump|--load-inputs|--inputs|--outputs) COMPREPLY=($(compgen -d -- "$cur")); return ;;
     --report|--emit-graph|--tuning-cache) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    --seed|--device|--atol|--rtol|--samples|--iters|--warmup|--warmup-ms|--autotune-top|--peak-tflops) return ;;
+    --seed|--device|--atol|--rtol|--samples|--verify-budget|--iters|--warmup|--warmup-ms|--autotune-top|--peak-tflops) return ;;
   esac
   case $sub in
     "") COMPREPLY=($(compgen -W "run check validate kernels --version --help -v -q" -- "$cur")) ;;
     run)
       if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "--seed --dry-run --arch --device --backend --atol --rtol --passes --print-after-all
-          --print-after --emit-graph --dump --verify --samples --report --load-inputs --iters --warmup --warmup-ms
+          --print-after --emit-graph --dump --verify --verify-budget --samples --report --load-inputs --iters --warmup --warmup-ms
           --cuda-graph --no-cuda-graph --profile --autotune --autotune-top --tuning-cache --peak-tflops --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -X '!*.json' -- "$cur") $(compgen -d -- "$cur"))
       fi ;;
     check)
       if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "--inputs --outputs --verify --samples --seed --atol --rtol --precision --report --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "--inputs --outputs --verify --verify-budget --backend --device --samples --seed --atol --rtol
+          --precision --report --help" -- "$cur"))
       else
         COMPREPLY=($(compgen -f -X '!*.json' -- "$cur") $(compgen -d -- "$cur"))
       fi ;;

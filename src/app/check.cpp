@@ -1,13 +1,23 @@
 // Checking a run's outputs against the CPU reference of the graph as loaded.
 #include "check.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iterator>
+#include <optional>
+#include <tuple>
 #include <string_view>
 #include <unordered_map>
 
 #include "gexec/rng/init.hpp"
 #include "gexec/verify/reference.hpp"
+#include "gexec/verify/reference_cost.hpp"
 #include "progress.hpp"
+#include "target.hpp"
+
 
 namespace gexec {
 namespace {
@@ -52,15 +62,142 @@ Result<std::map<std::string, std::vector<uint8_t>>> reference_inputs(
   return inputs;
 }
 
-std::string check_mode(const Graph& g, const std::string& verify) {
-  if (verify != "auto") return verify;
-  return reference_work(g) < kFullCheckWork ? "full" : "sample";
+namespace {
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, s < 10 ? "%.2g" : "%.0f", s);
+  return buf;
+}
+
+// The finest strata whose sampled reference fits the budget, else the coarsest.
+std::pair<int64_t, double> choose_strata(const Graph& g, double budget_s, int64_t samples, const Precision& prec,
+                                         const ReferenceRates& rates) {
+  double estimate = 0;
+  for (int64_t tile : kStrata) {
+    estimate = estimate_sampled_seconds(g, prec, samples, tile, rates);
+    if (estimate <= budget_s) return {tile, estimate};
+  }
+  return {kStrata[std::size(kStrata) - 1], estimate};
+}
+
+double op_elements(const Graph& g) {
+  double n = 0;
+  for (const Op& op : g.ops)
+    for (TensorId t : op.outputs) n += double(g.tensor(t).numel());
+  return n;
+}
+
+// The products each output depends on, by op name.
+std::vector<std::string> upstream_products(const Graph& g, const GraphIndex& idx, TensorId out) {
+  std::vector<std::string> names;
+  std::vector<bool> seen(g.tensors.size(), false);
+  std::vector<TensorId> stack{out};
+  while (!stack.empty()) {
+    const TensorId t = stack.back();
+    stack.pop_back();
+    if (seen[size_t(t)]) continue;
+    seen[size_t(t)] = true;
+    const OpId p = idx.producer[size_t(t)];
+    if (p == kNone) continue;
+    const Op& op = g.ops[size_t(p)];
+    if (op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT) names.push_back(op.name);
+    for (TensorId in : op.inputs) stack.push_back(in);
+  }
+  return names;
+}
+
+}  // namespace
+
+CheckPlan plan_check(const Graph& g, const std::string& verify, double budget_s, int64_t samples,
+                     const Precision& prec, bool device) {
+  CheckPlan p;
+  p.mode = verify;
+  if (verify == "none") return p;
+  if (verify == "full" || verify == "exact") {
+    p.device = device;
+    return p;
+  }
+  const bool small = reference_work(g) < kSmallReferenceWork && op_elements(g) < kSmallReferenceElements;
+  if (verify == "sample") {
+    if (small) {
+      p.tile = kStrata[0];  // the finest: affordable whatever the rate
+      return p;
+    }
+    const ReferenceRates& rates = measured_reference_rates();
+    std::tie(p.tile, p.estimate_s) = choose_strata(g, budget_s, samples, prec, rates);
+    return p;
+  }
+  // auto
+  p.mode = "full";
+  if (device) {
+    p.device = true;
+    p.why = "the products summed on the device in float64";
+    return p;
+  }
+  if (small) {
+    p.why = "a small reference";
+    return p;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const ReferenceRates& rates = measured_reference_rates();
+  spdlog::debug("reference rates ({:.0f} ms to measure): products {:.3g} multiply-adds/s, sampled {:.3g}/s, "
+                "elements {:.3g}/s",
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+                rates.product_macs_per_s, rates.sampled_macs_per_s, rates.elements_per_s);
+  const double full = estimate_full_seconds(g, prec, rates);
+  const std::string budget = "the --verify-budget of " + seconds_text(budget_s) + " s";
+  spdlog::debug("full CPU reference estimated at {:.3g} s (budget {:.3g} s)", full, budget_s);
+  if (full <= budget_s) {
+    p.estimate_s = full;
+    p.why = "the full CPU reference is estimated at " + seconds_text(full) + " s, within " + budget;
+    return p;
+  }
+  p.mode = "sample";
+  std::tie(p.tile, p.estimate_s) = choose_strata(g, budget_s, samples, prec, rates);
+  spdlog::debug("full reference estimated at {:.3g} s; sampled, one in every {}x{} tile, at {:.3g} s", full, p.tile,
+                p.tile, p.estimate_s);
+  p.why = "the full CPU reference would take about " + seconds_text(full) + " s, over " + budget;
+  return p;
+}
+
+std::string first_refusal(const ProductEngine& engine, const Graph& g, const Precision& prec) {
+  for (const ProductKind& kind : reference_products(g, prec))
+    if (std::string why = engine.refusal(kind); !why.empty()) return why;
+  return {};
+}
+
+std::unique_ptr<ProductEngine> device_for_check(CheckPlan& plan, const Graph& g, const std::string& verify,
+                                                double budget_s, int64_t samples, int ordinal, const Precision& prec,
+                                                std::string* why) {
+  if (!plan.device) return nullptr;
+  auto opened = open_device_reference(ordinal);
+  *why = opened ? first_refusal(**opened, g, prec) : opened.error().message;
+  if (why->empty()) return std::move(*opened);
+  plan = plan_check(g, verify, budget_s, samples, prec, false);
+  return nullptr;
+}
+
+CheckSummary check_summary(const std::string& requested, const CheckPlan& plan, const CheckSettings& settings,
+                           double reference_work, double budget_s, const ProductEngine* device) {
+  CheckSummary c;
+  c.requested = requested;
+  c.mode = plan.mode;
+  c.precision = settings.precision.tf32 ? "tf32" : "f32";
+  c.samples = settings.samples;
+  c.tile = plan.mode == "sample" ? plan.tile : 0;
+  c.reference_work = reference_work;
+  c.budget_s = budget_s;
+  c.estimate_s = plan.estimate_s;
+  c.why = plan.why;
+  if (device) c.reference = "device", c.device = device->name();
+  return c;
 }
 
 Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
                                                const std::map<std::string, std::vector<uint8_t>>& inputs,
                                                const std::map<std::string, std::vector<uint8_t>>& outputs,
-                                               const CheckSettings& settings) {
+                                               const CheckSettings& settings, std::vector<std::string>* notes) {
   Progress bar("reference");
   const ProgressFn progress = [&bar](double done) { bar.update(done); };
   // The tensor itself, not a search by name: the check stays linear in the number of outputs.
@@ -90,13 +227,60 @@ Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
   };
   if (settings.mode == "sample") {
     auto ref = run_reference_sampled(original, inputs, settings.samples, settings.seed, progress,
-                                      settings.precision);
+                                      settings.precision, settings.tile);
     if (!ref) return ref.error().with("reference");
-    return compare_all(*ref, compare_sampled);
+    auto checks = compare_all(*ref, compare_sampled);
+    if (!checks) return checks;
+    const auto ids = tensor_ids(original);
+    for (OutputCheck& c : *checks) {
+      c.tile = settings.tile;
+      const Tensor& t = original.tensor(ids.at(c.name));
+      const TileShape ts = tile_of(t, settings.tile);
+      const int64_t tiles = sample_count(t, 0, settings.tile);
+      c.checked_by = c.checked >= c.count
+                         ? "the sampled CPU reference at every element"
+                         : "the sampled CPU reference by strata: one element in every " + std::to_string(ts.rows) + "x" +
+                               std::to_string(ts.cols) + " tile" + (c.checked > tiles ? ", the rest at random" : "");
+    }
+    return checks;
   }
-  auto ref = run_reference(original, inputs, progress, settings.precision);
+  std::optional<CrossCheckedEngine> device;
+  if (settings.device) device.emplace(*settings.device, kCrossCheckSamples, settings.seed);
+  using Clock = std::chrono::steady_clock;
+  const auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  const auto t0 = Clock::now();
+  auto ref = run_reference(original, inputs, progress, settings.precision, device ? &*device : nullptr);
   if (!ref) return ref.error().with("reference");
-  return compare_all(*ref, compare_output);
+  const auto t1 = Clock::now();
+  auto checks = compare_all(*ref, compare_output);
+  if (!checks) return checks;
+  spdlog::debug("check: reference {:.1f} ms ({}), comparison {:.1f} ms", ms(t0, t1),
+                device ? fmt::format("device sums {:.1f} ms, their CPU cross-check {:.1f} ms", device->device_ms(),
+                                     device->cross_check_ms())
+                       : std::string("on the CPU"),
+                ms(t1, Clock::now()));
+  const GraphIndex idx(original);
+  const auto ids = tensor_ids(original);
+  for (OutputCheck& c : *checks) {
+    int64_t recomputed = 0, products = 0;
+    if (device)
+      for (const std::string& op : upstream_products(original, idx, ids.at(c.name))) {
+        const auto it = device->on_device().find(op);
+        if (it != device->on_device().end()) recomputed += it->second, ++products;
+      }
+    if (products > 0) {
+      c.reference = "device";
+      c.cross_checked = recomputed;
+      c.checked_by = "the reference with its products summed in float64 on " + device->name() + ", cross-checked at " +
+                     std::to_string(recomputed) + " of their elements against the CPU";
+    } else {
+      c.checked_by = "the full CPU reference";
+    }
+  }
+  if (device && notes) notes->insert(notes->end(), device->notes().begin(), device->notes().end());
+  return checks;
 }
 
 Result<std::map<std::string, std::vector<uint8_t>>> read_outputs(const Graph& original, const Executor& ex) {
@@ -113,10 +297,11 @@ Result<std::map<std::string, std::vector<uint8_t>>> read_outputs(const Graph& or
   return outputs;
 }
 
-CheckSettings run_check_settings(const RunOptions& o, const std::string& mode, uint64_t seed, Backend backend,
+CheckSettings run_check_settings(const RunOptions& o, const CheckPlan& plan, uint64_t seed, Backend backend,
                                  const Precision& declared) {
   CheckSettings settings;
-  settings.mode = mode;
+  settings.mode = plan.mode;
+  settings.tile = plan.tile;
   settings.samples = o.samples;
   settings.seed = seed;
   settings.atol = o.atol;

@@ -1,15 +1,20 @@
 // `gexec check GRAPH --inputs DIR --outputs DIR`: anyone's outputs against gexec's reference.
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
 #include "gexec/app/commands.hpp"
 #include "gexec/app/run_report.hpp"
 #include "gexec/io/load.hpp"
+#include "gexec/io/text.hpp"
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/exact.hpp"
 #include "check.hpp"
+#include "dump.hpp"
 #include "json_report.hpp"
+#include "output_paths.hpp"
 #include "report.hpp"
+#include "target.hpp"
 #include "tensor_files.hpp"
 
 namespace gexec {
@@ -55,11 +60,45 @@ Status check_exact_inputs(const Graph& g, const TensorBytes& inputs) {
   return {};
 }
 
+// What the check reads and its --report must not overwrite: the graph, its init.file arrays and
+// the .npy file of every graph input and output.
+std::vector<std::pair<std::string, std::string>> check_inputs(const Graph& g, const CheckOptions& opts) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<std::string, std::string>> in{{"the graph file", opts.graph_path}};
+  const fs::path graph_dir = fs::path(opts.graph_path).parent_path();
+  for (const Tensor& t : g.tensors)
+    if (t.init && t.init->kind == InitKind::file) {
+      const fs::path p(t.init->file);
+      in.push_back({"the init.file of tensor " + quote_text(t.name), (p.is_relative() ? graph_dir / p : p).string()});
+    }
+  const GraphIndex idx(g);
+  for (size_t t = 0; t < g.tensors.size(); ++t)
+    if (idx.is_input(TensorId(t)))
+      in.push_back({"the --inputs file of " + quote_text(g.tensors[t].name),
+                    (fs::path(opts.inputs_dir) / tensor_file_name(g.tensors[t].name)).string()});
+  for (TensorId id : g.outputs)
+    in.push_back({"the --outputs file of " + quote_text(g.tensor(id).name),
+                  (fs::path(opts.outputs_dir) / tensor_file_name(g.tensor(id).name)).string()});
+  return in;
+}
+
 // The check, filling `summary` (the same section `run` reports); an error returns early.
-Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& rep, CheckSummary& summary) {
+// A --report refused by the checks of its path sets *report_refused: it is not written at all.
+Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& rep, CheckSummary& summary,
+                  bool* report_refused) {
+  const std::vector<std::pair<std::string, std::string>> report{{"--report", opts.report_path}};
+  // Before the graph is read, so that a report about a bad graph never lands on the graph.
+  if (Status s = check_not_inputs(report, {{"the graph file", opts.graph_path}}, opts.force); !s) {
+    *report_refused = true;
+    return s;
+  }
   auto loaded = load_graph_file(opts.graph_path);
   if (!loaded) return loaded.error();
   const Graph& g = *loaded;
+  if (Status s = check_output_files(report, check_inputs(g, opts), opts.force); !s) {
+    *report_refused = true;
+    return s;
+  }
   const uint64_t seed = opts.seed.value_or(g.seed.value_or(0));
   rep["graph"] = {{"name", g.name}, {"file", opts.graph_path}, {"seed", seed}, {"tensors", g.tensors.size()},
                   {"ops", g.ops.size()}};
@@ -71,24 +110,49 @@ Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& r
   out << "read " << files->first.size() << " inputs from " << opts.inputs_dir << " and " << files->second.size()
       << " outputs from " << opts.outputs_dir << "\n";
 
+  Precision prec;
+  prec.tf32 = opts.precision == "tf32";
+  // No kernel to declare the accumulator: f8 products are assumed to come from FP8 tensor cores.
+  if (has_f8_product(g)) prec.merge(fp8_tensor_core_precision(has_fast_accum(g)));
+  // The products summed on a CUDA device where there is one (--backend), else on the CPU.
+  std::string note;
+  auto engine = open_reference_engine(opts.backend, opts.device, &note);
+  if (!engine) return engine.error();
+  CheckPlan plan = plan_check(g, opts.verify, opts.verify_budget, opts.samples, prec, *engine != nullptr);
+  if (plan.device && note.empty()) note = first_refusal(**engine, g, prec);
+  // A device asked for by name that cannot take the products is an error with the figures.
+  if (plan.device && !note.empty() && opts.backend == "cuda") return runtime_error("--backend cuda: " + note);
+  if (plan.device && !note.empty()) {
+    engine->reset();
+    plan = plan_check(g, opts.verify, opts.verify_budget, opts.samples, prec, false);
+  }
+  if (!note.empty()) {
+    out << "note: the reference runs on the CPU: " << note << "\n";
+    rep["notes"].push_back("the reference runs on the CPU: " + note);
+  }
   CheckSettings settings;
-  settings.mode = check_mode(g, opts.verify);
+  settings.mode = plan.mode;
+  settings.tile = plan.tile;
   settings.samples = opts.samples;
   settings.seed = seed;
   settings.atol = opts.atol;
   settings.rtol = opts.rtol;
-  settings.precision.tf32 = opts.precision == "tf32";
-  // No kernel to declare the accumulator: f8 products are assumed to come from FP8 tensor cores.
-  if (has_f8_product(g)) settings.precision.merge(fp8_tensor_core_precision(has_fast_accum(g)));
+  settings.precision = prec;
+  settings.device = plan.device ? engine->get() : nullptr;
   if (settings.mode == "exact") GEXEC_TRY(check_exact_inputs(g, files->first));
-  summary = CheckSummary{opts.verify, settings.mode, opts.precision, opts.samples, reference_work(g), kFullCheckWork,
-                         {}, false};
-  if (settings.mode == "sample") out << "check: sampled, " << opts.samples << " elements per output\n";
-  auto checks = check_outputs(g, files->first, files->second, settings);
+  summary = check_summary(opts.verify, plan, settings, reference_work(g), opts.verify_budget, settings.device);
+  print_check_mode(out, summary);
+  std::vector<std::string> notes;
+  auto checks = check_outputs(g, files->first, files->second, settings, &notes);
+  for (const std::string& n : notes) {
+    out << "note: " << n << "\n";
+    rep["notes"].push_back(n);
+  }
   if (!checks) return checks.error();
+  const auto ids = tensor_ids(g);  // find_tensor per output would be quadratic
   for (OutputCheck& c : *checks) {
-    const TensorId id = g.find_tensor(c.name);
-    std::vector<int64_t> shape = id == kNone ? std::vector<int64_t>{} : g.tensor(id).shape;
+    const auto id = ids.find(c.name);
+    std::vector<int64_t> shape = id == ids.end() ? std::vector<int64_t>{} : g.tensor(id->second).shape;
     summary.outputs.push_back({std::move(c), std::move(shape)});
   }
   summary.compared = true;
@@ -98,13 +162,17 @@ Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& r
 
 }  // namespace
 
-Exit check_command(const CheckOptions& opts, std::ostream& out, std::ostream& err) {
+Exit check_command(const CheckOptions& opts, std::ostream& stdout_stream, std::ostream& err) {
+  // --report -: the JSON alone on stdout, the text on stderr (as `gexec run` does).
+  const bool json_on_stdout = opts.report_path == "-";
+  std::ostream& out = json_on_stdout ? err : stdout_stream;
   nlohmann::json rep = {{"format", kReportFormat}, {"version", kReportVersion}, {"gexec_version", GEXEC_VERSION},
                         {"command", "check"},      {"result", "error"},       {"exit_code", 0},
                         {"error", nullptr},        {"timing", nullptr},       {"warnings", nlohmann::json::array()},
                         {"notes", nlohmann::json::array()}};
   CheckSummary summary;
-  const Status s = check_into(opts, out, rep, summary);
+  bool report_refused = false;
+  const Status s = check_into(opts, out, rep, summary, &report_refused);
   Exit code = Exit::ok;
   if (!s) {
     code = s.error().code;
@@ -117,12 +185,12 @@ Exit check_command(const CheckOptions& opts, std::ostream& out, std::ostream& er
     out << "result: " << (summary.pass() ? "pass" : "FAIL") << "\n";
   }
   rep["exit_code"] = static_cast<int>(code);
-  if (opts.report_path.empty()) return code;
-  if (Status w = write_report(opts.report_path, rep); !w) {
+  if (opts.report_path.empty() || report_refused) return code;
+  if (Status w = write_report(opts.report_path, rep, &stdout_stream); !w) {
     err << "gexec: " << w.error().message << "\n";
     return code == Exit::ok ? w.error().code : code;
   }
-  out << "wrote the report to " << opts.report_path << "\n";
+  if (!json_on_stdout) out << "wrote the report to " << opts.report_path << "\n";
   return code;
 }
 

@@ -12,80 +12,29 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <new>
+#include <sstream>
 
 #include "gexec/app/gemm_command.hpp"
-#include "output_file.hpp"
-
-#include <nlohmann/json.hpp>
+#include "gexec/io/text.hpp"
+#include "results_file.hpp"
 
 namespace gexec {
 namespace {
 
-using json = nlohmann::json;
-
-struct Measure {
-  double median_us = 0, cv = 0;
-  bool passed = true;
-};
-
-double number(const json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0;
-}
-std::string text(const json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end()) return "";
-  return it->is_string() ? it->get<std::string>() : it->dump();
+std::string kind_name(const std::string& format) {
+  return format == "gexec.gemm" ? "a `gexec gemm --json` file (gexec.gemm)" : "a `gexec run --report` file (gexec.report)";
 }
 
-// The measurements of one document, in file order, by key.
-Result<std::vector<std::pair<std::string, Measure>>> measures(const std::string& content, const std::string& path) {
-  json doc;
-  try {
-    doc = json::parse(content);
-  } catch (const json::exception& e) {
-    return bad_input(path + ": not JSON: " + e.what());
-  }
-  std::vector<std::pair<std::string, Measure>> out;
-  const std::string format = doc.is_object() ? text(doc, "format") : "";
-  if (format == "gexec.gemm") {
-    for (const json& p : doc.value("points", json::array())) {
-      std::string key = text(p, "m") + "x" + text(p, "n") + "x" + text(p, "k");
-      if (number(p, "batch") > 1) key += " b" + text(p, "batch");
-      key += " " + text(p, "dtype") + "->" + text(p, "out_dtype") + " bias " + text(p, "bias") + " " +
-             text(p, "act") + " " + text(p, "trans") + " " + text(p, "l2") + " " + text(p, "backend");
-      const double spread = p.contains("spread") ? number(p, "spread") : number(p, "cv");
-      out.push_back({key, {number(p, "median_us"), spread, text(p, "result") == "pass"}});
-    }
-    return out;
-  }
-  if (format == "gexec.report") {
-    const json& t = doc.contains("timing") && doc["timing"].is_object() ? doc["timing"] : json();
-    if (t.is_null()) return bad_input(path + ": this report has no timing (run with --iters N)");
-    const std::string graph = doc.contains("graph") && doc["graph"].is_object() ? text(doc["graph"], "name") : "";
-    const bool passed = text(doc, "result") == "pass";
-    const double median = number(t, "median_us");
-    const double cv = median > 0 && t.contains("p90_us") ? (number(t, "p90_us") - median) / median : number(t, "cv");
-    out.push_back({"run " + graph, {number(t, "median_us"), cv, passed}});
-    for (const json& op : t.value("ops", json::array()))
-      out.push_back({"op " + text(op, "name"), {number(op, "median_us"), cv, passed}});
-    return out;
-  }
-  return bad_input(path + ": neither a `gexec gemm --json` file (format gexec.gemm) nor a `gexec run --report` "
-                   "file (format gexec.report)");
-}
-
-}  // namespace
-
-Result<std::vector<CompareRow>> compare_documents(const std::string& base_text, const std::string& new_text,
-                                                  const CompareOptions& opts) {
-  auto base = measures(base_text, opts.base);
-  if (!base) return base.error();
-  auto next = measures(new_text, opts.next);
-  if (!next) return next.error();
-  std::map<std::string, Measure> by_key(next->begin(), next->end());
+Result<std::vector<CompareRow>> compare_results(const ResultsFile& base, const ResultsFile& next,
+                                                const CompareOptions& opts) {
+  // Points and run reports share no key: every row would be "missing" or "new".
+  if (base.format != next.format)
+    return bad_input(path_text(opts.base) + " is " + kind_name(base.format) + " and " + path_text(opts.next) + " is " +
+                     kind_name(next.format) + "; compare two files of the same kind");
+  std::map<std::string, Measure> by_key(next.rows.begin(), next.rows.end());
   std::vector<CompareRow> rows;
-  for (const auto& [key, b] : *base) {
+  for (const auto& [key, b] : base.rows) {
     CompareRow r;
     r.key = key;
     r.base_us = b.median_us;
@@ -99,7 +48,7 @@ Result<std::vector<CompareRow>> compare_documents(const std::string& base_text, 
     by_key.erase(it);
     r.new_us = n.median_us;
     r.ratio = b.median_us > 0 ? n.median_us / b.median_us : 0;
-    r.noise = std::max(opts.threshold, 2 * std::sqrt(b.cv * b.cv + n.cv * n.cv));
+    r.noise = std::max(opts.threshold, 2 * std::sqrt(b.spread * b.spread + n.spread * n.spread));
     if (!n.passed) r.verdict = "FAILED";
     else if (!(b.median_us > 0) || !(n.median_us > 0)) r.verdict = "untimed";
     else if (r.ratio > 1 + r.noise) r.verdict = "SLOW";
@@ -107,7 +56,7 @@ Result<std::vector<CompareRow>> compare_documents(const std::string& base_text, 
     else r.verdict = "same";
     rows.push_back(r);
   }
-  for (const auto& [key, n] : *next) {
+  for (const auto& [key, n] : next.rows) {
     if (!by_key.count(key)) continue;
     CompareRow r;
     r.key = key;
@@ -118,24 +67,39 @@ Result<std::vector<CompareRow>> compare_documents(const std::string& base_text, 
   return rows;
 }
 
+Result<std::vector<CompareRow>> compare_files(const CompareOptions& opts) {
+  try {
+    auto base = read_results_file(opts.base);
+    if (!base) return base.error();
+    auto next = read_results_file(opts.next);
+    if (!next) return next.error();
+    return compare_results(*base, *next, opts);
+  } catch (const std::bad_alloc&) {
+    return runtime_error("out of host memory reading " + path_text(opts.base) + " and " + path_text(opts.next) +
+                         " (an allocation failed); nothing was compared");
+  }
+}
+
+}  // namespace
+
+Result<std::vector<CompareRow>> compare_documents(const std::string& base_text, const std::string& new_text,
+                                                  const CompareOptions& opts) {
+  std::istringstream b(base_text), n(new_text);
+  auto base = read_results(b, opts.base);
+  if (!base) return base.error();
+  auto next = read_results(n, opts.next);
+  if (!next) return next.error();
+  return compare_results(*base, *next, opts);
+}
+
 Exit compare_command(const CompareOptions& opts, std::ostream& out, std::ostream& err) {
   if (!(opts.threshold >= 0)) {
     err << "gexec: --threshold: a fraction of 0 or more (0.05 is 5%)\n";
     return Exit::bad_input;
   }
-  std::string texts[2];
-  const std::string* paths[2] = {&opts.base, &opts.next};
-  for (int i = 0; i < 2; ++i) {
-    bool exists = false;
-    auto t = read_existing_file(*paths[i], &exists);
-    if (t && !exists) t = bad_input(*paths[i] + ": no such file");
-    if (!t) {
-      err << "gexec: " << t.error().message << "\n";
-      return t.error().code;
-    }
-    texts[i] = *t;
-  }
-  auto rows = compare_documents(texts[0], texts[1], opts);
+  // Streamed (results_file.hpp): memory grows with the points, not the files; what still runs
+  // out is said, with exit 3, not an abort.
+  auto rows = compare_files(opts);
   if (!rows) {
     err << "gexec: " << rows.error().message << "\n";
     return rows.error().code;

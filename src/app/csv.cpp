@@ -1,6 +1,8 @@
 // CSV fields, tags and the appended document.
 #include "gexec/app/csv.hpp"
 
+#include "gexec/io/text.hpp"
+
 namespace gexec {
 
 std::string csv_field(std::string_view s) {
@@ -39,23 +41,29 @@ Result<std::vector<std::pair<std::string, std::string>>> parse_tags(std::string_
   return out;
 }
 
-Result<std::string> csv_document(const std::string& existing, bool append, const std::string& header,
-                                 const std::vector<std::string>& rows, const std::string& path) {
-  std::string out;
-  if (append && !existing.empty()) {
-    const size_t eol = existing.find('\n');
-    const std::string first = existing.substr(0, eol == std::string::npos ? existing.size() : eol + 1);
-    if (first != header)
-      return bad_input("--append: " + path + " has other columns than this sweep writes (its header is '" +
-                       first.substr(0, first.find_last_not_of("\r\n") + 1) +
-                       "'); write to a new file or use the same --tags keys and --percentile list");
-    out = existing;
-    if (out.back() != '\n') out += '\n';
-  } else {
-    out = header;
-  }
-  for (const std::string& r : rows) out += r;
-  return out;
+Result<std::string> csv_append_start(const FileHead& head, const std::string& header, const std::string& path) {
+  if (head.empty) return header;
+  if (head.first_line + "\n" != header)
+    return bad_input("--append: " + path_text(path) + " has other columns than this sweep writes (its header is " +
+                     quote_text(head.first_line.substr(0, head.first_line.find_last_not_of('\r') + 1), 200) +
+                     "); write to a new file or use the same --tags keys and --percentile list");
+  // A file cut short of its last line break still gets its rows on lines of their own.
+  return head.ends_in_newline ? std::string() : std::string("\n");
+}
+
+Status check_csv_columns(const std::vector<std::string>& columns,
+                         const std::vector<std::pair<std::string, std::string>>& tags) {
+  for (size_t i = 0; i < columns.size(); ++i)
+    for (size_t j = 0; j < i; ++j) {
+      if (columns[i] != columns[j]) continue;
+      for (const auto& [k, v] : tags)
+        if (k == columns[i])
+          return bad_input("--tags: the key " + quote_text(k) +
+                           " is also a column gexec gemm writes; name the tag otherwise");
+      return bad_input("the CSV would have two columns " + quote_text(columns[i]) +
+                       " (a percentile given twice in --percentile?)");
+    }
+  return {};
 }
 
 }  // namespace gexec

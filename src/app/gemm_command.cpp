@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -16,6 +17,7 @@
 #include "gexec/app/csv.hpp"
 #include "json_report.hpp"
 #include "gexec/app/nvml.hpp"
+#include "gexec/io/append_file.hpp"
 #include "gexec/io/text.hpp"
 #include "output_file.hpp"
 #include "output_paths.hpp"
@@ -334,22 +336,39 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
     err << "gexec: " << s.error().message << "\n";
     return s.error().code;
   }
-  std::string csv_existing;
   const std::vector<std::string> columns = csv_columns(*pcts, *tags);
-  const std::string header = csv_line(columns);
-  if (!opts.csv_path.empty() && opts.append) {
-    bool exists = false;
-    auto text = read_existing_file(opts.csv_path, &exists);
-    if (!text) {
-      err << "gexec: " << text.error().message << "\n";
-      return text.error().code;
-    }
-    csv_existing = *text;
-    if (auto doc = csv_document(csv_existing, true, header, {}, opts.csv_path); !doc) {
-      err << "gexec: " << doc.error().message << "\n";
-      return doc.error().code;
-    }
+  if (Status s = check_csv_columns(columns, *tags); !s) {
+    err << "gexec: " << s.error().message << "\n";
+    return s.error().code;
   }
+  // The CSV grows by a whole row as each point ends (io/append_file.hpp): an interrupted sweep
+  // keeps the rows it finished, and sweeps appending to one file at once lose none.
+  const std::string header = csv_line(columns);
+  std::optional<AppendFile> csv;
+  if (!opts.csv_path.empty() && opts.csv_path != "-") {
+    auto f = opts.append ? AppendFile::extend(opts.csv_path,
+                                              [&](const FileHead& head) {
+                                                return csv_append_start(head, header, opts.csv_path);
+                                              })
+                         : AppendFile::replace(opts.csv_path, header);
+    if (!f) {
+      err << "gexec: " << (f.error().code == Exit::bad_input ? "" : "--csv: ") << f.error().message << "\n";
+      return f.error().code;
+    }
+    csv.emplace(std::move(*f));
+  }
+  const auto write_csv = [&](const std::string& text) -> Status {
+    // The table first: --csv /dev/stdout writes on the same descriptor.
+    out.flush();
+    std::fflush(stdout);
+    if (csv) return csv->append(text);
+    if (opts.csv_path == "-") out << text << std::flush;
+    return {};
+  };
+  if (opts.csv_path == "-") (void)write_csv(header);
+  // Said once, terminal or not (the progress bar shows only on a terminal); -q silences it.
+  if (opts.progress)
+    err << "gexec: gemm: " << points->size() << " point" << (points->size() == 1 ? "" : "s") << " to run\n";
   // Until --pad reaches the kernels as an option, it reaches them as the variable they read.
   if (opts.run.pad == "never") setenv("GEXEC_PAD", "0", 1);
   else if (opts.run.pad == "always") setenv("GEXEC_PAD", "1", 1);
@@ -357,7 +376,6 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
 
   RunOptions base = opts.run;
   std::vector<Row> rows;
-  std::vector<std::string> csv_rows;
   std::set<std::string> warned;
   json exported = json::array();
   std::string times_csv = "point,m,n,k,batch,dtype,bias,act,trans,l2,sample,us\n";
@@ -386,15 +404,9 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
       for (size_t s = 0; s < row.timing->samples.size(); ++s)
         times_csv += key + std::to_string(s) + "," + num(row.timing->samples[s], "%.4f") + "\n";
     }
-    csv_rows.push_back(csv_line(csv_fields(row, opts, *pcts, *tags)));
-    // Rewritten after every point, so that an interrupted sweep keeps the points it finished.
-    if (!opts.csv_path.empty()) {
-      auto doc = csv_document(csv_existing, opts.append, header, csv_rows, opts.csv_path);
-      Status s = doc ? write_output_file(opts.csv_path, *doc, &out) : Status(doc.error());
-      if (!s) {
-        err << "gexec: --csv: " << s.error().message << "\n";
-        return Exit::runtime;
-      }
+    if (Status s = write_csv(csv_line(csv_fields(row, opts, *pcts, *tags))); !s) {
+      err << "gexec: --csv: " << s.error().message << "\n";
+      return Exit::runtime;
     }
     rows.push_back(std::move(row));
   }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 
 #include "gexec/ir/graph_build.hpp"
 
@@ -51,6 +52,13 @@ Result<std::vector<T>> parse_list(std::string_view text, std::string_view option
   return out;
 }
 
+// The one wording of the cap on a sweep's size, for the whole sweep and for one option's list.
+Error too_many_points(double count, std::string_view what = "the sweep") {
+  const std::string n = count < 9e18 ? std::to_string(int64_t(count)) : "more than 9e18";
+  return bad_input(std::string(what) + " has " + n + " points; a sweep has at most " +
+                   std::to_string(kMaxSweepPoints) + " (split it into several sweeps)");
+}
+
 Result<DType> parse_ab_dtype(std::string_view s, std::string_view option) {
   const auto t = parse_dtype(s);
   if (!t) return bad_input(std::string(option) + ": unknown dtype '" + std::string(s) + "'");
@@ -72,15 +80,19 @@ Result<std::vector<int64_t>> parse_sizes(std::string_view text, std::string_view
     const auto r = split(part, ':');
     if (r.size() != 3)
       return bad_input(std::string(option) + ": '" + std::string(part) + "' is not a range start:end:step");
-    auto a = parse_size(r[0], option), b = parse_size(r[1], option), step = parse_size(r[2], option);
+    auto a = parse_size(r[0], option), b = parse_size(r[1], option), step = parse_size(r[2], option, true);
     if (!a) return a.error();
     if (!b) return b.error();
     if (!step) return step.error();
+    if (*step == 0)
+      return bad_input(std::string(option) + ": the range '" + std::string(part) +
+                       "' has step 0; the step (after the second ':') is a whole number from 1 to " +
+                       std::to_string(kMaxDim));
     if (*b < *a)
       return bad_input(std::string(option) + ": the range '" + std::string(part) + "' ends before it starts");
     if ((*b - *a) / *step >= kMaxSweepPoints)
-      return bad_input(std::string(option) + ": the range '" + std::string(part) + "' has more than " +
-                       std::to_string(kMaxSweepPoints) + " values");
+      return too_many_points(double((*b - *a) / *step + 1),
+                             std::string(option) + ": the range '" + std::string(part) + "' alone");
     for (int64_t v = *a; v <= *b; v += *step) out.push_back(v);
   }
   return out;
@@ -122,8 +134,8 @@ Result<std::vector<std::array<int64_t, 3>>> sweep_shapes(const GemmSweepText& t)
   if (!ns) return ns.error();
   auto ks = parse_sizes(t.k, "--k");
   if (!ks) return ks.error();
-  if (double(ms->size()) * double(ns->size()) * double(ks->size()) > double(kMaxSweepPoints))
-    return bad_input("the sweep has more than " + std::to_string(kMaxSweepPoints) + " points");
+  const double shapes = double(ms->size()) * double(ns->size()) * double(ks->size());
+  if (shapes > double(kMaxSweepPoints)) return too_many_points(shapes, "the product of --m, --n and --k");
   for (int64_t m : *ms)
     for (int64_t n : *ns)
       for (int64_t k : *ks) out.push_back({m, n, k});
@@ -133,6 +145,8 @@ Result<std::vector<std::array<int64_t, 3>>> sweep_shapes(const GemmSweepText& t)
 }  // namespace
 
 Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
+  // A NaN or infinite alpha makes every point's output non-finite: nothing to check or time.
+  if (!std::isfinite(t.alpha)) return bad_input("--alpha: " + std::to_string(t.alpha) + " is not a finite number");
   auto shapes = sweep_shapes(t);
   if (!shapes) return shapes.error();
   auto batches = parse_sizes(t.batch, "--batch");
@@ -177,9 +191,7 @@ Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
 
   const double count = double(shapes->size()) * double(batches->size()) *
                        double(dtypes->size()) * double(biases->size()) * double(acts->size()) * double(trans->size());
-  if (count > double(kMaxSweepPoints))
-    return bad_input("the sweep has " + std::to_string(int64_t(count)) + " points; at most " +
-                     std::to_string(kMaxSweepPoints));
+  if (count > double(kMaxSweepPoints)) return too_many_points(count);
   std::vector<GemmPoint> out;
   for (const auto& [m, n, k] : *shapes)
     for (int64_t b : *batches)

@@ -11,6 +11,10 @@
 
 #include "report.hpp"
 
+#if GEXEC_HAVE_CPU
+#include "gexec/backends/cpu_device.hpp"
+#endif
+
 namespace gexec {
 namespace {
 
@@ -51,15 +55,25 @@ int64_t full_reference_peak(const Graph& g) {
   return std::max(peak, now);
 }
 
-// The sampled reference computes in full only what products read from other ops.
+// The sampled reference computes in full only what products read from other ops, and lays the
+// operands of the products it samples out in double (values, and carried variances where an
+// operand comes from an op): counted for every product, an upper bound.
 int64_t sampled_reference_peak(const Graph& g, int64_t samples) {
   const GraphIndex idx(g);
   int64_t bytes = 0;
   for (const Op& op : g.ops)
     if (op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT)
-      for (TensorId t : op.inputs)
-        if (idx.producer[size_t(t)] != kNone) bytes = add(bytes, mul(g.tensor(t).numel(), 2 * kRefBytes));
-  for (TensorId t : g.outputs) bytes = add(bytes, mul(std::min(samples, g.tensor(t).numel()), kRefBytes + 8));
+      for (size_t k = 0; k < op.inputs.size(); ++k) {
+        const TensorId t = op.inputs[k];
+        const bool computed = idx.producer[size_t(t)] != kNone;
+        if (computed) bytes = add(bytes, mul(g.tensor(t).numel(), 2 * kRefBytes));
+        if (k < 2) bytes = add(bytes, mul(g.tensor(t).numel(), computed ? 16 : 8));
+      }
+  // At least `samples` per output, and one in every tile of 8 x 8 (the finest strata) or more.
+  for (TensorId t : g.outputs) {
+    const int64_t n = g.tensor(t).numel();
+    bytes = add(bytes, mul(std::min(std::max(samples, n / 64 + 1), n), kRefBytes + 8));
+  }
   return bytes;
 }
 
@@ -119,11 +133,29 @@ HostEstimate estimate_host_memory(const RunOptions& opts, const Graph& original,
   else if (check_mode == "sample") e.reference = sampled_reference_peak(original, opts.samples);
   if (dump) e.dump = mul(largest, 4);
   e.timing = mul(int64_t(std::max(opts.timing.iters, 0)), 16);
-  if (backend == Backend::cpu) e.arena = add(plan.arena_bytes, largest_input);  // and one input drawn at a time
+  if (backend == Backend::cpu) {
+    e.arena = add(plan.arena_bytes, largest_input);  // and one input drawn at a time
+    bool products = false;
+    for (const Op& op : original.ops) products |= op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT;
+    if (products) e.blas_address_space = mul(openblas_buffer_bytes(), openblas_thread_count());
+  }
   return e;
 }
 
-int64_t host_bytes_free(std::string* why) {
+// OpenBLAS 0.3.21 (DYNAMIC_ARCH, x86-64) maps BUFFER_SIZE = 32 << 22 bytes plus a page per working
+// thread, seen as the 134221824-byte malloc it retries forever under ulimit -v; older builds used
+// less (32 << 20), so this bounds them too.
+int64_t openblas_buffer_bytes() { return (int64_t(32) << 22) + 4096; }
+
+int openblas_thread_count() {
+#if GEXEC_HAVE_CPU
+  return std::max(1, openblas_threads());
+#else
+  return 1;
+#endif
+}
+
+int64_t host_bytes_free(std::string* why, int64_t address_space_only) {
   int64_t free = mem_available();
   *why = "available memory";
   if (free < 0) free = kMax, *why = "no limit known";
@@ -133,15 +165,22 @@ int64_t host_bytes_free(std::string* why) {
     struct rlimit lim {};
     if (getrlimit(res, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) continue;
     const int64_t cap = lim.rlim_cur > uint64_t(kMax) ? kMax : int64_t(lim.rlim_cur);
-    const int64_t left = std::max<int64_t>(0, cap - (res == RLIMIT_AS ? used : 0));
-    if (left < free) free = left, *why = name;
+    const int64_t taken = res == RLIMIT_AS ? add(used, address_space_only) : 0;
+    const int64_t left = std::max<int64_t>(0, cap - taken);
+    if (left < free) {
+      free = left;
+      *why = name;
+      if (res == RLIMIT_AS && address_space_only > 0)
+        *why += ", less " + human_bytes(address_space_only) + " of address space for OpenBLAS's buffers (" +
+                std::to_string(openblas_thread_count()) + (openblas_thread_count() == 1 ? " thread)" : " threads)");
+    }
   }
   return free;
 }
 
 Status check_host_memory(const HostEstimate& need) {
   std::string why;
-  const int64_t free = host_bytes_free(&why);
+  const int64_t free = host_bytes_free(&why, need.blas_address_space);
   const int64_t total = need.total();
   if (total <= free) return {};
   std::string parts;

@@ -85,6 +85,10 @@ json output_json(const CheckedOutput& o) {
           {"atol", c.tol.atol},
           {"rtol", c.tol.rtol},
           {"exact", c.tol.exact},
+          {"reference", c.reference},
+          {"cross_checked", c.cross_checked},
+          {"tile", c.tile},
+          {"checked_by", c.checked_by},
           {"pass", c.pass}};
 }
 
@@ -105,8 +109,13 @@ json check_json(const CheckSummary& c) {
           {"mode", c.mode},
           {"samples", c.samples},
           {"precision", c.precision},
+          {"tile", c.tile},
           {"reference_multiply_adds", c.reference_work},
-          {"full_check_limit", c.full_check_limit},
+          {"budget_s", c.budget_s},
+          {"estimate_s", c.estimate_s >= 0 ? json(c.estimate_s) : json(nullptr)},
+          {"reference", c.reference},
+          {"device", c.device.empty() ? json(nullptr) : json(c.device)},
+          {"why", c.why},
           {"outputs", outputs}};
 }
 
@@ -158,6 +167,7 @@ nlohmann::json common_options_json(const RunOptions& o) {
           {"device", o.device},
           {"pad", o.pad},
           {"verify", o.verify},
+          {"verify_budget", o.verify_budget},
           {"iters", o.timing.iters},
           {"warmup", o.timing.warmup_iters},
           {"warmup_ms", o.timing.warmup_ms},

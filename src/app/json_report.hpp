@@ -11,7 +11,7 @@ namespace gexec {
 
 // The report's format name and version; a change of meaning bumps the version.
 inline constexpr const char* kReportFormat = "gexec.report";
-inline constexpr int kReportVersion = 2;
+inline constexpr int kReportVersion = 3;
 
 // The whole document: the header (format, versions), the result and exit status, and every
 // section the run reached. Infinities and NaN are written as null (JSON has neither).

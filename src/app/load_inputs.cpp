@@ -4,13 +4,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 
 #include "dump.hpp"
 #include "gexec/io/npy.hpp"
 #include "gexec/io/text.hpp"
-#include "gexec/ir/real_value.hpp"
+#include "tensor_files.hpp"
 
 namespace gexec {
 
@@ -35,26 +34,13 @@ Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::strin
     // The same dtype rule as init.file.
     if (const std::string why = npy_dtype_problem(a->descr, t.dtype); !why.empty())
       return bad_input("--load-inputs: " + path_text(path) + " " + why);
-    std::vector<uint8_t> bytes(static_cast<size_t>(t.bytes()));
-    const int64_t n = t.numel();
-    int64_t overflowed = 0;
-    for (int64_t l = 0; l < n; ++l) {
-      // The array is in C order, element l being the tensor's logical element l.
-      const int64_t at = storage_index(t, l);
-      const double v = a->values[size_t(l)];
-      // f8: the file holds real values (a --dump writes them so), stored divided by the scale; storing
-      // saturates, so only the other dtypes can overflow to inf.
-      if (is_f8(t.dtype)) {
-        store_real(bytes.data(), t, at, v);
-        continue;
-      }
-      store_from_float(bytes.data(), t.dtype, at, static_cast<float>(v));
-      overflowed += std::isfinite(v) && !std::isfinite(load_as_float(bytes.data(), t.dtype, at));
-    }
+    // f8: the file holds real values (a --dump writes them so), stored divided by the scale.
+    StoredArray stored = store_array(*a, t);
+    const int64_t overflowed = stored.overflowed;
     if (overflowed > 0)
       spdlog::warn("--load-inputs: {}: {} finite value{} beyond the range of {} became inf", path_text(path),
                    overflowed, overflowed == 1 ? "" : "s", dtype_name(t.dtype));
-    out[t.name] = std::move(bytes);
+    out[t.name] = std::move(stored.bytes);
   }
   return out;
 }

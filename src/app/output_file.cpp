@@ -1,7 +1,7 @@
 // Output files of the commands: "-" on the given stream, anything else by write_file_atomic.
 #include "output_file.hpp"
 
-#include <filesystem>
+#include <cstdio>
 
 #include "gexec/io/file.hpp"
 
@@ -14,17 +14,11 @@ Status write_output_file(const std::string& path, std::string_view text, std::os
     stdout_stream->flush();
     return {};
   }
+  // A path to this process's stdout (/dev/stdout) is written on the descriptor: what was printed
+  // before must be out first.
+  if (stdout_stream) stdout_stream->flush();
+  std::fflush(stdout);
   return write_file_atomic(path, text);
-}
-
-Result<std::string> read_existing_file(const std::string& path, bool* exists) {
-  std::error_code ec;
-  // A dangling symbolic link is something there: InputFile says what is wrong with it.
-  *exists = std::filesystem::exists(std::filesystem::symlink_status(path, ec));
-  if (!*exists) return std::string();
-  auto f = InputFile::open(path);
-  if (!f) return f.error();
-  return f->read_all();
 }
 
 }  // namespace gexec

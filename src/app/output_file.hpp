@@ -1,5 +1,6 @@
 // Output files of the commands, through the io layer's atomic writes (gexec/io/file.hpp): whole
-// or not at all, the old file kept on failure; "-" is stdout.
+// or not at all, the old file kept on failure, links followed, a FIFO or /dev/stdout written in
+// place; "-" is stdout.
 #pragma once
 
 #include <ostream>
@@ -13,9 +14,5 @@ namespace gexec {
 // Writes `text` to `path` with write_file_atomic; path "-" writes it on `stdout_stream` instead.
 // Runtime errors name the file and the system's reason.
 Status write_output_file(const std::string& path, std::string_view text, std::ostream* stdout_stream = nullptr);
-
-// The whole of a file, or nothing (no error, *exists false) when there is nothing at `path`;
-// a folder, FIFO or unreadable file is refused as InputFile::open refuses it.
-Result<std::string> read_existing_file(const std::string& path, bool* exists);
 
 }  // namespace gexec

@@ -1,6 +1,7 @@
 // Output paths checked before the run: writable, distinct, and never one of the run's inputs.
 #include "output_paths.hpp"
 
+#include <limits.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include "dump.hpp"
 #include "gexec/tune/tuning_cache.hpp"
 #include "gexec/io/file.hpp"
+#include "gexec/io/output_target.hpp"
 #include "gexec/io/text.hpp"
 
 namespace gexec {
@@ -41,23 +43,37 @@ Status check_folder_writable(const Named& out, const fs::path& dir) {
   return {};
 }
 
-// A file output: nothing there yet, or a regular file; its folder exists and is writable.
+// A name longer than the file system takes (NAME_MAX, 255 bytes) or a path beyond PATH_MAX
+// fails only when the file is opened, after the work: found here instead.
+Status check_name_lengths(const Named& out, const fs::path& p) {
+  for (const fs::path& part : p)
+    if (part.native().size() > NAME_MAX)
+      return refuse(out, "the name " + quote_text(part.native()) + " is " + std::to_string(part.native().size()) +
+                             " bytes; a file or folder name is at most " + std::to_string(NAME_MAX) + " bytes");
+  if (p.native().size() >= PATH_MAX)
+    return refuse(out, "the path is " + std::to_string(p.native().size()) + " bytes; at most " +
+                           std::to_string(PATH_MAX - 1));
+  return {};
+}
+
+// A file output, followed through its links (gexec/io/output_target.hpp): nothing there yet or a
+// regular file, in a folder that exists and is writable; or a FIFO, a character device or one of
+// this process's descriptors, written in place.
 Status check_file_output(const Named& out) {
   if (out.path.empty()) return bad_input(out.option + ": the path is empty");
-  std::error_code ec;
-  const fs::file_status st = fs::status(out.path, ec);
-  if (fs::exists(st)) {
-    if (fs::is_directory(st)) return refuse(out, "is a folder; name a file");
-    if (!fs::is_regular_file(st)) return refuse(out, "exists and is not a regular file; name a file");
-  } else if (fs::is_symlink(fs::symlink_status(out.path, ec))) {
-    return refuse(out, "is a symbolic link to nothing");
-  }
-  return check_folder_writable(out, folder_of(out.path));
+  GEXEC_TRY(check_name_lengths(out, out.path));
+  auto target = resolve_output(out.path.string());
+  if (!target) return bad_input(out.option + ": " + target.error().message);
+  if (target->kind != OutputTarget::Kind::file) return {};
+  const fs::path real(target->path);
+  GEXEC_TRY(check_name_lengths(out, real));
+  return check_folder_writable(out, folder_of(real));
 }
 
 // The --dump folder: a folder, or nothing under a writable folder (it is then created).
 Status check_dump_folder(const Named& out) {
   if (out.path.empty()) return bad_input(out.option + ": the path is empty");
+  GEXEC_TRY(check_name_lengths(out, out.path));
   std::error_code ec;
   const fs::file_status st = fs::status(out.path, ec);
   if (fs::exists(st)) {
@@ -81,6 +97,17 @@ bool same_file(const fs::path& a, const fs::path& b) {
   const bool eq = fs::equivalent(a, b, ec);
   return !ec && eq;
 }
+
+// Where a file output lands, links followed, as an absolute path: two outputs that do not exist
+// yet are the same file when they land on the same name.
+fs::path landing(const fs::path& p) {
+  auto t = resolve_output(p.string());
+  std::error_code ec;
+  const fs::path real = t && t->kind == OutputTarget::Kind::file ? fs::path(t->path) : p;
+  return fs::absolute(real, ec).lexically_normal();
+}
+
+bool same_output(const fs::path& a, const fs::path& b) { return same_file(a, b) || landing(a) == landing(b); }
 
 }  // namespace
 
@@ -136,8 +163,7 @@ Status check_run_paths(const RunOptions& opts, const Graph& original, std::strin
 
   for (size_t i = 0; i < outputs.size(); ++i) {
     for (size_t j = 0; j < i; ++j)
-      if (same_file(outputs[i].path, outputs[j].path) ||
-          fs::absolute(outputs[i].path).lexically_normal() == fs::absolute(outputs[j].path).lexically_normal()) {
+      if (same_output(outputs[i].path, outputs[j].path)) {
         *refused = outputs[i].option + " " + outputs[j].option;
         return refuse(outputs[i], "is also the file of " + outputs[j].option + "; name two different files");
       }
@@ -160,13 +186,21 @@ Status check_output_files(const std::vector<std::pair<std::string, std::string>>
   for (const Named& out : outs) GEXEC_TRY(check_file_output(out));
   for (size_t i = 0; i < outs.size(); ++i) {
     for (size_t j = 0; j < i; ++j)
-      if (same_file(outs[i].path, outs[j].path) ||
-          fs::absolute(outs[i].path).lexically_normal() == fs::absolute(outs[j].path).lexically_normal())
+      if (same_output(outs[i].path, outs[j].path))
         return refuse(outs[i], "is also the file of " + outs[j].option + "; name two different files");
-    if (force) continue;
-    for (const auto& [what, path] : inputs)
-      if (same_file(outs[i].path, path))
-        return refuse(outs[i], "is " + what + " of this run; gexec does not overwrite its own inputs");
+  }
+  return check_not_inputs(outputs, inputs, force);
+}
+
+Status check_not_inputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                        const std::vector<std::pair<std::string, std::string>>& inputs, bool force) {
+  if (force) return {};
+  for (const auto& [option, path] : outputs) {
+    if (path.empty() || path == "-") continue;
+    for (const auto& [what, in] : inputs)
+      if (same_file(path, in))
+        return refuse({option, path}, "is " + what + " of this run; gexec does not overwrite its own inputs "
+                                      "(pass --force to allow it)");
   }
   return {};
 }

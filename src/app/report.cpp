@@ -62,13 +62,21 @@ void print_dump(std::ostream& out, const DumpSummary& d) {
   out << "\n";
 }
 
+}  // namespace
+
 // How the outputs are checked: printed before the reference runs, since it can take a while.
 void print_check_mode(std::ostream& out, const CheckSummary& c) {
   if (c.mode == "none") out << "check: skipped (--verify none)\n";
   if (c.mode == "sample")
-    out << "check: sampled, " << c.samples << " elements per output (--verify " << c.requested << "; the reference"
-        << " would take " << c.reference_work << " multiply-adds)\n";
+    out << "check: sampled by strata, one element in every " << c.tile << "x" << c.tile << " tile of each output and "
+        << "at least " << c.samples << " per output (--verify " << c.requested << (c.why.empty() ? "" : ": " + c.why)
+        << ")\n";
+  if (c.mode != "none" && c.reference == "device")
+    out << "check: the reference's products summed in float64 on " << c.device
+        << ", each cross-checked against the CPU\n";
 }
+
+namespace {
 
 void print_times(std::ostream& out, const RunReport& r) {
   const PhaseTimes& t = *r.times_ms;
@@ -193,9 +201,12 @@ void print_checks(std::ostream& out, const std::vector<CheckedOutput>& checks) {
                   c.pass ? "pass" : "FAIL");
     out << line;
     if (c.worst >= 0) {
-      std::snprintf(line, sizeof line, "      worst element %lld: got %s, expected %s, bound %.3g\n",
-                    (long long)c.worst, value_text(c.worst_got).c_str(), value_text(c.worst_ref).c_str(),
-                    c.worst_bound);
+      // A bound of a non-finite reference is said to be one, not printed as -nan.
+      char bound[48];
+      if (std::isfinite(c.worst_bound)) std::snprintf(bound, sizeof bound, "%.3g", c.worst_bound);
+      else std::snprintf(bound, sizeof bound, "%s", value_text(c.worst_bound).c_str());
+      std::snprintf(line, sizeof line, "      worst element %lld: got %s, expected %s, bound %s\n", (long long)c.worst,
+                    value_text(c.worst_got).c_str(), value_text(c.worst_ref).c_str(), bound);
       out << line;
     }
     // inf against inf is a failure, not a match: said so rather than left to puzzle over.
@@ -203,9 +214,10 @@ void print_checks(std::ostream& out, const std::vector<CheckedOutput>& checks) {
       out << "      the output holds " << c.got_nonfinite << " non-finite value" << (c.got_nonfinite == 1 ? "" : "s")
           << " (inf or NaN) and the reference " << c.ref_nonfinite << ", of " << c.checked
           << " checked; a non-finite element never passes\n";
-    out << "      checked " << (c.mode == "sample" ? "a sample of " + std::to_string(c.checked) + " of the "
-                                                     : std::string("all "))
-        << c.count << " elements against the " << (c.mode == "sample" ? "sampled" : "full") << " reference"
+    out << "      checked " << (c.checked < c.count ? std::to_string(c.checked) + " of the " : std::string("all "))
+        << c.count << " elements against "
+        << (c.checked_by.empty() ? std::string(c.mode == "sample" ? "the sampled reference" : "the full reference")
+                                 : c.checked_by)
         << (c.mode == "exact" ? ", bit for bit" : "") << "\n";
   }
 }

@@ -14,6 +14,8 @@ std::string human_bytes(int64_t bytes);
 void print_plan(std::ostream& out, const BufferSummary& plan);
 // "1.5", or "inf (non-finite)" / "NaN (non-finite)".
 std::string value_text(double v);
+// How the outputs will be checked (sampled by strata, or on a device), before the reference runs.
+void print_check_mode(std::ostream& out, const CheckSummary& c);
 // The check's table: per output the errors, the normwise bound and the ratios to both bounds.
 void print_checks(std::ostream& out, const std::vector<CheckedOutput>& checks);
 

@@ -1,5 +1,7 @@
 // `gexec run`: load, passes, selection, planning, execution, reference check; the report as
 // data (run_graph), printed as text and written as JSON by the command (run_command).
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <filesystem>
 #include <new>
@@ -114,6 +116,13 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   };
   const auto start = Clock::now();
   PhaseTimes times;
+  // Before the graph is read, so that a report of a graph that fails to load never lands on it.
+  if (!opts.graph)
+    if (Status s = check_not_inputs({{"--report", opts.report_path}}, {{"the graph file", opts.graph_path}}, opts.force);
+        !s) {
+      rep.refused_outputs = "--report";
+      return s;
+    }
   auto loaded = opts.graph ? Result<Graph>(*opts.graph) : load_graph_file(opts.graph_path);
   if (!loaded) return loaded.error();
   const Graph& original = *loaded;
@@ -163,9 +172,8 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   const BufferPlan plan = plan_buffers(graph);
   rep.buffers = buffer_summary(graph, plan);
   // --verify exact: integer inputs that keep every value exact, or the reason none exist.
-  const std::string mode = check_mode(original, opts.verify);
   std::optional<int64_t> exact_range_r;
-  if (mode == "exact") {
+  if (opts.verify == "exact") {
     if (!opts.load_inputs_dir.empty()) return bad_input("--verify exact draws its own inputs; drop --load-inputs");
     auto r = exact_range(original);
     if (!r) return r.error();
@@ -181,8 +189,13 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   const DeviceCaps& caps = target->caps;
   if (target->backend == Backend::cuda && caps.total_bytes > 0 && plan.arena_bytes > caps.free_bytes)
     return device_memory_short(caps.name, plan.arena_bytes, caps.free_bytes, caps.total_bytes);
+  // How the outputs will be checked: on the CUDA backend with the products on the device where its
+  // memory allows them (the kernels' declared precision is known later; the products' geometry
+  // now); on the CPU in full within the --verify-budget, else by strata.
+  CheckPlan check_plan =
+      plan_check(original, opts.verify, opts.verify_budget, opts.samples, {}, target->backend == Backend::cuda);
   // The host side is sized up front like the device's arena: refused now rather than aborted later.
-  GEXEC_TRY(check_host_memory(estimate_host_memory(opts, original, check_mode(original, opts.verify), plan, target->backend)));
+  GEXEC_TRY(check_host_memory(estimate_host_memory(opts, original, check_plan.mode, plan, target->backend)));
 
   // Inputs from .npy files, where given; the others are drawn from the seed.
   std::map<std::string, std::vector<uint8_t>> host_inputs;
@@ -221,6 +234,15 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     auto tuned = autotune(**ex, target->caps, tune, log);
     rep.tuning_log = log.str();
     if (!tuned) return tuned.error();
+    // Only kernels with several variants (cuBLASLt's candidates) are tuned: say when there was none.
+    if (opts.autotune && tuned->empty())
+      rep.warnings.push_back(
+          {RunWarning::Kind::other,
+           target->backend == Backend::cpu
+               ? "--autotune: the CPU backend has nothing to tune (each of its kernels has one variant); the run is "
+                 "untuned"
+               : "--autotune: no kernel of this run has variants to choose between (only cuBLASLt products do); "
+                 "the run is untuned"});
     tell();
   }
   if (opts.algo) GEXEC_TRY(select_algo(**ex, *opts.algo));
@@ -238,6 +260,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   if (!inputs) return inputs.error();
   auto outputs = read_outputs(original, **ex);
   if (!outputs) return outputs.error();
+  spdlog::debug("check: inputs and outputs read back in {:.1f} ms", ms_since(t0));
   if (!opts.dump_dir.empty()) {
     auto all = *inputs;
     all.insert(outputs->begin(), outputs->end());
@@ -247,12 +270,23 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     tell();
   }
   // What the kernels declare is read after tuning chose them.
-  const CheckSettings settings = run_check_settings(opts, mode, seed, target->backend, (*ex)->precision());
-  rep.check = CheckSummary{opts.verify, mode, settings.precision.tf32 ? "tf32" : "f32", opts.samples,
-                           reference_work(original), kFullCheckWork, {}, false};
-  if (mode != "none") {
+  const Precision declared = (*ex)->precision();
+  CheckSettings settings = run_check_settings(opts, check_plan, seed, target->backend, declared);
+  std::string why;
+  const std::unique_ptr<ProductEngine> engine = device_for_check(
+      check_plan, original, opts.verify, opts.verify_budget, opts.samples, opts.device, settings.precision, &why);
+  if (!why.empty()) {
+    // The CPU's reference instead, within the budget as on the CPU backend.
+    rep.warnings.push_back({RunWarning::Kind::other, "the check runs on the CPU: " + why});
+    settings = run_check_settings(opts, check_plan, seed, target->backend, declared);
+  }
+  settings.device = engine.get();
+  rep.check = check_summary(opts.verify, check_plan, settings, reference_work(original), opts.verify_budget, engine.get());
+  if (check_plan.mode != "none") {
     tell();  // a sampled check says so before the reference's work starts
-    auto checks = check_outputs(original, *inputs, *outputs, settings);
+    std::vector<std::string> notes;
+    auto checks = check_outputs(original, *inputs, *outputs, settings, &notes);
+    for (std::string& n : notes) rep.warnings.push_back({RunWarning::Kind::other, std::move(n)});
     if (!checks) return checks.error();
     const auto ids = tensor_ids(original);  // find_tensor per output would be quadratic
     for (OutputCheck& c : *checks) {

@@ -72,6 +72,27 @@ Status install_test_faults(const std::string& spec) {
 #endif
 }
 
+Result<std::unique_ptr<ProductEngine>> open_device_reference(int ordinal) {
+#if GEXEC_HAVE_CUDA
+  return open_cuda_product_engine(ordinal);
+#else
+  (void)ordinal;
+  return runtime_error("this build has no CUDA backend (configured with GEXEC_CUDA=OFF)");
+#endif
+}
+
+Result<std::unique_ptr<ProductEngine>> open_reference_engine(const std::string& backend, int ordinal,
+                                                             std::string* note) {
+  if (backend == "cpu") return std::unique_ptr<ProductEngine>();
+  if (backend == "cuda") return open_device_reference(ordinal);
+  std::string why;
+  if (cuda_devices(&why) == 0) return std::unique_ptr<ProductEngine>();
+  auto e = open_device_reference(ordinal);
+  if (e) return e;
+  if (note) *note = e.error().message;
+  return std::unique_ptr<ProductEngine>();
+}
+
 Result<Target> choose_target(const RunOptions& opts) {
   if (opts.backend == "cuda") return cuda_target(opts);
   if (opts.backend == "cpu") return cpu_target();

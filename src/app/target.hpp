@@ -6,6 +6,7 @@
 
 #include "gexec/app/commands.hpp"
 #include "gexec/exec/device.hpp"
+#include "gexec/verify/product_engine.hpp"
 
 namespace gexec {
 
@@ -17,5 +18,14 @@ struct Target {
 };
 
 Result<Target> choose_target(const RunOptions& opts);
+
+// The float64 reference engine of CUDA device `ordinal`, where the build has the CUDA backend.
+Result<std::unique_ptr<ProductEngine>> open_device_reference(int ordinal);
+
+// Where `gexec check --backend B` sums the reference's products: "cpu" none (null); "cuda" device
+// `ordinal`'s engine, or the error; "auto" that engine where there is a CUDA device (a note in
+// *note and null where it cannot be opened), else null.
+Result<std::unique_ptr<ProductEngine>> open_reference_engine(const std::string& backend, int ordinal,
+                                                             std::string* note);
 
 }  // namespace gexec

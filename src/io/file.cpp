@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "gexec/io/output_target.hpp"
 #include "gexec/io/text.hpp"
 
 namespace gexec {
@@ -125,6 +126,16 @@ Status InputFile::read(void* dst, size_t n) {
   return {};
 }
 
+Result<size_t> InputFile::read_some(void* dst, size_t n) {
+  while (true) {
+    const ssize_t got = ::read(fd_, dst, n);
+    if (got >= 0) return size_t(got);
+    if (errno == EINTR) continue;
+    const int err = errno;
+    return read_error(path_, errno_text(err));
+  }
+}
+
 Result<std::string> InputFile::read_all() {
   const off_t at = ::lseek(fd_, 0, SEEK_CUR);
   const int64_t rest = size_ - (at > 0 ? int64_t(at) : 0);
@@ -149,16 +160,21 @@ Status check_regular_file(const std::string& path) {
 Result<OutputFile> OutputFile::create(const std::string& path) {
   namespace fs = std::filesystem;
   if (path.empty()) return runtime_error("the output path is empty");
-  const fs::path target(path);
+  auto resolved = resolve_output(path);
+  if (!resolved) return runtime_error(resolved.error().message);  // found now, while writing: exit 3
+  if (resolved->kind != OutputTarget::Kind::file) {
+    auto fd = open_output_in_place(*resolved, path);
+    if (!fd) return fd.error();
+    return OutputFile(*fd, path, "", "", -1);
+  }
+  // The file at the end of the links is replaced in its own folder: the links stay links.
+  const std::string& real = resolved->path;
+  const fs::path target(real);
   const std::string parent = target.parent_path().string();
   const std::string dir = parent.empty() ? std::string(".") : parent;
   std::string name = target.filename().string();
   if (name.size() > 200) name.resize(200);  // the temporary's name must fit NAME_MAX too
   std::string temp = dir + "/." + name + ".gexec-tmp-XXXXXX";
-  // Only a regular file is ever replaced: renaming over /dev/null or a FIFO would destroy it.
-  struct stat existing {};
-  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode))
-    return runtime_error(path_text(path) + ": " + kind_of(existing.st_mode) + "; it is not replaced");
   install_handlers();
   const int slot = claim_slot(temp);
   const int fd = ::mkstemp(slot >= 0 ? g_temp[slot] : temp.data());
@@ -171,7 +187,7 @@ Result<OutputFile> OutputFile::create(const std::string& path) {
   // mkstemp makes the file 0600; give it what a plain create would (or the old file's mode).
   struct stat st {};
   mode_t mode;
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+  if (::stat(real.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
     mode = st.st_mode & 07777;
   } else {
     const mode_t mask = ::umask(0);
@@ -179,11 +195,11 @@ Result<OutputFile> OutputFile::create(const std::string& path) {
     mode = 0666 & ~mask;
   }
   ::fchmod(fd, mode);
-  return OutputFile(fd, path, temp, slot);
+  return OutputFile(fd, path, real, temp, slot);
 }
 
 OutputFile::OutputFile(OutputFile&& o) noexcept
-    : fd_(o.fd_), path_(std::move(o.path_)), temp_(std::move(o.temp_)), slot_(o.slot_) {
+    : fd_(o.fd_), path_(std::move(o.path_)), target_(std::move(o.target_)), temp_(std::move(o.temp_)), slot_(o.slot_) {
   o.fd_ = -1;
   o.slot_ = -1;
   o.temp_.clear();
@@ -208,9 +224,11 @@ Status OutputFile::write(const void* data, size_t n) {
     if (put < 0) {
       if (errno == EINTR) continue;
       const int err = errno;
+      const bool in_place = temp_.empty();
       discard();
       return runtime_error(path_text(path_) + ": cannot write the file: " + errno_text(err) +
-                           " (the file was left as it was)");
+                           (in_place ? " (written in place: part of it may have been written)"
+                                     : " (the file was left as it was)"));
     }
     p += put;
     n -= size_t(put);
@@ -218,23 +236,42 @@ Status OutputFile::write(const void* data, size_t n) {
   return {};
 }
 
-Status OutputFile::commit() {
+Status OutputFile::finish(bool keep_open) {
   if (fd_ < 0) return runtime_error(path_text(path_) + ": the file is already closed");
   auto fail = [this](const char* what) {
     const int err = errno;
     discard();
     return runtime_error(path_text(path_) + ": " + what + ": " + errno_text(err) + " (the file was left as it was)");
   };
-  if (::close(fd_) != 0) {
-    fd_ = -1;
-    return fail("cannot write the file");
+  if (temp_.empty()) {  // written in place: nothing to rename
+    if (!keep_open && ::close(fd_) != 0) {
+      fd_ = -1;
+      return fail("cannot write the file");
+    }
+    if (!keep_open) fd_ = -1;
+    return {};
   }
-  fd_ = -1;
-  if (::rename(temp_.c_str(), path_.c_str()) != 0) return fail("cannot replace the file");
+  if (!keep_open) {
+    if (::close(fd_) != 0) {
+      fd_ = -1;
+      return fail("cannot write the file");
+    }
+    fd_ = -1;
+  }
+  if (::rename(temp_.c_str(), target_.c_str()) != 0) return fail("cannot replace the file");
   temp_.clear();
   release_slot(slot_);
   slot_ = -1;
   return {};
+}
+
+Status OutputFile::commit() { return finish(false); }
+
+Result<int> OutputFile::commit_keep_open() {
+  GEXEC_TRY(finish(true));
+  const int fd = fd_;
+  fd_ = -1;
+  return fd;
 }
 
 Status write_file_atomic(const std::string& path, std::string_view text) {

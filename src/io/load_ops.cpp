@@ -46,8 +46,10 @@ bool load_group(Problems& p, const json& v, const std::string& ptr, int inputs, 
     if (const json* d = require(p, st, ip, "dtype")) {
       if (auto str = get_string(p, *d, ptr_key(ip, "dtype"))) {
         auto dt = parse_dtype(*str);
-        if (!dt) {
-          p.add(ptr_key(ip, "dtype"), "unknown dtype " + quote(*str) + "; expected one of f16, bf16, f32");
+        if (!dt || is_f8(*dt)) {
+          p.add(ptr_key(ip, "dtype"), dt ? "dtype " + quote(*str) + " is not allowed for a step; expected one of f16, "
+                                                "bf16, f32 (f8 is quantized by a CAST op, with the tensor's scale)"
+                                         : "unknown dtype " + quote(*str) + "; expected one of f16, bf16, f32");
           good = false;
         } else {
           step.dtype = *dt;

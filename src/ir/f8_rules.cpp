@@ -86,8 +86,14 @@ std::vector<std::string> check_f8_op(const Graph& g, const Op& op) {
     p.push_back(type + " mixes " + named(a) + " and " + named(b) + "; an f8 product needs both A and B in f8");
   if (a.dtype == DType::f8e5m2 && b.dtype == DType::f8e5m2)
     p.push_back(type + " multiplies f8e5m2 by f8e5m2, which is not supported; make one operand f8e4m3");
-  if (op.inputs.size() > 2 && is_f8(g.tensor(op.inputs[2]).dtype))
-    p.push_back(type + " bias " + named(g.tensor(op.inputs[2])) + " must be f16, bf16 or f32");
+  // The inputs after A and B: [Bias], [R] or [Bias, R] (a residual is always last).
+  const bool residual = op.type == OpType::GEMM_BIAS_ACT && op.attrs.residual;
+  const size_t bias_at = op.inputs.size() == (residual ? 4u : 3u) ? 2 : 0;
+  if (bias_at && is_f8(g.tensor(op.inputs[bias_at]).dtype))
+    p.push_back(type + " bias " + named(g.tensor(op.inputs[bias_at])) + " must be f16, bf16 or f32");
+  if (residual && op.inputs.size() > 2 && is_f8(g.tensor(op.inputs.back()).dtype))
+    p.push_back(type + " residual R " + named(g.tensor(op.inputs.back())) +
+                " must be f16, bf16 or f32; dequantize it with a CAST first");
   if (is_f8(out.dtype) && !(fa && fb))
     p.push_back(type + " writes " + named(out) + " from inputs that are not f8; an f8 output needs f8 inputs");
   if (out.dtype == DType::f8e5m2 && fa && fb && a.dtype != DType::f8e5m2 && b.dtype != DType::f8e5m2)

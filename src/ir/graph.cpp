@@ -119,6 +119,8 @@ bool same_shape(const Tensor& a, const Tensor& b) { return a.shape == b.shape; }
 // FUSED_ELEMENTWISE: every output has the group's shape S (the first output's); every input is
 // of shape S, or a vector of S's last dimension read only as a BIAS_ADD's bias; each step's
 // arguments have the shapes its op needs, and each output the dtype of the step it writes.
+// Steps round to f16, bf16 or f32 (f8 needs a scale, which only a CAST op has: check_f8_op keeps
+// f8 tensors out of groups), and every tensor is row-major, read and written in one linear order.
 std::vector<std::string> check_group(const Graph& g, const Op& op) {
   std::vector<std::string> problems;
   const Attrs& a = op.attrs;
@@ -130,6 +132,11 @@ std::vector<std::string> check_group(const Graph& g, const Op& op) {
     problems.push_back("FUSED_ELEMENTWISE has " + std::to_string(a.results.size()) + " results for " +
                        std::to_string(op.outputs.size()) + " outputs");
   if (!problems.empty()) return problems;
+  for (const auto* ids : {&op.inputs, &op.outputs})
+    for (TensorId id : *ids)
+      if (const Tensor& t = g.tensor(id); t.rank() == 2 && t.layout == Layout::colmajor)
+        problems.push_back("FUSED_ELEMENTWISE " + std::string(ids == &op.inputs ? "reads" : "writes") + " \"" + t.name +
+                           "\", which is colmajor; a group reads and writes row-major tensors only");
   const Tensor& first = g.tensor(op.outputs[0]);
   const std::vector<int64_t>& shape = first.shape;
   const int64_t cols = shape.back();
@@ -153,6 +160,9 @@ std::vector<std::string> check_group(const Graph& g, const Op& op) {
       problems.push_back(who + " is not an elementwise op a group may hold");
       continue;
     }
+    if (is_f8(st.dtype))
+      problems.push_back(who + " is rounded to " + std::string(dtype_name(st.dtype)) +
+                         "; a step rounds to f16, bf16 or f32 (f8 is quantized by a CAST op, with the tensor's scale)");
     if (st.args.size() != want) {
       problems.push_back(who + " takes " + std::to_string(want) + " arguments, has " + std::to_string(st.args.size()));
       continue;

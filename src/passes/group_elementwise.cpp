@@ -9,7 +9,9 @@
 // comes back into it (which fusing would turn into a cycle), and while the group stays within
 // kGroupMaxInputs inputs, kGroupMaxOutputs outputs, kGroupMaxSteps steps and kGroupMaxLive values
 // live at once. All tensors of a group's shape must be row-major (or of rank other than 2), so
-// that the kernel reads them in one linear order. Single ops are left alone. The group takes the
+// that the kernel reads them in one linear order. A CAST from or to f8 stays a separate op: a
+// group's values are f16, bf16 or f32 (graph-format.md), since quantizing needs the f8 tensor's
+// scale, which a step has no place for. Single ops are left alone. The group takes the
 // place of its last member; the ops are then re-sorted, since an outside reader of an
 // intermediate may have come before it.
 #include <algorithm>
@@ -30,12 +32,13 @@ constexpr size_t kMaxVisits = 4096;
 
 bool rowmajor_like(const Tensor& t) { return t.rank() != 2 || t.layout == Layout::rowmajor; }
 
+bool groupable(const Tensor& t) { return rowmajor_like(t) && !is_f8(t.dtype); }
+
 bool eligible(const Graph& g, const Op& op) {
   if (!is_group_step_type(op.type) || op.hoisted || op.outputs.size() != 1) return false;
-  const Tensor& out = g.tensor(op.outputs[0]);
-  if (!rowmajor_like(out)) return false;
+  if (!groupable(g.tensor(op.outputs[0]))) return false;
   for (TensorId t : op.inputs)
-    if (!rowmajor_like(g.tensor(t))) return false;
+    if (!groupable(g.tensor(t))) return false;
   return true;
 }
 

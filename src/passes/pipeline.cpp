@@ -80,7 +80,8 @@ const std::vector<Pass>& all_passes() {
        fuse_residual},
       {"group_elementwise", "run chains of elementwise ops as one FUSED_ELEMENTWISE kernel", group_elementwise},
       {"split_f8_outputs",
-       "write an f8 product's f8 C through bf16 and a CAST where per-row/column scales (on A, B or C) need it",
+       "write an f8 product's f8 C through bf16 (f32 with an amax) and a CAST where per-row/column scales (on A, B or "
+       "C) need it",
        split_f8_outputs},
   };
   return passes;

@@ -175,6 +175,9 @@ class Tuner {
 Result<std::vector<TunedKernel>> autotune(Executor& ex, const DeviceCaps& caps, const AutotuneOptions& opts,
                                           std::ostream& out) {
   TuningCache cache = load_tuning_cache(opts.cache_path, caps);
+  // Only this run's new choices are saved, merged into what the file holds then: another
+  // process may have saved its own since the load.
+  TuningCache fresh{cache.device, cache.cuda, cache.cublaslt, {}};
   std::vector<TunedKernel> results;
   Tuner tuner(ex, opts);
   bool changed = false;
@@ -216,14 +219,15 @@ Result<std::vector<TunedKernel>> autotune(Executor& ex, const DeviceCaps& caps, 
                                                                         " rejected by the check" : "")
         << "; " << r->chosen_name << "\n";
     if (!sig.empty()) {
-      cache.entries[sig] = TuningEntry{r->chosen, r->chosen_name, r->default_us, r->best_us};
+      fresh.entries[sig] = TuningEntry{r->chosen, r->chosen_name, r->default_us, r->best_us};
       changed = true;
     }
     results.push_back(*r);
   }
   if (changed && !opts.cache_path.empty()) {
-    GEXEC_TRY(save_tuning_cache(opts.cache_path, cache));
-    out << "autotune: saved " << cache.entries.size() << " choices to " << opts.cache_path << "\n";
+    GEXEC_TRY(save_tuning_cache(opts.cache_path, fresh));
+    out << "autotune: saved " << fresh.entries.size() << " choice" << (fresh.entries.size() == 1 ? "" : "s")
+        << " to " << opts.cache_path << "\n";
   }
   return results;
 }

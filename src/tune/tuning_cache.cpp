@@ -7,9 +7,32 @@
 #include <nlohmann/json.hpp>
 
 #include "gexec/io/file.hpp"
+#include "gexec/io/locked_update.hpp"
 #include "gexec/io/text.hpp"
 
 namespace gexec {
+namespace {
+
+// A version or device name in a message: "unknown" where the file or the device gave none.
+std::string known(const std::string& s) { return s.empty() ? "unknown" : printable(s); }
+
+nlohmann::json entry_json(const TuningEntry& e) {
+  return {{"variant", e.variant}, {"config", e.name}, {"default_us", e.default_us}, {"best_us", e.best_us}};
+}
+
+// The entries of `text` when it is a gexec tuning cache of `cache`'s device and versions (the
+// ones another process saved since this one loaded); none otherwise.
+nlohmann::json same_device_entries(const std::string& text, const TuningCache& cache) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("format", nlohmann::json()) != "gexec.tuning") return {};
+  if (j.value("device", nlohmann::json()) != cache.device || j.value("cuda", nlohmann::json()) != cache.cuda ||
+      j.value("cublaslt", nlohmann::json()) != cache.cublaslt)
+    return {};
+  const auto it = j.find("entries");
+  return it != j.end() && it->is_object() ? *it : nlohmann::json();
+}
+
+}  // namespace
 
 TuningCache load_tuning_cache(const std::string& path, const DeviceCaps& caps) {
   TuningCache c;
@@ -40,7 +63,7 @@ TuningCache load_tuning_cache(const std::string& path, const DeviceCaps& caps) {
     if (dev != c.device || cuda != c.cuda || lt != c.cublaslt) {
       spdlog::warn("tuning cache {} was made on {} with CUDA {} and cuBLASLt {}, not {} with CUDA {} and cuBLASLt "
                    "{}; ignored",
-                   path, dev, cuda, lt, c.device, c.cuda, c.cublaslt);
+                   path, known(dev), known(cuda), known(lt), known(c.device), known(c.cuda), known(c.cublaslt));
       return c;
     }
     for (const auto& [sig, e] : j.at("entries").items()) {
@@ -59,16 +82,21 @@ TuningCache load_tuning_cache(const std::string& path, const DeviceCaps& caps) {
 }
 
 Status save_tuning_cache(const std::string& path, const TuningCache& cache) {
-  nlohmann::json j;
-  j["format"] = "gexec.tuning";
-  j["device"] = cache.device;
-  j["cuda"] = cache.cuda;
-  j["cublaslt"] = cache.cublaslt;
-  j["entries"] = nlohmann::json::object();
-  for (const auto& [sig, e] : cache.entries)
-    j["entries"][sig] = {{"variant", e.variant}, {"config", e.name}, {"default_us", e.default_us},
-                         {"best_us", e.best_us}};
-  Status s = write_file_atomic(path, dump_json(j, 2) + "\n");
+  Status s = update_file_locked(path, [&](const std::optional<std::string>& current) -> Result<std::string> {
+    nlohmann::json j;
+    j["format"] = "gexec.tuning";
+    j["device"] = cache.device;
+    j["cuda"] = cache.cuda;
+    j["cublaslt"] = cache.cublaslt;
+    j["entries"] = nlohmann::json::object();
+    // What the file holds now for this device, then this process's choices over it.
+    if (current) {
+      const nlohmann::json kept = same_device_entries(*current, cache);
+      for (const auto& [sig, e] : kept.items()) j["entries"][sig] = e;
+    }
+    for (const auto& [sig, e] : cache.entries) j["entries"][sig] = entry_json(e);
+    return dump_json(j, 2) + "\n";
+  });
   if (!s) return s.error().with("writing the tuning cache");
   return {};
 }

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "gexec/ir/real_value.hpp"
 #include "gexec/verify/bound.hpp"
+#include "parallel.hpp"
 
 namespace gexec {
 
@@ -29,7 +31,10 @@ Tolerance default_tolerance(DType output) {
 double element_bound(DType dt, const RefTensor& ref, size_t i, const Tolerance& tol) {
   if (tol.exact) return 0.0;
   const double rounding = ref.rounded || ref.var[i] > 0 ? bound::kOutputUlps * ulp_of(dt, ref.value[i]) : 0.0;
-  return tol.atol + tol.rtol * ref.scale[i] + rounding + bound::kTail * std::sqrt(ref.var[i]);
+  // rtol (0 unless asked for) times the scale: not 0 times an infinite scale, which is NaN (a
+  // RELU of -inf is 0 exactly, its scale infinite).
+  const double relative = tol.rtol > 0 ? tol.rtol * ref.scale[i] : 0.0;
+  return tol.atol + relative + rounding + bound::kTail * std::sqrt(ref.var[i]);
 }
 
 double element_norm_var(DType dt, const RefTensor& ref, size_t i) {
@@ -38,48 +43,85 @@ double element_norm_var(DType dt, const RefTensor& ref, size_t i) {
 
 namespace {
 
+// The statistics of a stretch of elements, merged in order into the whole.
+struct Partial {
+  double err2 = 0, ref2 = 0, var = 0, var2 = 0, max_abs = 0, max_rel = 0, max_ratio = -1;
+  int64_t beyond = 0, got_nonfinite = 0, ref_nonfinite = 0;
+  int64_t worst = -1;
+  double worst_got = 0, worst_ref = 0, worst_bound = 0;
+  void merge(const Partial& o) {
+    err2 += o.err2, ref2 += o.ref2, var += o.var, var2 += o.var2;
+    max_abs = std::max(max_abs, o.max_abs), max_rel = std::max(max_rel, o.max_rel);
+    beyond += o.beyond, got_nonfinite += o.got_nonfinite, ref_nonfinite += o.ref_nonfinite;
+    if (o.max_ratio > max_ratio) {  // the first of equal ratios stays the worst
+      max_ratio = o.max_ratio;
+      worst = o.worst, worst_got = o.worst_got, worst_ref = o.worst_ref, worst_bound = o.worst_bound;
+    }
+  }
+};
+
 // The statistics over elements at(k), k < n, of t: element k is stored at index(k) in `got`
-// and its reference is ref.value[k], ref.scale[k], ref.var[k].
+// and its reference is ref.value[k], ref.scale[k], ref.var[k]. Stretches of elements run on the
+// machine's threads; their sums are merged in a fixed order, so the result has the same bits on
+// any number of threads.
 template <typename Index>
 void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTensor& ref, int64_t n, Index index) {
   const double inf = std::numeric_limits<double>::infinity();
   const Tolerance tol = c.tol;
-  double err2 = 0, ref2 = 0, var = 0;
-  c.max_ratio = -1;
-  for (int64_t k = 0; k < n; ++k) {
-    const int64_t i = index(k);
-    const double g = load_real(got, t, i), r = ref.value[size_t(k)];
-    const double bound = element_bound(t.dtype, ref, size_t(k), tol);
-    // A non-finite value on either side is never a match, even inf against inf.
-    c.got_nonfinite += !std::isfinite(g);
-    c.ref_nonfinite += !std::isfinite(r);
-    const bool finite = std::isfinite(g) && std::isfinite(r) && std::isfinite(bound);
-    const double err = finite ? std::fabs(g - r) : inf;
-    const bool over = !finite || err > bound;
-    if (over) ++c.beyond;
-    c.max_abs = std::max(c.max_abs, err);
-    if (r != 0) c.max_rel = std::max(c.max_rel, err / std::fabs(r));
-    if (finite) {
-      err2 += err * err;
-      ref2 += r * r;
+  std::vector<Partial> parts(size_t(std::max<int64_t>(1, (n + ref::kChunk - 1) / ref::kChunk)));
+  ref::for_chunks(n, ref::kChunk, [&](int64_t chunk, int64_t k0, int64_t k1) {
+    Partial& p = parts[size_t(chunk)];
+    for (int64_t k = k0; k < k1; ++k) {
+      const int64_t i = index(k);
+      const double g = load_real(got, t, i), r = ref.value[size_t(k)];
+      const double bound = element_bound(t.dtype, ref, size_t(k), tol);
+      // A non-finite value on either side is never a match, even inf against inf.
+      p.got_nonfinite += !std::isfinite(g);
+      p.ref_nonfinite += !std::isfinite(r);
+      const bool finite = std::isfinite(g) && std::isfinite(r) && std::isfinite(bound);
+      const double err = finite ? std::fabs(g - r) : inf;
+      const bool over = !finite || err > bound;
+      if (over) ++p.beyond;
+      p.max_abs = std::max(p.max_abs, err);
+      if (r != 0 && std::isfinite(r)) p.max_rel = std::max(p.max_rel, err / std::fabs(r));
+      if (finite) {
+        p.err2 += err * err;
+        p.ref2 += r * r;
+      }
+      if (!tol.exact) {
+        const double v = element_norm_var(t.dtype, ref, size_t(k));
+        p.var += v;
+        p.var2 += v * v;
+      }
+      const double ratio = !finite ? inf : bound > 0 ? err / bound : (err > 0 ? inf : 0.0);
+      if (ratio > p.max_ratio) {
+        p.max_ratio = ratio;
+        p.worst = i;
+        p.worst_got = g;
+        p.worst_ref = r;
+        p.worst_bound = bound;
+      }
     }
-    if (!tol.exact) var += element_norm_var(t.dtype, ref, size_t(k));
-    const double ratio = !finite ? inf : bound > 0 ? err / bound : (err > 0 ? inf : 0.0);
-    if (ratio > c.max_ratio) {
-      c.max_ratio = ratio;
-      c.worst = i;
-      c.worst_got = g;
-      c.worst_ref = r;
-      c.worst_bound = bound;
-    }
-  }
-  c.max_ratio = std::max(c.max_ratio, 0.0);
+  });
+  Partial all;
+  for (const Partial& p : parts) all.merge(p);
+  c.max_abs = all.max_abs;
+  c.max_rel = all.max_rel;
+  c.beyond = all.beyond;
+  c.got_nonfinite = all.got_nonfinite;
+  c.ref_nonfinite = all.ref_nonfinite;
+  c.worst = all.worst;
+  c.worst_got = all.worst_got;
+  c.worst_ref = all.worst_ref;
+  c.worst_bound = all.worst_bound;
+  c.max_ratio = std::max(all.max_ratio, 0.0);
   c.checked = n;
+  const double err2 = all.err2, ref2 = all.ref2, var = all.var, var2 = all.var2;
   // A non-finite element makes the norm meaningless; so does any error against an all-zero ref.
   if (c.max_abs == inf) c.rel_fro = inf;
   else if (ref2 > 0) c.rel_fro = std::sqrt(err2) / std::sqrt(ref2);
   else c.rel_fro = err2 > 0 ? inf : 0.0;
-  const double norm_bound = bound::norm_factor(n) * std::sqrt(var);
+  const double norm_bound = bound::norm_factor(bound::effective_count(var, var2)) * std::sqrt(var);
   c.rel_fro_bound = ref2 > 0 ? norm_bound / std::sqrt(ref2) : (norm_bound > 0 ? inf : 0.0);
   if (c.max_abs == inf) c.norm_ratio = inf;
   else c.norm_ratio = norm_bound > 0 ? std::sqrt(err2) / norm_bound : (err2 > 0 ? inf : 0.0);

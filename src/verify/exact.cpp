@@ -39,6 +39,13 @@ Status check_graph(const Graph& g, int64_t range) {
   for (const Op& op : g.ops) {
     const TensorId y = op.outputs.at(0);
     const DType yt = g.tensor(y).dtype;
+    // An f8 value is a stored code times a scale of any size, quantized with another tensor's
+    // scale, and FP8 tensor cores accumulate in fewer bits than f32: outside this integer model.
+    for (const auto* ids : {&op.inputs, &op.outputs})
+      for (TensorId t : *ids)
+        if (is_f8(g.tensor(t).dtype))
+          return bad_input("op " + op.name + ": " + name(t) + " is " + std::string(dtype_name(g.tensor(t).dtype)) +
+                           "; exact mode does not take f8 tensors (their scales and FP8 accumulation are not exact)");
     Range out;
     switch (op.type) {
       case OpType::MATMUL:

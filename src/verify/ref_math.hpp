@@ -115,8 +115,9 @@ inline Elem elementwise(OpType t, GeluApprox approx, DType out, DType x_dtype, D
   // A cast may round a value up past its scale; the scale must still bound it.
   e.scale = t == OpType::CAST ? std::max(rs, std::fabs(e.value)) : rs;
   e.var = var;
-  // RELU and exact casts return one of their input's values: no rounding of their own.
-  e.rounded = !(t == OpType::RELU || (t == OpType::CAST && exact_cast(x_dtype, out)));
+  // RELU and CAST into the same dtype or f32 return one of their input's values: no rounding of
+  // their own. Into a narrower dtype (a RELU from f16 to bf16) they round like any op.
+  e.rounded = !((t == OpType::RELU || t == OpType::CAST) && exact_cast(x_dtype, out));
   e.dtype = out;
   return e;
 }

@@ -8,7 +8,9 @@
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/rng/round.hpp"
 #include "ref_math.hpp"
-#include "reference_gemm.hpp"
+#include "gexec/verify/product_engine.hpp"
+#include "gexec/verify/zeros.hpp"
+#include "parallel.hpp"
 
 namespace gexec {
 namespace {
@@ -49,15 +51,21 @@ Result<Vals> from_bytes(const Tensor& t, const std::vector<uint8_t>& bytes) {
     return bad_input("input \"" + t.name + "\" has " + std::to_string(bytes.size()) + " bytes, expected " +
                      std::to_string(t.bytes()));
   const size_t n = static_cast<size_t>(t.numel());
-  Vals v{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n, 0.0), false, t.dtype};
-  for (size_t l = 0; l < n; ++l) {
-    v.value[l] = load_real(bytes.data(), t, storage_of(t, int64_t(l)));  // f8: stored x scale, in double
-    v.scale[l] = std::fabs(v.value[l]);
-  }
+  Vals v{{}, {}, {}, false, t.dtype};
+  assign_zeros(v.value, n), assign_zeros(v.scale, n), assign_zeros(v.var, n);
+  ref::for_chunks(int64_t(n), ref::kChunk, [&](int64_t, int64_t l0, int64_t l1) {
+    for (int64_t l = l0; l < l1; ++l) {
+      v.value[size_t(l)] = load_real(bytes.data(), t, storage_of(t, l));  // f8: stored x scale, in double
+      v.scale[size_t(l)] = std::fabs(v.value[size_t(l)]);
+    }
+  });
   return v;
 }
 
-RefTensor to_storage(const Tensor& t, const Vals& v) {
+// The tensor in storage order; its vectors are taken over where that is the logical order.
+RefTensor to_storage(const Tensor& t, Vals&& v) {
+  if (t.rank() != 2 || t.layout != Layout::colmajor)
+    return RefTensor{std::move(v.value), std::move(v.scale), std::move(v.var), v.rounded};
   const size_t n = v.value.size();
   RefTensor r{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n), v.rounded};
   for (int64_t l = 0; l < static_cast<int64_t>(n); ++l) {
@@ -66,22 +74,6 @@ RefTensor to_storage(const Tensor& t, const Vals& v) {
     r.var[storage_of(t, l)] = v.var[l];
   }
   return r;
-}
-
-// Lays op(A) and op(B) out densely: a[(e*m + i)*k + kk] = fa(src index), likewise for B.
-template <typename FA, typename FB>
-void lay_out(const GemmShape& s, std::vector<double>& a, std::vector<double>& b, FA fa, FB fb) {
-  const int64_t b_count = s.b_batched ? s.batch : 1;
-  a.resize(static_cast<size_t>(s.batch * s.m * s.k));
-  for (int64_t e = 0; e < s.batch; ++e)
-    for (int64_t i = 0; i < s.m; ++i)
-      for (int64_t kk = 0; kk < s.k; ++kk)  // A is stored [K, M] per entry when transposed.
-        a[size_t((e * s.m + i) * s.k + kk)] = fa(size_t(e * s.m * s.k + (s.trans_a ? kk * s.m + i : i * s.k + kk)));
-  b.resize(static_cast<size_t>(b_count * s.k * s.n));
-  for (int64_t e = 0; e < b_count; ++e)
-    for (int64_t kk = 0; kk < s.k; ++kk)
-      for (int64_t j = 0; j < s.n; ++j)
-        b[size_t((e * s.k + kk) * s.n + j)] = fb(size_t(e * s.k * s.n + (s.trans_b ? j * s.k + kk : kk * s.n + j)));
 }
 
 bool any_variance(const Vals& v) {
@@ -94,7 +86,7 @@ bool any_variance(const Vals& v) {
 // The amax of an f8 result (its second output): max |v| over the values before their scaling and
 // rounding, as f32; its error scale is the largest of the elements' and its variance the largest
 // carried, which bound how far a device's amax (taken over its own values) may be from it.
-// NaNs are left out.
+// NaNs are left out. Maxima only: partial ones merge in any order.
 struct Amax {
   double value = 0, scale = 0, var = 0;
   void add(double v, double sc, double vr) {
@@ -102,70 +94,52 @@ struct Amax {
     scale = std::max(scale, sc);
     var = std::max(var, vr);
   }
+  void merge(const Amax& o) { add(o.value, o.scale, o.var); }
   Vals vals() const {
     return {{double(float(value))}, {std::max(scale, double(float(value)))}, {var}, true, DType::f32};
   }
 };
 
-// MATMUL and GEMM_BIAS_ACT: op(A) and op(B) laid out densely, multiplied, then bias, act, rounding.
-Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const Vals*>& in,
-                         const std::function<void(double)>& progress, const Precision& prec, Amax& amax) {
+// One operand of a product: a graph input straight from its bytes (its values need no copy of
+// their own), else the values an op produced, with what they carry where the product needs it.
+struct Operand {
+  ProductOperand op;
+  std::vector<double> carried;
+};
+
+// MATMUL and GEMM_BIAS_ACT: the sums from the engine, then bias, residual, act and rounding here.
+Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const Operand& b,
+                         const std::vector<const Vals*>& in, ProductEngine& engine, const EngineProgress& progress,
+                         const Precision& prec, Amax& amax) {
   std::string why;
   auto shape = gemm_shape(g, op, &why);
   if (!shape) return bad_input(why);
   const GemmShape& s = *shape;
   const int64_t b_count = s.b_batched ? s.batch : 1;
-  const Vals& A = *in[0];
-  const Vals& B = *in[1];
-  if (static_cast<int64_t>(A.value.size()) != s.batch * s.m * s.k ||
-      static_cast<int64_t>(B.value.size()) != b_count * s.k * s.n)
+  if (a.op.tensor->numel() != s.batch * s.m * s.k || b.op.tensor->numel() != b_count * s.k * s.n)
     return bad_input("product operands do not match their geometry");
-  auto geometry = [&s](ref::DenseProduct& p, double alpha) {
-    p.batch = s.batch, p.m = s.m, p.n = s.n, p.k = s.k, p.b_batched = s.b_batched, p.alpha = alpha;
-  };
-  // Values, and magnitudes beside them.
-  ref::DenseProduct p;
-  geometry(p, s.alpha);
-  lay_out(s, p.a, p.b, [&](size_t x) { return A.value[x]; }, [&](size_t x) { return B.value[x]; });
-  lay_out(s, p.a_scale, p.b_scale, [&](size_t x) { return std::fabs(A.value[x]); },
-          [&](size_t x) { return std::fabs(B.value[x]); });
-  Vals out;
-  ref::product_all(p, out.value, out.scale, progress);
-  // A blocked accumulator (FP8 without fast accumulation): sum over blocks of each block's
-  // magnitude squared, from the same laid-out magnitudes.
-  std::vector<double> block_sq;
-  if (bound::blocked_accumulation(prec, s.k)) block_sq = ref::block_magnitude_squares(p, prec.accumulate_block);
-  p = {};
-  const size_t count = out.value.size();
-  out.var.assign(count, 0.0);
-  // Carried variances: sum_k var(a) (b^2 + var(b)) + a^2 var(b), times alpha^2.
-  if (any_variance(A) || any_variance(B)) {
-    ref::DenseProduct q;
-    geometry(q, s.alpha * s.alpha);
-    lay_out(s, q.a, q.b, [&](size_t x) { return A.carried(x); },
-            [&](size_t x) { return B.value[x] * B.value[x] + B.carried(x); });
-    lay_out(s, q.a_scale, q.b_scale, [&](size_t x) { return A.value[x] * A.value[x]; },
-            [&](size_t x) { return B.carried(x); });
-    std::vector<double> x, y;
-    ref::product_all(q, x, y);
-    for (size_t e = 0; e < count; ++e) out.var[e] = x[e] + y[e];
-  }
+  ProductJob job;
+  job.op = op.name;
+  job.kind.shape = s;
+  job.kind.carried = a.op.carries() || b.op.carries();
+  job.kind.carried_a = a.op.carries();
+  job.kind.carried_b = b.op.carries();
   // TF32: sum_k a^2 b^2 for the input rounding of the f32 operands.
-  const DType at = g.tensor(op.inputs[0]).dtype, bt = g.tensor(op.inputs[1]).dtype;
-  const int tf32_operands = prec.tf32 ? int(at == DType::f32) + int(bt == DType::f32) : 0;
-  if (tf32_operands > 0) {
-    ref::DenseProduct q;
-    geometry(q, s.alpha * s.alpha);
-    lay_out(s, q.a, q.b, [&](size_t x) { return A.value[x] * A.value[x]; },
-            [&](size_t x) { return B.value[x] * B.value[x]; });
-    q.a_scale = q.a, q.b_scale = q.b;
-    std::vector<double> sq, unused;
-    ref::product_all(q, sq, unused);
-    for (size_t e = 0; e < count; ++e) out.var[e] += bound::tf32_var(tf32_operands, sq[e]);
-  }
-  for (size_t e = 0; e < count; ++e)
-    out.var[e] += bound::product_accumulation_var(prec, s.k, out.scale[e],
-                                                  block_sq.empty() ? 0.0 : block_sq[e] * (s.alpha * s.alpha));
+  const int tf32_operands =
+      prec.tf32 ? int(a.op.tensor->dtype == DType::f32) + int(b.op.tensor->dtype == DType::f32) : 0;
+  job.kind.squares = tf32_operands > 0;
+  // A blocked accumulator (FP8 without fast accumulation): the blocks' magnitudes squared.
+  if (bound::blocked_accumulation(prec, s.k)) job.kind.block = prec.accumulate_block;
+  job.a = a.op;
+  job.b = b.op;
+  auto sums = engine.sums(job, progress);
+  if (!sums) return sums.error();
+  Vals out;
+  out.value = std::move(sums->value);
+  out.scale = std::move(sums->scale);
+  out.var = std::move(sums->var);
+  const size_t count = out.value.size();
+  if (out.var.empty()) assign_zeros(out.var, count);
 
   const bool has_bias = s.has_bias;
   if (has_bias && static_cast<int64_t>(in[2]->value.size()) != s.n)
@@ -179,36 +153,50 @@ Result<Vals> run_product(const Graph& g, const Op& op, const std::vector<const V
   const bool bias_converted = has_bias && !ref::exact_cast(g.tensor(op.inputs[2]).dtype, dt);
   // cuBLASLt reads C in D's dtype: a wider R is converted (rounded) to it first (cublaslt_caps.cpp).
   const bool res_converted = res && !ref::exact_cast(g.tensor(op.inputs.back()).dtype, dt);
-  for (size_t x = 0; x < count; ++x) {
-    double v = out.value[x], sc = out.scale[x], var = out.var[x];
-    // A kernel that stores the product in the output dtype before its bias / activation rounds it
-    // once more (by itself: the reference does not), a uniform error of ulp^2 / 12. With a
-    // residual, what it stores is the product plus beta * R (cuBLASLt's D = AB + beta C).
-    if (prec.product_rounded && (has_bias || act != Act::none))
-      var += bound::single_rounding_var(dt, res ? v + s.beta * res->value[x] : v);
-    if (has_bias) {
-      const size_t j = x % static_cast<size_t>(s.n);
-      v += in[2]->value[j];
-      sc += in[2]->scale[j];
-      // A kernel may convert a wider bias to the output dtype once (cuBLASLt does).
-      var += in[2]->carried(j) + (bias_converted ? bound::single_rounding_var(dt, in[2]->value[j]) : 0.0);
+  const std::vector<double>& squares = sums->squares;
+  const std::vector<double>& block_sq = sums->block_sq;
+  const double a2 = s.alpha * s.alpha;
+  const int64_t chunks = (int64_t(count) + ref::kChunk - 1) / ref::kChunk;
+  std::vector<Amax> amaxes(size_t(std::max<int64_t>(chunks, 1)));
+  ref::for_chunks(int64_t(count), ref::kChunk, [&](int64_t chunk, int64_t x0, int64_t x1) {
+    for (size_t x = size_t(x0); x < size_t(x1); ++x) {
+      double v = out.value[x], sc = out.scale[x], var = out.var[x];
+      if (tf32_operands > 0) var += bound::tf32_var(tf32_operands, squares[x]);
+      var += bound::product_accumulation_var(prec, s.k, sc, block_sq.empty() ? 0.0 : block_sq[x] * a2);
+      var += bound::coefficient_var(s.alpha, sc);
+      // A kernel that stores the product in the output dtype before its bias / activation rounds
+      // it once more (by itself: the reference does not), a uniform error of ulp^2 / 12. With a
+      // residual, what it stores is the product plus beta * R (cuBLASLt's D = AB + beta C).
+      if (prec.product_rounded && (has_bias || act != Act::none))
+        var += bound::single_rounding_var(dt, res ? v + s.beta * res->value[x] : v);
+      if (has_bias) {
+        const size_t j = x % static_cast<size_t>(s.n);
+        v += in[2]->value[j];
+        sc += in[2]->scale[j];
+        // A kernel may convert a wider bias to the output dtype once (cuBLASLt does).
+        var += in[2]->carried(j) + (bias_converted ? bound::single_rounding_var(dt, in[2]->value[j]) : 0.0);
+      }
+      if (res) {  // inside the activation, as cuBLASLt adds beta * C (graph-format.md)
+        v += s.beta * res->value[x];
+        sc += std::fabs(s.beta) * res->scale[x];
+        var += s.beta * s.beta *
+                   (res->carried(x) + (res_converted ? bound::single_rounding_var(dt, res->value[x]) : 0.0)) +
+               bound::coefficient_var(s.beta, std::fabs(s.beta) * res->scale[x]);
+      }
+      var += bound::epilogue_var(int(has_bias) + int(res != nullptr), sc);
+      if (act == Act::relu) var = bound::relu_var(v, var), v = relu(v);
+      if (act == Act::gelu)
+        var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec.gelu_tanh_rel),
+        v = gelu_tanh(v), sc *= kGeluSlope;
+      amaxes[size_t(chunk)].add(v, sc, var);
+      // A batched C is rank 3 and has no per-axis scale, so x indexes it whole.
+      out.value[x] = ref::round_real(ct, int64_t(x), v);
+      // A rounding up to f8 may exceed the magnitudes that produced the value; the scale bounds both.
+      out.scale[x] = is_f8(dt) ? std::max(sc, std::fabs(out.value[x])) : sc;
+      out.var[x] = var;
     }
-    if (res) {  // inside the activation, as cuBLASLt adds beta * C (graph-format.md)
-      v += s.beta * res->value[x];
-      sc += std::fabs(s.beta) * res->scale[x];
-      var += s.beta * s.beta * (res->carried(x) + (res_converted ? bound::single_rounding_var(dt, res->value[x]) : 0.0));
-    }
-    if (act == Act::relu) var = bound::relu_var(v, var), v = relu(v);
-    if (act == Act::gelu)
-      var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec.gelu_tanh_rel),
-      v = gelu_tanh(v), sc *= kGeluSlope;
-    amax.add(v, sc, var);
-    // A batched C is rank 3 and has no per-axis scale, so x indexes it whole.
-    out.value[x] = ref::round_real(ct, int64_t(x), v);
-    // A rounding up to f8 may exceed the magnitudes that produced the value; the scale bounds both.
-    out.scale[x] = is_f8(dt) ? std::max(sc, std::fabs(out.value[x])) : sc;
-    out.var[x] = var;
-  }
+  });
+  for (const Amax& m : amaxes) amax.merge(m);
   out.rounded = true;
   out.dtype = dt;
   return out;
@@ -236,22 +224,30 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
     default: return bad_input("not an elementwise op");
   }
   const DType y2 = in.size() > 1 ? g.tensor(op.inputs[1]).dtype : x.dtype;
-  Vals out{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n), true, y.dtype};
-  for (size_t l = 0; l < n; ++l) {
-    const size_t j = op.type == OpType::BIAS_ADD ? l % bias_len : l;
-    const Vals& a = *in[0];
-    ref::Elem second;
-    if (in.size() > 1) second = {in[1]->value[j], in[1]->scale[j], in[1]->var[j], in[1]->rounded, in[1]->dtype};
-    const ref::Elem r = ref::elementwise(op.type, op.attrs.approximate, y.dtype, x.dtype, y2,
-                                         {a.value[l], a.scale[l], a.var[l], a.rounded, a.dtype}, second,
-                                         prec.gelu_tanh_rel, ref::scale_of(y, int64_t(l)));
-    // The amax (a CAST's second output) is of the value before its rounding.
-    if (op.type == OpType::CAST) amax.add(a.value[l], a.scale[l], a.carried(l));
-    out.value[l] = r.value;
-    out.scale[l] = r.scale;
-    out.var[l] = r.var;
-    out.rounded = r.rounded;
-  }
+  Vals out{{}, {}, {}, true, y.dtype};
+  assign_zeros(out.value, n), assign_zeros(out.scale, n), assign_zeros(out.var, n);
+  const int64_t chunks = (int64_t(n) + ref::kChunk - 1) / ref::kChunk;
+  std::vector<Amax> amaxes(size_t(std::max<int64_t>(chunks, 1)));
+  std::vector<char> rounded(amaxes.size(), 1);
+  ref::for_chunks(int64_t(n), ref::kChunk, [&](int64_t chunk, int64_t l0, int64_t l1) {
+    for (size_t l = size_t(l0); l < size_t(l1); ++l) {
+      const size_t j = op.type == OpType::BIAS_ADD ? l % bias_len : l;
+      const Vals& a = *in[0];
+      ref::Elem second;
+      if (in.size() > 1) second = {in[1]->value[j], in[1]->scale[j], in[1]->var[j], in[1]->rounded, in[1]->dtype};
+      const ref::Elem r = ref::elementwise(op.type, op.attrs.approximate, y.dtype, x.dtype, y2,
+                                           {a.value[l], a.scale[l], a.var[l], a.rounded, a.dtype}, second,
+                                           prec.gelu_tanh_rel, ref::scale_of(y, int64_t(l)));
+      // The amax (a CAST's second output) is of the value before its rounding.
+      if (op.type == OpType::CAST) amaxes[size_t(chunk)].add(a.value[l], a.scale[l], a.carried(l));
+      out.value[l] = r.value;
+      out.scale[l] = r.scale;
+      out.var[l] = r.var;
+      rounded[size_t(chunk)] = r.rounded;  // the same for every element: the op's and dtypes' alone
+    }
+  });
+  for (const Amax& m : amaxes) amax.merge(m);
+  out.rounded = n > 0 ? bool(rounded[0]) : true;
   return out;
 }
 
@@ -266,28 +262,35 @@ Result<std::vector<Vals>> run_group(const Graph& g, const Op& op, const std::vec
   std::vector<Vals> outs;
   for (size_t o = 0; o < op.outputs.size(); ++o) {
     const GroupStep& st = op.attrs.steps[size_t(op.attrs.results[o]) - op.inputs.size()];
-    outs.push_back(Vals{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n), true, st.dtype});
+    outs.push_back(Vals{{}, {}, {}, true, st.dtype});
+    assign_zeros(outs.back().value, n), assign_zeros(outs.back().scale, n), assign_zeros(outs.back().var, n);
   }
-  std::vector<ref::Elem> vals;
-  std::vector<DType> dtypes;
-  for (size_t l = 0; l < n; ++l) {
-    vals.clear();
-    dtypes.clear();
-    for (size_t i = 0; i < in.size(); ++i) {
-      const Vals& v = *in[i];
-      const size_t at = v.value.size() == n ? l : l % cols;  // a bias input is read at the column
-      vals.push_back({v.value[at], v.scale[at], v.var[at], v.rounded, v.dtype});
-      dtypes.push_back(g.tensor(op.inputs[i]).dtype);
+  std::vector<DType> in_dtypes;
+  for (TensorId t : op.inputs) in_dtypes.push_back(g.tensor(t).dtype);
+  const int64_t chunks = (int64_t(n) + ref::kChunk - 1) / ref::kChunk;
+  std::vector<std::vector<char>> rounded(outs.size(), std::vector<char>(size_t(std::max<int64_t>(chunks, 1)), 1));
+  ref::for_chunks(int64_t(n), ref::kChunk, [&](int64_t chunk, int64_t l0, int64_t l1) {
+    std::vector<ref::Elem> vals;
+    std::vector<DType> dtypes;
+    for (size_t l = size_t(l0); l < size_t(l1); ++l) {
+      vals.clear();
+      dtypes = in_dtypes;
+      for (size_t i = 0; i < in.size(); ++i) {
+        const Vals& v = *in[i];
+        const size_t at = v.value.size() == n ? l : l % cols;  // a bias input is read at the column
+        vals.push_back({v.value[at], v.scale[at], v.var[at], v.rounded, v.dtype});
+      }
+      ref::group_values(op.attrs, vals, dtypes, prec.gelu_tanh_rel);
+      for (size_t o = 0; o < outs.size(); ++o) {
+        const ref::Elem& e = vals[size_t(op.attrs.results[o])];
+        outs[o].value[l] = e.value;
+        outs[o].scale[l] = e.scale;
+        outs[o].var[l] = e.var;
+        rounded[o][size_t(chunk)] = e.rounded;  // the same for every element
+      }
     }
-    ref::group_values(op.attrs, vals, dtypes, prec.gelu_tanh_rel);
-    for (size_t o = 0; o < outs.size(); ++o) {
-      const ref::Elem& e = vals[size_t(op.attrs.results[o])];
-      outs[o].value[l] = e.value;
-      outs[o].scale[l] = e.scale;
-      outs[o].var[l] = e.var;
-      outs[o].rounded = e.rounded;
-    }
-  }
+  });
+  for (size_t o = 0; o < outs.size(); ++o) outs[o].rounded = n > 0 ? bool(rounded[o][0]) : true;
   return outs;
 }
 
@@ -303,7 +306,9 @@ double reference_work(const Graph& g) {
 
 Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
                                                        const std::map<std::string, std::vector<uint8_t>>& inputs,
-                                                       const ProgressFn& progress, const Precision& prec) {
+                                                       const ProgressFn& progress, const Precision& prec,
+                                                       ProductEngine* engine) {
+  ProductEngine& products = engine ? *engine : cpu_product_engine();
   const double total_work = reference_work(g);
   double done_work = 0;
   const size_t count = g.tensors.size();
@@ -338,9 +343,38 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
     return {};
   };
 
+  // A product's operand that is a graph input is read from its bytes, without values of its own.
+  auto operand = [&](Operand& o, TensorId t, const Vals* v) -> Status {
+    o.op.tensor = &g.tensor(t);
+    if (!v) {
+      const auto it = inputs.find(o.op.tensor->name);
+      if (it == inputs.end()) return bad_input("no values for graph input \"" + o.op.tensor->name + "\"");
+      if (static_cast<int64_t>(it->second.size()) != o.op.tensor->bytes())
+        return bad_input("input \"" + o.op.tensor->name + "\" has " + std::to_string(it->second.size()) +
+                         " bytes, expected " + std::to_string(o.op.tensor->bytes()));
+      o.op.bytes = &it->second;
+      return {};
+    }
+    o.op.value = &v->value;
+    if (any_variance(*v)) {
+      assign_zeros(o.carried, v->value.size());
+      ref::for_chunks(int64_t(v->value.size()), ref::kChunk, [&](int64_t, int64_t l0, int64_t l1) {
+        for (int64_t l = l0; l < l1; ++l) o.carried[size_t(l)] = v->carried(size_t(l));
+      });
+      o.op.carried = &o.carried;
+    }
+    return {};
+  };
+
   for (const Op& op : g.ops) {
+    const bool product = op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT;
     std::vector<const Vals*> in;
-    for (TensorId t : op.inputs) {
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      const TensorId t = op.inputs[k];
+      if (product && k < 2 && t >= 0 && static_cast<size_t>(t) < count && !ready[t] && !written[t]) {
+        in.push_back(nullptr);  // from its bytes
+        continue;
+      }
       Status s = need(t);
       if (!s) return s.error().with("reference, op " + op.name);
       in.push_back(&vals[t]);
@@ -360,7 +394,6 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
       }
       continue;
     }
-    const bool product = op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT;
     if ((product || op.type == OpType::BIAS_ADD || op.type == OpType::ADD || op.type == OpType::MUL) && in.size() < 2)
       return bad_input("reference, op " + op.name + ": expected two inputs");
     std::function<void(double)> op_progress;
@@ -370,7 +403,16 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
           progress(std::min(1.0, (done_work + d * share) / total_work));
         };
     Amax amax;
-    auto r = product ? run_product(g, op, in, op_progress, prec, amax) : run_elementwise(g, op, in, prec, amax);
+    Result<Vals> r = Vals{};
+    if (product) {
+      Operand a, b;
+      Status s = operand(a, op.inputs[0], in[0]);
+      if (s) s = operand(b, op.inputs[1], in[1]);
+      if (!s) return s.error().with("reference, op " + op.name);
+      r = run_product(g, op, a, b, in, products, op_progress, prec, amax);
+    } else {
+      r = run_elementwise(g, op, in, prec, amax);
+    }
     if (!r) return r.error().with("reference, op " + op.name);
     vals[op.outputs[0]] = std::move(r.value());
     ready[op.outputs[0]] = true;
@@ -393,7 +435,10 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
   for (TensorId t : g.outputs) {
     Status s = need(t);
     if (!s) return s.error().with("reference, output");
-    out[g.tensor(t).name] = to_storage(g.tensor(t), vals[t]);
+    // An output listed twice is converted once; the second copy comes from the first.
+    const std::string& name = g.tensor(t).name;
+    if (out.count(name)) continue;
+    out[name] = to_storage(g.tensor(t), std::move(vals[t]));
   }
   return out;
 }

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "gexec/verify/zeros.hpp"
+
 namespace gexec::ref {
 namespace {
 
@@ -159,8 +161,8 @@ ValueScale product_element(const DenseProduct& p, int64_t e, int64_t i, int64_t 
 void product_all(const DenseProduct& p, std::vector<double>& value, std::vector<double>& scale,
                  const std::function<void(double)>& progress) {
   const int64_t rows = p.batch * p.m;
-  value.assign(static_cast<size_t>(rows * p.n), 0.0);
-  scale.assign(static_cast<size_t>(rows * p.n), 0.0);
+  assign_zeros(value, static_cast<size_t>(rows * p.n));
+  assign_zeros(scale, static_cast<size_t>(rows * p.n));
   const double work = double(rows) * double(p.n) * double(p.k);
   std::atomic<int64_t> done{0};
   spread_rows(

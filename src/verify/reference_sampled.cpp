@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <memory>
 #include <optional>
 #include <random>
 #include <thread>
@@ -10,6 +11,7 @@
 
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/verify/reference.hpp"
+#include "parallel.hpp"
 #include "ref_math.hpp"
 
 namespace gexec {
@@ -27,13 +29,56 @@ using ref::exact_cast;
 // bytes), computed in full beforehand (`full`), or written by an op evaluated per element.
 // Every arithmetic step follows reference.cpp's in the same order, so the bits agree.
 class ElementEval {
+  struct Dense {
+    std::vector<double> a, ca, b, cb;
+    bool carries = false;
+  };
+
  public:
   ElementEval(const Graph& g, const GraphIndex& idx, const Precision& prec)
-      : g_(g), idx_(idx), prec_(prec), bytes_(g.tensors.size()), full_(g.tensors.size()), shape_(g.ops.size()) {}
+      : g_(g), idx_(idx), prec_(prec), bytes_(g.tensors.size()), full_(g.tensors.size()), shape_(g.ops.size()),
+        dense_(g.ops.size()) {}
 
   void set_bytes(TensorId t, const std::vector<uint8_t>* b) { bytes_[size_t(t)] = b; }
   void set_full(TensorId t, const RefTensor* r) { full_[size_t(t)] = r; }
   void set_shape(OpId op, GemmShape s) { shape_[size_t(op)] = s; }
+
+  // Lays out the operands of product `p`, evaluated per element, for its sums: op(A) as
+  // [batch][m][k] and op(B) transposed, [batch or 1][n][k], values and (where the operand is
+  // computed in full) carried variances, so that an element's sum reads two contiguous rows of
+  // doubles instead of decoding K elements of each operand. The values are load_real's.
+  void lay_out(OpId p) {
+    const Op& op = g_.ops[size_t(p)];
+    const GemmShape& s = *shape_[size_t(p)];
+    auto d = std::make_unique<Dense>();
+    const Operand a = operand(op.inputs[0]), b = operand(op.inputs[1]);
+    d->carries = a.carries() || b.carries();
+    const int64_t b_count = s.b_batched ? s.batch : 1;
+    const int64_t rows_a = s.batch * s.m, rows_b = b_count * s.n;
+    d->a.resize(size_t(rows_a * s.k));
+    d->b.resize(size_t(rows_b * s.k));
+    if (d->carries) d->ca.resize(d->a.size()), d->cb.resize(d->b.size());
+    // Row r of op(A) (batch entry r / m, row r % m) and row q of op(B)^T, k ascending.
+    ref::for_chunks(rows_a, 64, [&](int64_t, int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t kk = 0; kk < s.k; ++kk) {
+          const int64_t e = r / s.m, i = r % s.m;
+          const VS x = a.at(e * s.m * s.k + (s.trans_a ? kk * s.m + i : i * s.k + kk));
+          d->a[size_t(r * s.k + kk)] = x.value;
+          if (d->carries) d->ca[size_t(r * s.k + kk)] = x.carried();
+        }
+    });
+    ref::for_chunks(rows_b, 64, [&](int64_t, int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q)
+        for (int64_t kk = 0; kk < s.k; ++kk) {
+          const int64_t e = q / s.n, j = q % s.n;
+          const VS y = b.at(e * s.k * s.n + (s.trans_b ? j * s.k + kk : kk * s.n + j));
+          d->b[size_t(q * s.k + kk)] = y.value;
+          if (d->carries) d->cb[size_t(q * s.k + kk)] = y.carried();
+        }
+    });
+    dense_[size_t(p)] = std::move(d);
+  }
 
   // Element `l` (logical, row-major) of t.
   VS at(TensorId t, int64_t l) const {
@@ -49,7 +94,7 @@ class ElementEval {
     const OpId p = idx_.producer[size_t(t)];
     const Op& op = g_.ops[size_t(p)];
     if (op.type == OpType::FUSED_ELEMENTWISE) return group_at(op, t, l);
-    return is_product(op) ? product_at(op, *shape_[size_t(p)], l) : elementwise_at(op, l);
+    return is_product(op) ? product_at(op, *shape_[size_t(p)], *dense_[size_t(p)], l) : elementwise_at(op, l);
   }
 
  private:
@@ -72,33 +117,36 @@ class ElementEval {
     return {&g_.tensor(t), full_[size_t(t)], bytes_[size_t(t)] ? bytes_[size_t(t)]->data() : nullptr};
   }
 
-  VS product_at(const Op& op, const GemmShape& s, int64_t l) const {
+  VS product_at(const Op& op, const GemmShape& s, const Dense& d, int64_t l) const {
     const int64_t e = l / (s.m * s.n), i = (l / s.n) % s.m, j = l % s.n;
     const int64_t be = s.b_batched ? e : 0;
     const Operand a = operand(op.inputs[0]), b = operand(op.inputs[1]);
     // The same sums, in the same order, as reference.cpp's products (value and magnitude, the
     // carried variance in two parts, and sum a^2 b^2 for TF32), so that the bits agree.
-    const bool carries = a.carries() || b.carries();
+    const bool carries = d.carries;
     const DType dt = g_.tensor(op.outputs[0]).dtype;
     const int tf32_operands = prec_.tf32 ? int(a.t->dtype == DType::f32) + int(b.t->dtype == DType::f32) : 0;
     // A blocked accumulator's partial magnitudes, as block_magnitude_squares sums them.
     const int64_t block = prec_.accumulate_block;
     const bool blocked = bound::blocked_accumulation(prec_, s.k);
+    const double* ar = d.a.data() + (e * s.m + i) * s.k;
+    const double* br = d.b.data() + (be * s.n + j) * s.k;
+    const double* car = carries ? d.ca.data() + (e * s.m + i) * s.k : nullptr;
+    const double* cbr = carries ? d.cb.data() + (be * s.n + j) * s.k : nullptr;
     double v = 0, sc = 0, cx = 0, cy = 0, sq = 0, part = 0, block_sq = 0;
     for (int64_t kk = 0; kk < s.k; ++kk) {
-      const VS x = a.at(e * s.m * s.k + (s.trans_a ? kk * s.m + i : i * s.k + kk));
-      const VS y = b.at(be * s.k * s.n + (s.trans_b ? j * s.k + kk : kk * s.n + j));
-      v += x.value * y.value;
-      sc += std::fabs(x.value) * std::fabs(y.value);
+      const double x = ar[kk], y = br[kk];
+      v += x * y;
+      sc += std::fabs(x) * std::fabs(y);
       if (blocked) {
-        part += std::fabs(x.value) * std::fabs(y.value);
+        part += std::fabs(x) * std::fabs(y);
         if ((kk + 1) % block == 0 || kk + 1 == s.k) block_sq += part * part, part = 0;
       }
       if (carries) {
-        cx += x.carried() * (y.value * y.value + y.carried());
-        cy += x.value * x.value * y.carried();
+        cx += car[kk] * (y * y + cbr[kk]);
+        cy += x * x * cbr[kk];
       }
-      if (tf32_operands) sq += (x.value * x.value) * (y.value * y.value);
+      if (tf32_operands) sq += (x * x) * (y * y);
     }
     v *= s.alpha;
     sc *= std::fabs(s.alpha);
@@ -106,6 +154,7 @@ class ElementEval {
     double var = carries ? cx * a2 + cy * std::fabs(a2) : 0.0;
     if (tf32_operands) var += bound::tf32_var(tf32_operands, sq * a2);
     var += bound::product_accumulation_var(prec_, s.k, sc, block_sq * a2);
+    var += bound::coefficient_var(s.alpha, sc);
     const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
     const bool has_bias = s.has_bias;
     const VS r = s.has_residual ? at(op.inputs.back(), l) : VS{};
@@ -124,8 +173,10 @@ class ElementEval {
       sc += std::fabs(s.beta) * r.scale;
       // As reference.cpp: a wider R is rounded to D's dtype before cuBLASLt reads it as C.
       const bool converted = !ref::exact_cast(g_.tensor(op.inputs.back()).dtype, dt);
-      var += s.beta * s.beta * (r.carried() + (converted ? bound::single_rounding_var(dt, r.value) : 0.0));
+      var += s.beta * s.beta * (r.carried() + (converted ? bound::single_rounding_var(dt, r.value) : 0.0)) +
+             bound::coefficient_var(s.beta, std::fabs(s.beta) * r.scale);
     }
+    var += bound::epilogue_var(int(has_bias) + int(s.has_residual), sc);  // as reference.cpp
     if (act == Act::relu) var = bound::relu_var(v, var), v = ref::relu(v);
     if (act == Act::gelu)
       var = var * ref::kGeluSlope * ref::kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec_.gelu_tanh_rel),
@@ -166,6 +217,7 @@ class ElementEval {
   std::vector<const std::vector<uint8_t>*> bytes_;
   std::vector<const RefTensor*> full_;
   std::vector<std::optional<GemmShape>> shape_;
+  std::vector<std::unique_ptr<Dense>> dense_;
 };
 
 // The same checks reference.cpp makes before it computes an op, so that both refuse the same graphs.
@@ -239,30 +291,74 @@ Graph upstream_of(const Graph& g, const std::vector<TensorId>& wanted) {
 
 }  // namespace
 
-std::vector<int64_t> choose_samples(const Tensor& t, int64_t samples, uint64_t seed) {
+namespace {
+
+// The tensor as a matrix: rows (all dimensions but the last, flattened) by columns (the last).
+std::pair<int64_t, int64_t> matrix_of(const Tensor& t) {
+  const int64_t cols = t.shape.empty() ? 1 : std::max<int64_t>(t.shape.back(), 1);
+  return {std::max<int64_t>(t.numel() / cols, 1), cols};
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+TileShape tile_of(const Tensor& t, int64_t tile) {
+  const auto [rows, cols] = matrix_of(t);
+  TileShape s;
+  s.rows = std::max<int64_t>(1, std::min(tile, rows));
+  s.cols = std::max<int64_t>(1, std::min(cols, tile * tile / s.rows));
+  return s;
+}
+
+int64_t sample_count(const Tensor& t, int64_t samples, int64_t tile) {
   const int64_t n = t.numel();
+  if (n <= 0) return 0;
+  const int64_t wanted = std::max<int64_t>(samples, 0);
+  if (tile <= 0) return std::min(wanted, n);
+  const auto [rows, cols] = matrix_of(t);
+  const TileShape ts = tile_of(t, tile);
+  return std::min(n, std::max(ceil_div(rows, ts.rows) * ceil_div(cols, ts.cols), wanted));
+}
+
+std::vector<int64_t> choose_samples(const Tensor& t, int64_t samples, uint64_t seed, int64_t tile) {
+  const int64_t n = t.numel();
+  const int64_t count = sample_count(t, samples, tile);
   std::vector<int64_t> logical;
-  if (samples >= n) {
-    logical.resize(size_t(n));
+  if (count >= n) {
+    logical.resize(size_t(std::max<int64_t>(n, 0)));
     std::iota(logical.begin(), logical.end(), 0);
-  } else if (samples > 0) {
-    const int64_t cols = t.shape.empty() ? 1 : std::max<int64_t>(t.shape.back(), 1);
-    const int64_t rows = n / cols;
+  } else if (count > 0) {
+    const auto [rows, cols] = matrix_of(t);
     // The name joins the seed so that outputs of one shape are not sampled alike.
     std::mt19937_64 rng(seed ^ (std::hash<std::string>{}(t.name) * 0x9e3779b97f4a7c15ull));
     std::unordered_set<int64_t> picked;
-    const int64_t span = std::max(rows, cols);
-    if (samples >= span) {
-      // Step d takes row d mod rows and column perm(d) mod cols: over `span` steps every row and
-      // every column comes up, in an order the permutation shuffles.
-      std::vector<int64_t> perm(static_cast<size_t>(span));
-      std::iota(perm.begin(), perm.end(), 0);
-      std::shuffle(perm.begin(), perm.end(), rng);
-      for (int64_t d = 0; d < span; ++d) picked.insert((d % rows) * cols + perm[size_t(d)] % cols);
+    if (tile > 0) {
+      // One element at a random place in every block: distinct, since the blocks do not overlap.
+      const TileShape ts = tile_of(t, tile);
+      for (int64_t r0 = 0; r0 < rows; r0 += ts.rows)
+        for (int64_t c0 = 0; c0 < cols; c0 += ts.cols) {
+          const int64_t r = r0 + std::uniform_int_distribution<int64_t>(0, std::min(ts.rows, rows - r0) - 1)(rng);
+          const int64_t c = c0 + std::uniform_int_distribution<int64_t>(0, std::min(ts.cols, cols - c0) - 1)(rng);
+          logical.push_back(r * cols + c);
+        }
+      if (count > int64_t(logical.size())) picked.insert(logical.begin(), logical.end());
+    } else {
+      const int64_t span = std::max(rows, cols);
+      if (count >= span) {
+        // Step d takes row d mod rows and column perm(d) mod cols: over `span` steps every row and
+        // every column comes up, in an order the permutation shuffles.
+        std::vector<int64_t> perm(static_cast<size_t>(span));
+        std::iota(perm.begin(), perm.end(), 0);
+        std::shuffle(perm.begin(), perm.end(), rng);
+        for (int64_t d = 0; d < span; ++d) picked.insert((d % rows) * cols + perm[size_t(d)] % cols);
+      }
     }
-    std::uniform_int_distribution<int64_t> any(0, n - 1);
-    while (static_cast<int64_t>(picked.size()) < samples) picked.insert(any(rng));
-    logical.assign(picked.begin(), picked.end());
+    if (!picked.empty() || int64_t(logical.size()) < count) {
+      std::uniform_int_distribution<int64_t> any(0, n - 1);
+      while (static_cast<int64_t>(picked.size()) < count) picked.insert(any(rng));
+      logical.assign(picked.begin(), picked.end());
+    }
   }
   std::vector<int64_t> index(logical.size());
   for (size_t k = 0; k < logical.size(); ++k) index[k] = storage_of(t, logical[k]);
@@ -272,7 +368,7 @@ std::vector<int64_t> choose_samples(const Tensor& t, int64_t samples, uint64_t s
 
 Result<std::map<std::string, SampledRef>> run_reference_sampled(
     const Graph& g, const std::map<std::string, std::vector<uint8_t>>& inputs, int64_t samples, uint64_t seed,
-    const ProgressFn& progress, const Precision& prec) {
+    const ProgressFn& progress, const Precision& prec, int64_t tile) {
   const size_t count = g.tensors.size();
   const GraphIndex idx(g);
   ElementEval eval(g, idx, prec);
@@ -282,6 +378,7 @@ Result<std::map<std::string, SampledRef>> run_reference_sampled(
   // in full, since a product needs whole rows and columns of its operands.
   std::vector<bool> seen(count, false);
   std::vector<TensorId> full, stack;
+  std::vector<OpId> per_element_products;
   for (TensorId t : g.outputs) {
     if (t < 0 || size_t(t) >= count) return bad_input("output id " + std::to_string(t) + " out of range");
     stack.push_back(t);
@@ -312,7 +409,7 @@ Result<std::map<std::string, SampledRef>> run_reference_sampled(
       if (in < 0 || size_t(in) >= count) return bad_input("reference, op " + op.name + ": tensor id out of range");
     GemmShape shape;
     if (Status s = check_op_for_reference(g, op, &shape); !s) return s.error().with("reference, op " + op.name);
-    if (is_product(op)) eval.set_shape(p, shape);
+    if (is_product(op)) eval.set_shape(p, shape), per_element_products.push_back(p);
     for (size_t k = 0; k < op.inputs.size(); ++k) {
       const TensorId in = op.inputs[k];
       const bool operand = is_product(op) && k < 2;
@@ -336,12 +433,13 @@ Result<std::map<std::string, SampledRef>> run_reference_sampled(
     whole = std::move(*r);
     for (TensorId t : full) eval.set_full(t, &whole.at(g.tensor(t).name));
   }
+  for (OpId p : per_element_products) eval.lay_out(p);
 
   std::map<std::string, SampledRef> out;
   for (TensorId t : g.outputs) {
     const Tensor& tensor = g.tensor(t);
     SampledRef s;
-    s.index = choose_samples(tensor, samples, seed);
+    s.index = choose_samples(tensor, samples, seed, tile);
     s.ref.value.resize(s.index.size());
     s.ref.scale.resize(s.index.size());
     s.ref.var.resize(s.index.size());

@@ -47,6 +47,7 @@ command -v ninja >/dev/null && gen=(-G Ninja)
 out=$("$root/consumer-build/consumer" "$p/share/gexec/graphs/gemm_bias_relu.json") || { echo "$out"; fail "the consumer failed"; }
 echo "$out" | tail -3
 grep -q "^consumer of gexec " <<<"$out" || fail "the consumer printed no version"
+bash "$(dirname "$0")/../no_driver_needed.sh" "$root/consumer-build/consumer" || fail "the consumer needs the GPU driver"
 if grep -q "^backends:.*cpu" <<<"$version"; then
   grep -q "^result: pass" <<<"$out" || fail "the consumer's run did not pass"
 fi

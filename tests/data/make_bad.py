@@ -229,6 +229,13 @@ mut("group_bias_as_value.json", lambda g: (setk(["tensors", 1, "shape"], [8])(g)
 mut("group_no_attrs.json", lambda g: g["ops"][0].pop("attrs"), GROUP)
 mut("group_approximate_on_relu.json", lambda g: (setk(["ops", 0, "attrs", "steps", 0, "op"], "RELU")(g),
                                                  setk(["ops", 0, "attrs", "steps", 0, "approximate"], "none")(g)), GROUP)
+# A group's steps round to f16, bf16 or f32 (an f8 step would need a scale), and its tensors are
+# row-major; a residual R is never f8 (with a bias before it, or alone after A and B).
+mut("group_step_f8.json", setk(["ops", 0, "attrs", "steps", 0, "dtype"], "f8e5m2"), GROUP)
+mut("group_colmajor.json", setk(["tensors", 2, "layout"], "colmajor"), GROUP)
+mut("f8_residual.json", setk(["tensors", 4, "dtype"], "f8e4m3"), RES)
+mut("f8_residual_no_bias.json", lambda g: (setk(["tensors", 4, "dtype"], "f8e5m2")(g),
+                                           setk(["ops", 0, "inputs"], ["A", "B", "R"])(g)), RES)
 # Bytes after the top-level value: a NUL byte ends nothing, and garbage after it is refused.
 raw("nul_then_garbage.json", json.dumps(BASE, indent=1) + "\0garbage")
 raw("nul_then_unknown_key.json", json.dumps(BASE, indent=1)[:-1] + '\0, "comment": 1}')

@@ -95,6 +95,21 @@ TEST_CASE("FP8 f8 outputs with D scale and amax, e5m2 operands, per-row and per-
                "cublaslt.fp8_matmul");
 }
 
+// split_f8_outputs writes this product's C as f32 (it has an amax) with cuBLASLt's outer-vector
+// scales, and the f8 CAST quantizes it and takes the amax from the f32 result.
+TEST_CASE("FP8 per-row/column scales with an f8 C and its amax: split through f32, the amax passes", "[fp8][gpu]") {
+  const std::string graph = test::source_path("tests/data/f8/rowwise_f8_amax.json");
+  for (int seed = 0; seed < 4; ++seed) {
+    INFO("seed " << seed);
+    auto r = test::run_gexec("run --backend cuda --seed " + std::to_string(seed) + " '" + graph + "'");
+    INFO(r.output);
+    CHECK(r.status == 0);
+    CHECK(test::has(r.output, "result: pass"));
+    CHECK(test::has(r.output, "cublaslt.fp8_gemm_bias_act"));
+    CHECK(test::has(r.output, "cuda.f8_cast"));
+  }
+}
+
 TEST_CASE("FP8 amax with a bias and M padded: the padded rows of D stay out of the amax", "[fp8][gpu]") {
   // A > 0 and B < 0 make every real product <= -16, so relu(AB + 30) <= 14 in every real row;
   // rows padded with zeros would hold relu(0 + 30) = 30 and put the amax at 30.

@@ -1,5 +1,8 @@
 // `gexec compare`: the verdicts on synthetic results (identical, clearly slower, within the noise,
 // failed, missing), both file formats, and NVML's absence and warnings.
+#include <algorithm>
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "catch.hpp"
@@ -76,6 +79,7 @@ TEST_CASE("compare: failed, missing and new points", "[compare]") {
 TEST_CASE("compare: run reports, the run and each profiled op", "[compare]") {
   auto report = [](double run_us, double op_us) {
     return json{{"format", "gexec.report"},
+                {"version", 2},
                 {"result", "pass"},
                 {"graph", {{"name", "mlp"}}},
                 {"timing", {{"median_us", run_us}, {"cv", 0.01}, {"ops", {{{"name", "fc1"}, {"median_us", op_us}}}}}}}
@@ -101,6 +105,58 @@ TEST_CASE("compare: a file of neither format is bad input", "[compare]") {
     CHECK(r.error().code == Exit::bad_input);
     CHECK(r.error().message.rfind("a.json", 0) == 0);
   }
+}
+
+TEST_CASE("compare: what cannot be compared is refused with the file and the JSON path", "[compare]") {
+  CompareOptions o;
+  o.base = "a.json";
+  o.next = "b.json";
+  const std::string good = gemm_doc({point(64, 10.0, 0.01)});
+  auto refused = [&](const std::string& bad, const std::string& want) {
+    INFO(bad << "\nwanted: " << want);
+    auto r = compare_documents(bad, good, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == Exit::bad_input);
+    CHECK(r.error().message.rfind("a.json: ", 0) == 0);
+    CHECK(r.error().message.find(want) != std::string::npos);
+  };
+  refused(json{{"format", "gexec.gemm"}, {"version", 1}}.dump(), "a.json: /points: missing");
+  refused(json{{"format", "gexec.gemm"}, {"version", 99}, {"points", json::array()}}.dump(),
+          "a.json: /version: is 99; this gexec reads gexec.gemm versions 1 to 1");
+  refused(json{{"format", "gexec.gemm"}, {"points", json::array()}}.dump(), "/version: missing");
+  refused(json{{"format", "gexec.gemm"}, {"version", 1}, {"points", 3}}.dump(), "/points: is not an array");
+  refused(gemm_doc({point(64, 10.0, 0.01), point(128, 10.0, -0.5)}), "a.json: /points/1: spread: is -0.5");
+  refused(gemm_doc({point(64, -10.0, 0.01)}), "/points/0: median_us: is -10");
+  refused(gemm_doc({point(64, 10.0, 0.01), point(128, 10.0, 0.01), point(64, 12.0, 0.01)}),
+          "a.json: /points/2: the same point as /points/0");
+  json no_m = point(64, 10.0, 0.01);
+  no_m.erase("m");
+  refused(gemm_doc({no_m}), "/points/0: m: missing");
+  refused(gemm_doc({json(7)}), "/points/0: is not an object");
+  // A size beyond int64_t is a key like any other (not a cast out of range).
+  json huge = point(64, 10.0, 0.01);
+  huge["m"] = std::numeric_limits<uint64_t>::max();
+  const auto rows = compare(gemm_doc({huge}), gemm_doc({huge}));
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].key.rfind("1.8446744073709552e+19x96x80 ", 0) == 0);
+  // Every problem, one line each.
+  auto many = compare_documents(gemm_doc({point(64, 1, -1), point(64, 1, -1)}), good, o);
+  REQUIRE_FALSE(many.ok());
+  CHECK(std::count(many.error().message.begin(), many.error().message.end(), '\n') == 1);
+  // A gemm file against a run report: every row would be missing or new.
+  const std::string report = json{{"format", "gexec.report"}, {"version", 2}, {"result", "pass"},
+                                  {"graph", {{"name", "g"}}}, {"timing", {{"median_us", 5.0}, {"cv", 0.01}}}}
+                                 .dump();
+  auto mixed = compare_documents(good, report, o);
+  REQUIRE_FALSE(mixed.ok());
+  CHECK(mixed.error().code == Exit::bad_input);
+  CHECK(mixed.error().message.find("compare two files of the same kind") != std::string::npos);
+  // A report with two profiled ops of one name, or a p90 below its median.
+  auto ops = json::parse(report);
+  ops["timing"]["ops"] = {{{"name", "fc"}, {"median_us", 1.0}}, {{"name", "fc"}, {"median_us", 2.0}}};
+  auto twice = compare_documents(ops.dump(), report, o);
+  REQUIRE_FALSE(twice.ok());
+  CHECK(twice.error().message.find("a.json: /timing/ops/1: the same op as /timing/ops/0") != std::string::npos);
 }
 
 TEST_CASE("NVML absent: unavailable with the reason, and no readings", "[nvml]") {

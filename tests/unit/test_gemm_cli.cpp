@@ -44,7 +44,11 @@ TEST_CASE("gemm: usage errors are found before any point runs", "[cli][gemm]") {
   CHECK(run_gexec("gemm --m 64 --n 64").status == 2);  // --k missing
   for (const char* bad : {"--m 0 --n 64 --k 64", "--m 64 --n 64 --k 10:5:1", "--m 64 --n 64 --k 64 --dtype f17",
                           "--m 64 --n 64 --k 64 --act swish", "--m 64 --n 64 --k 64 --trans xx",
-                          "--m 64 --n 64 --k 64 --percentile 50,101", "--m 64 --n 64 --k 64 --tags nocolon"}) {
+                          "--m 64 --n 64 --k 64 --percentile 50,101", "--m 64 --n 64 --k 64 --tags nocolon",
+                          "--m 64 --n 64 --k 64 --tags gpu:x,m:5", "--m 64 --n 64 --k 64 --tags result:ok",
+                          "--m 64 --n 64 --k 64 --percentile 75,75", "--m 64 --n 64 --k 64 --alpha nan",
+                          "--m 64 --n 64 --k 64 --alpha inf", "--m 64 --n 64 --k 64 --alpha=-inf",
+                          "--m 8:16:0 --n 64 --k 64"}) {
     auto r = run_gexec(std::string("gemm ") + bad + " --backend cpu");
     INFO(bad << "\n" << r.output);
     CHECK(r.status == 2);
@@ -136,6 +140,24 @@ TEST_CASE("gemm: the done-when sweep writes 8 rows that pass", "[cli][gemm][cpu]
   for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file() ? 1 : 0;
   CHECK(files == 1);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("gemm: the number of points is said once on stderr, terminal or not, unless -q", "[cli][gemm][cpu]") {
+  // run_gexec reads through a pipe: no terminal, so no progress bar either.
+  auto r = run_gexec("gemm --m 32,48 --n 32 --k 32 --backend cpu --iters 1");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(has(r.output, "gexec: gemm: 2 points to run\n"));
+  auto q = run_gexec("gemm --m 32,48 --n 32 --k 32 --backend cpu --iters 1 -q");
+  CHECK(q.status == 0);
+  CHECK_FALSE(has(q.output, "points to run"));
+  auto tag = run_gexec("gemm --m 32 --n 32 --k 32 --backend cpu --iters 1 --tags m:5");
+  CHECK(tag.status == 2);
+  CHECK(has(tag.output, "--tags: the key \"m\" is also a column gexec gemm writes"));
+  auto alpha = run_gexec("gemm --m 32 --n 32 --k 32 --backend cpu --iters 1 --alpha nan");
+  CHECK(alpha.status == 2);
+  CHECK(has(alpha.output, "--alpha"));
+  CHECK(has(alpha.output, "expected a finite number"));
 }
 
 TEST_CASE("gemm: FP8 points run and pass on the CPU, f8e4m3 -> bf16 and -> f8e4m3", "[cli][gemm][cpu][f8]") {

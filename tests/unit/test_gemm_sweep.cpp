@@ -1,5 +1,6 @@
 // `gexec gemm`'s sweep: sizes, lists and ranges, the cartesian product, each point's graph; the
 // CSV it writes; the sample plan behind --iters; percentiles.
+#include <cmath>
 #include <set>
 
 #include "catch.hpp"
@@ -235,23 +236,63 @@ TEST_CASE("tags are key:value pairs with distinct keys", "[gemm][csv]") {
   }
 }
 
-TEST_CASE("--append keeps the old rows under the same header and refuses another header", "[gemm][csv]") {
+TEST_CASE("--append writes the header into an empty file, nothing under the same header, and refuses another", "[gemm][csv]") {
   const std::string header = "m,n,result\n";
-  auto fresh = csv_document("", true, header, {"1,2,pass\n"}, "f.csv");
-  REQUIRE(fresh.ok());
-  CHECK(*fresh == "m,n,result\n1,2,pass\n");
-  auto appended = csv_document(*fresh, true, header, {"3,4,fail\n"}, "f.csv");
-  REQUIRE(appended.ok());
-  CHECK(*appended == "m,n,result\n1,2,pass\n3,4,fail\n");
-  auto replaced = csv_document(*fresh, false, header, {"3,4,fail\n"}, "f.csv");
-  CHECK(*replaced == "m,n,result\n3,4,fail\n");
-  auto other = csv_document("m,n,k,result\n1,2,3,pass\n", true, header, {}, "f.csv");
+  CHECK(*csv_append_start(FileHead{}, header, "f.csv") == header);
+  CHECK(csv_append_start(FileHead{"m,n,result", false, true}, header, "f.csv")->empty());
+  auto other = csv_append_start(FileHead{"m,n,k,result", false, true}, header, "f.csv");
   REQUIRE_FALSE(other.ok());
   CHECK(other.error().code == Exit::bad_input);
   CHECK(other.error().message.find("f.csv has other columns") != std::string::npos);
-  // A file cut short of its last line break still appends on a line of its own.
-  CHECK(*csv_document("m,n,result\n1,2,pass", true, header, {"3,4,fail\n"}, "f.csv") ==
-        "m,n,result\n1,2,pass\n3,4,fail\n");
+  // A file cut short of its last line break still gets its rows on lines of their own.
+  CHECK(*csv_append_start(FileHead{"m,n,result", false, false}, header, "f.csv") == "\n");
+}
+
+TEST_CASE("a --tags key or a percentile that repeats a column is refused", "[gemm][csv]") {
+  const std::vector<std::pair<std::string, std::string>> tags = {{"gpu", "h200"}, {"m", "5"}};
+  auto tag = check_csv_columns({"m", "n", "gpu", "m"}, tags);
+  REQUIRE_FALSE(tag.ok());
+  CHECK(tag.error().code == Exit::bad_input);
+  CHECK(tag.error().message == "--tags: the key \"m\" is also a column gexec gemm writes; name the tag otherwise");
+  auto pct = check_csv_columns({"p75_us", "p75_us"}, {});
+  REQUIRE_FALSE(pct.ok());
+  CHECK(pct.error().message.find("two columns \"p75_us\"") != std::string::npos);
+  CHECK(check_csv_columns({"m", "n", "gpu"}, {{"gpu", "h200"}}).ok());
+}
+
+TEST_CASE("a range with step 0 names the step; the point cap has one wording", "[gemm][sweep]") {
+  auto step = parse_sizes("8:16:0", "--m");
+  REQUIRE_FALSE(step.ok());
+  CHECK(step.error().message.find("--m: the range '8:16:0' has step 0") == 0);
+  CHECK(step.error().message.find("out of range") == std::string::npos);
+  auto range = parse_sizes("1:1000000:1", "--m");
+  REQUIRE_FALSE(range.ok());
+  CHECK(range.error().message.find("a sweep has at most 100000") != std::string::npos);
+  GemmSweepText t;
+  t.m = t.n = t.k = "1:100:1";
+  auto product = expand_sweep(t);
+  REQUIRE_FALSE(product.ok());
+  CHECK(product.error().message.find("has 1000000 points; a sweep has at most 100000") != std::string::npos);
+  t.k = "1";  // 10000 shapes, fine alone; 270000 points with the lists below
+  t.dtype = "f16,bf16,f32";
+  t.act = "none,relu,gelu";
+  t.bias = "none,f16,f32";
+  auto all = expand_sweep(t);
+  REQUIRE_FALSE(all.ok());
+  CHECK(all.error().message == "the sweep has 270000 points; a sweep has at most 100000 (split it into several sweeps)");
+}
+
+TEST_CASE("a non-finite --alpha is refused", "[gemm][sweep]") {
+  for (double a : {std::nan(""), double(INFINITY), -double(INFINITY)}) {
+    GemmSweepText t;
+    t.m = t.n = t.k = "32";
+    t.alpha = a;
+    auto r = expand_sweep(t);
+    INFO(a);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == Exit::bad_input);
+    CHECK(r.error().message.find("--alpha") == 0);
+  }
 }
 
 TEST_CASE("--iters counts iterations: samples of at most the calibrated batch", "[timing]") {

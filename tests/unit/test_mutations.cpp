@@ -353,6 +353,145 @@ TEST_CASE("check: correct kernels pass over many seeds and every graph; mutants 
   CHECK(missed == 0);
   CHECK(visible_mutants > 0);
 }
+// The mutants at sizes the model kernel cannot run, for the H200 (scripts/gpu_check.sh
+// fullcheck): GEXEC_MUTATION_SIZES=4096,8192 with GEXEC_CHECK_BACKEND=cuda. Per size, one f16
+// GEMM + f32 bias of S x S x S, run twice (two seeds) with the default options, both runs passing;
+// then the mutants of the first run's output, each checked by `gexec check` with its default
+// options. They are derived from the output and the inputs: a dropped K term (C - a_k b_k) and a
+// bias on the wrong column (C - bias_j + bias_j+1) exactly, the relative errors, a stale tile (the
+// second seed's values) and a shuffled tile of 64 x 64 at places no kernel tile starts, one
+// element off by 1% of the rms, a transposed store. An accumulation in the output dtype needs a
+// product recomputed on the CPU and is left out.
+TEST_CASE("check: large products with the default options refuse every mutant", "[.][mutation-large]") {
+  const char* env = std::getenv("GEXEC_MUTATION_SIZES");
+  std::vector<int64_t> sizes;
+  for (std::stringstream in(env ? env : "4096"); in.good();) {
+    std::string item;
+    std::getline(in, item, ',');
+    if (std::atoll(item.c_str()) >= 128) sizes.push_back(std::atoll(item.c_str()));
+  }
+  REQUIRE(!sizes.empty());
+  int correct_runs = 0, mutants = 0, visible_mutants = 0, missed = 0;
+  for (int64_t s : sizes) {
+    const std::string name = "large_" + std::to_string(s);
+    const fs::path gdir = scratch(name);
+    const fs::path graph_path = gdir / (name + ".json");
+    std::ofstream(graph_path) << gemm_json(name, "f16", int(s), int(s), int(s), true, "none");
+    auto loaded = load_graph_file(graph_path.string());
+    REQUIRE(loaded);
+    const Graph& g = *loaded;
+    const Tensor& out0 = g.tensor(g.outputs[0]);
+    Arrays outs[2];
+    for (int r = 0; r < 2; ++r) {
+      const fs::path dir = gdir / ("seed" + std::to_string(r));
+      const Checked c = run_cpu(graph_path, uint64_t(r + 1), dir);
+      INFO(name << " seed " << r + 1 << ": " << c.text);
+      CHECK(c.exit == 0);
+      ++correct_runs;
+      record(name, "correct:" + std::string(std::getenv("GEXEC_CHECK_BACKEND") ? std::getenv("GEXEC_CHECK_BACKEND") : "cpu") +
+                       "-backend", uint64_t(r + 1), false, c.exit != 0, c);
+      std::ifstream f(dir / "run.json");
+      const auto rep = nlohmann::json::parse(f, nullptr, false);
+      if (rep.is_object() && rep.contains("times_ms"))
+        std::cout << name << " seed " << r + 1 << ": check " << rep["times_ms"]["check"] << " ms by "
+                  << rep["check"]["outputs"][0]["checked_by"] << ", ratios " << c.max_ratio << " / " << c.norm_ratio
+                  << "\n";
+      outs[r] = read_dir(dir, g, false);
+    }
+    const Arrays inputs = read_dir(gdir / "seed0", g, true);
+    const std::vector<float>& c0 = outs[0].at(out0.name);
+    const std::vector<float>& a = inputs.at("A");
+    const std::vector<float>& b = inputs.at("B");
+    const std::vector<float>& bias = inputs.at("Bias");
+    std::mt19937_64 rng{uint64_t(s)};
+    const auto round = [&](double v) { return test::round_dtype(out0.dtype, float(v)); };
+    std::vector<std::pair<std::string, std::vector<float>>> muts;
+    {
+      const int64_t k0 = std::uniform_int_distribution<int64_t>(0, s - 1)(rng);
+      std::vector<float> m(c0.size());
+      for (int64_t i = 0; i < s; ++i)
+        for (int64_t j = 0; j < s; ++j)
+          m[size_t(i * s + j)] = round(double(c0[size_t(i * s + j)]) - double(a[size_t(i * s + k0)]) * b[size_t(k0 * s + j)]);
+      muts.push_back({"dropped K term", m});
+    }
+    for (double r : {0x1p-8, 0x1p-10}) {
+      std::vector<float> m(c0.size());
+      for (size_t i = 0; i < c0.size(); ++i) m[i] = round(double(c0[i]) * (1 + r));
+      muts.push_back({r == 0x1p-8 ? "relative 2^-8" : "relative 2^-10", m});
+    }
+    {
+      std::vector<float> m(c0.size());
+      for (size_t i = 0; i < c0.size(); ++i) {
+        const size_t j = i % size_t(s);
+        m[i] = round(double(c0[i]) - bias[j] + bias[(j + 1) % size_t(s)]);
+      }
+      muts.push_back({"bias on the wrong column", m});
+    }
+    // 64 x 64 tiles at places no kernel tile starts.
+    auto place = [&] {
+      return std::pair{std::uniform_int_distribution<int64_t>(1, s - 65)(rng), std::uniform_int_distribution<int64_t>(1, s - 65)(rng)};
+    };
+    {
+      std::vector<float> m = c0;
+      const auto [r0, q0] = place();
+      for (int64_t r = r0; r < r0 + 64; ++r)
+        for (int64_t q = q0; q < q0 + 64; ++q) m[size_t(r * s + q)] = outs[1].at(out0.name)[size_t(r * s + q)];
+      muts.push_back({"stale tile", m});
+    }
+    {
+      std::vector<float> m = c0;
+      auto [r0, q0] = place();
+      auto [r1, q1] = place();
+      while (std::abs(r1 - r0) < 64 && std::abs(q1 - q0) < 64) std::tie(r1, q1) = place();
+      for (int64_t r = 0; r < 64; ++r)
+        for (int64_t q = 0; q < 64; ++q) std::swap(m[size_t((r0 + r) * s + q0 + q)], m[size_t((r1 + r) * s + q1 + q)]);
+      muts.push_back({"shuffled tile", m});
+    }
+    {
+      double ss = 0;
+      for (float v : c0) ss += double(v) * v;
+      const double rms = std::sqrt(ss / double(c0.size()));
+      std::vector<float> m = c0;
+      size_t i = size_t(std::uniform_int_distribution<int64_t>(0, s * s - 1)(rng));
+      while (std::fabs(c0[i]) > rms) i = (i + 1) % c0.size();
+      m[i] = round(c0[i] + 0.01 * rms);
+      muts.push_back({"one element off by 1% of rms", m});
+    }
+    {
+      std::vector<float> m(c0.size());
+      for (int64_t i = 0; i < s; ++i)
+        for (int64_t j = 0; j < s; ++j) m[size_t(i * s + j)] = c0[size_t(j * s + i)];
+      muts.push_back({"transposed store", m});
+    }
+    for (auto& [kind, values] : muts) {
+      Arrays all = outs[0];
+      all[out0.name] = std::move(values);
+      const fs::path mdir = gdir / "mutant";
+      fs::remove_all(mdir);
+      write_outputs(mdir, g, all);
+      const Checked c = run_check(graph_path, gdir / "seed0", mdir);
+      const double u = unit_roundoff(out0.dtype);
+      const bool vis = kind == "relative 2^-8"    ? 0x1p-8 > u
+                       : kind == "relative 2^-10" ? 0x1p-10 > u
+                                                  : visible(out0.dtype, c0, all.at(out0.name));
+      ++mutants;
+      visible_mutants += vis;
+      record(name, kind, 1, vis, c.exit == 1, c);
+      std::cout << name << " " << kind << ": exit " << c.exit << ", ratios " << c.max_ratio << " / " << c.norm_ratio
+                << (vis ? "" : " (not visible)") << "\n";
+      INFO(name << ", " << kind << ": exit " << c.exit << "\n" << c.text);
+      CHECK((c.exit == 1 || c.exit == 0));
+      if (vis) {
+        if (c.exit != 1) ++missed;
+        CHECK(c.exit == 1);
+      }
+    }
+    fs::remove_all(gdir);
+  }
+  std::cout << "large check suite: " << correct_runs << " correct runs; " << mutants << " mutants, " << visible_mutants
+            << " visible, " << missed << " missed\n";
+  CHECK(missed == 0);
+}
 #else
 GEXEC_SKIPPED_TEST("check: correct kernels pass and mutants are refused", "[check][mutation][cpu]", GEXEC_NO_CPU_BACKEND)
 #endif  // GEXEC_HAVE_CPU

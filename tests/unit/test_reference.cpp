@@ -9,6 +9,7 @@
 #include "catch.hpp"
 #include "graph_builder.hpp"
 #include "gexec/verify/compare.hpp"
+#include "gexec/verify/exact.hpp"
 #include "gexec/verify/reference.hpp"
 #include "../../src/verify/reference_gemm.hpp"
 
@@ -197,6 +198,28 @@ TEST_CASE("reference: CAST rounds to nearest even, once, and keeps the scale abo
   }
 }
 
+TEST_CASE("reference: a RELU into a narrower dtype is a rounding, into the same or f32 none", "[reference]") {
+  // 1 + 2^-7 + 2^-8 is an f16 value halfway between two bf16 values: RELU f16 -> bf16 rounds it
+  // (to even, up). A kernel that fused the RELU into the product before it rounds the product to
+  // bf16 once and may land one bf16 ulp lower: the check must allow that step, as for a CAST.
+  const double x = 1 + std::ldexp(1.0, -7) + std::ldexp(1.0, -8);
+  for (DType out : {DType::bf16, DType::f16, DType::f32}) {
+    Builder b;
+    TensorId in = b.tensor("X", {1}, DType::f16), y = b.tensor("Y", {1}, out);
+    b.op(OpType::RELU, {in}, y);
+    b.g.outputs = {y};
+    const RefTensor r = reference_of(b.g, {{"X", bytes_of(b.g.tensor(in), {x})}}, "Y");
+    INFO(dtype_name(out));
+    CHECK(r.rounded == (out == DType::bf16));
+    if (out != DType::bf16) continue;
+    CHECK(r.value[0] == 1 + std::ldexp(1.0, -6));
+    const std::vector<uint8_t> got = bytes_of(b.g.tensor(y), {1 + std::ldexp(1.0, -7)});
+    const OutputCheck c = compare_output(b.g.tensor(y), got.data(), r, default_tolerance(out));
+    CHECK(c.max_ratio <= 1.0);
+    CHECK(c.pass);
+  }
+}
+
 TEST_CASE("reference: an f16 intermediate is rounded before the next op reads it", "[reference]") {
   Builder b;
   TensorId a = b.tensor("A", {1, 2}), bb = b.tensor("B", {2, 1}), ab = b.tensor("AB", {1, 1}, DType::f16);
@@ -309,6 +332,55 @@ TEST_CASE("compare: the bound is atol, 1.25 ulps of the output and 6 sigma of th
   }
 }
 
+TEST_CASE("compare: one rounding step on the element that holds the variance passes the normwise rule", "[reference]") {
+  // A bf16 output of 15 elements, one of them (5.09375) far larger than the others: its rounding
+  // dominates the sum of variances. A correct kernel may land one step from the reference there
+  // (5.109375 is a tie, and GELU evaluated in f32 or in double falls on either side of it); the
+  // normwise rule must not count that as 15 independent errors' worth of spread.
+  Tensor t;
+  t.name = "Y";
+  t.shape = {15};
+  t.dtype = DType::bf16;
+  RefTensor ref;
+  ref.rounded = true;
+  ref.value = {5.09375};
+  for (int i = 1; i < 15; ++i) ref.value.push_back(0.001 * i);
+  ref.scale = ref.value;
+  ref.var.assign(15, 0.0);
+  std::vector<double> got_values = ref.value;
+  got_values[0] = 5.125;
+  std::vector<uint8_t> got(15 * 2);
+  for (int i = 0; i < 15; ++i) store_from_float(got.data(), DType::bf16, i, float(got_values[size_t(i)]));
+  const OutputCheck c = compare_output(t, got.data(), ref, default_tolerance(DType::bf16));
+  CHECK(c.max_ratio <= 0.8);
+  CHECK(c.norm_ratio <= 1.0);
+  CHECK(c.pass);
+}
+
+TEST_CASE("reference: an f32 epilogue's additions round at the scale of the bias and residual", "[reference]") {
+  // C = A B + R + Bias in f32 with R and Bias cancelling: a kernel adds them to the product in
+  // f32, each addition rounding at the magnitude of R (about 3), so its result is off by up to an
+  // f32 ulp of 3 from the exact one, far more than an ulp of the small result.
+  Builder b;
+  TensorId a = b.tensor("A", {1, 1}), bb = b.tensor("B", {1, 1}), bias = b.tensor("Bias", {1});
+  TensorId r = b.tensor("R", {1, 1}), c = b.tensor("C", {1, 1});
+  Op& op = b.op(OpType::GEMM_BIAS_ACT, {a, bb, bias, r}, c);
+  op.attrs.residual = true;
+  b.g.outputs = {c};
+  const float av = 0.3f, rv = 3.0000002f, biasv = -3.3f;
+  const RefTensor ref = reference_of(b.g,
+                                     {{"A", bytes_of(b.g.tensor(a), {av})}, {"B", bytes_of(b.g.tensor(bb), {1.0})},
+                                      {"Bias", bytes_of(b.g.tensor(bias), {biasv})}, {"R", bytes_of(b.g.tensor(r), {rv})}},
+                                     "C");
+  const float kernel = (av * 1.0f + rv) + biasv;  // the CPU kernel's order, in f32
+  REQUIRE(double(kernel) != ref.value[0]);
+  std::vector<uint8_t> got(4);
+  store_from_float(got.data(), DType::f32, 0, kernel);
+  const OutputCheck check = compare_output(b.g.tensor(c), got.data(), ref, default_tolerance(DType::f32));
+  CHECK(check.norm_ratio <= 1.0);
+  CHECK(check.pass);
+}
+
 TEST_CASE("compare: a small error on every element fails the normwise rule only", "[reference]") {
   Tensor t;
   t.name = "C";
@@ -402,4 +474,28 @@ TEST_CASE("compare: NaN and infinity fail; statistics", "[reference]") {
   CHECK(c.pass);
   CHECK(c.rel_fro == 0);
   CHECK(c.max_rel == 0);
+}
+
+TEST_CASE("exact: graphs with f8 tensors are refused, since their scales leave the integer model", "[reference]") {
+  // An f8 operand with scale 0.07 holds integers times 0.07, which f32 products do not keep
+  // exact; a CAST to f8 quantizes with the output's scale. Neither is bit-exact against the
+  // reference, so exact mode must refuse rather than fail a correct run.
+  for (int which = 0; which < 2; ++which) {
+    Builder b;
+    if (which == 0) {
+      TensorId a = b.tensor("A", {2, 1}, DType::f8e4m3), c = b.tensor("C", {2, 2}, DType::f32);
+      b.g.tensor(a).scale.values = {0.07};
+      b.op(OpType::MATMUL, {a, a}, c).attrs.trans_b = true;
+      b.g.outputs = {c};
+    } else {
+      TensorId x = b.tensor("X", {4}, DType::f16), y = b.tensor("Y", {4}, DType::f8e5m2);
+      b.op(OpType::CAST, {x}, y);
+      b.g.outputs = {y};
+    }
+    auto r = exact_range(b.g);
+    INFO(which << ": " << (r.ok() ? "accepted, R = " + std::to_string(*r) : r.error().message));
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == Exit::bad_input);
+    CHECK(r.error().message.find("f8") != std::string::npos);
+  }
 }

@@ -178,6 +178,121 @@ TEST_CASE("host memory is estimated before the run and refused under an address-
   CHECK(s < 20);  // refused before the run, not after 18 s of it
 }
 
+namespace {
+
+// The address space (KiB) gexec has mapped when a run sizes its host memory: the libraries it
+// loads, whatever they are in this build. Read off a refusal under a limit of 4 GiB, which names
+// the bytes left.
+int64_t address_space_in_use_kib(const TempDir& d) {
+  const std::string g = d / "huge.json";
+  write(g, R"({"format": "gexec.graph", "version": 1, "tensors": [
+    {"name": "X", "shape": [16384, 16384], "dtype": "f32"}, {"name": "Y", "shape": [16384, 16384], "dtype": "f32"}],
+    "ops": [{"op_type": "RELU", "inputs": ["X"], "outputs": ["Y"]}]})");
+  const int64_t limit = int64_t(4) << 20;
+  const auto r = shell("ulimit -v " + std::to_string(limit) + "; timeout -s KILL 60 " + q(GEXEC_BINARY) +
+                       " run --backend cpu " + q(g));
+  const size_t at = r.output.find("the process has ");
+  INFO(r.output);
+  REQUIRE(at != std::string::npos);
+  REQUIRE(has(r.output, "(the address-space limit (ulimit -v))"));
+  return limit - std::stoll(r.output.substr(at + 16)) / 1024;
+}
+
+// The smallest address-space limit (KiB, to 6 MiB) in [lo, hi] under which `env gexec args` exits 0.
+int64_t least_address_space_kib(const std::string& env, const std::string& args, int64_t lo, int64_t hi) {
+  while (hi - lo > (6 << 10)) {
+    const int64_t mid = (lo + hi) / 2;
+    const auto r = shell("ulimit -v " + std::to_string(mid) + "; " + env + " timeout -s KILL 60 " + q(GEXEC_BINARY) +
+                         " " + args);
+    (r.status == 0 ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+}  // namespace
+
+TEST_CASE("under an address-space limit a CPU run passes or is refused (exit 3), never spins in OpenBLAS", "[robust]") {
+  if (kAsan) {
+    WARN("skipped: ASan reserves terabytes of address space, so ulimit -v cannot be used under it");
+    return;
+  }
+  // OpenBLAS maps a 128 MiB work buffer per thread (its workers' as it loads, the caller's on its
+  // first product) and, when it cannot, retries forever at 100% CPU. From what the binary needs to
+  // start to well past it, every limit must end quickly: refused up front, or run.
+  TempDir d("openblas");
+  const std::string g = q(source_path("graphs/gemm_bias_relu.json"));
+  // Below this much, OpenBLAS cannot start its threads as it loads: it says so and exits 1.
+  const int64_t in_use = address_space_in_use_kib(d);
+  const int64_t start = least_address_space_kib("", "validate " + g, in_use - (64 << 10), in_use + (320 << 10));
+  int passed = 0, refused = 0;
+  for (int64_t extra = 0; extra <= (480 << 10); extra += (96 << 10)) {
+    const auto r = shell("ulimit -v " + std::to_string(start + extra) + "; timeout -s KILL 30 " + q(GEXEC_BINARY) +
+                         " run --backend cpu " + g);
+    INFO("ulimit -v " << start + extra << "\n" << r.output);
+    REQUIRE(r.signal == 0);
+    REQUIRE((r.status == 0 || r.status == 3));  // 137 would be the timeout: a hang
+    if (r.status == 0) {
+      ++passed;
+      CHECK(has(r.output, "result: pass"));
+    }
+    if (r.status == 3) {
+      ++refused;
+      gexec::test::check_memory_refusal(r, "host");
+    }
+    // OpenBLAS's worker threads map their buffers as the library loads, whatever the command:
+    // one that cannot would spin, and exit would wait for it forever.
+    const auto v = shell("ulimit -v " + std::to_string(start + extra) + "; timeout -s KILL 30 " + q(GEXEC_BINARY) +
+                         " validate " + g);
+    INFO(v.output);
+    CHECK(v.status == 0);
+  }
+  CHECK(refused > 0);
+  CHECK(passed > 0);
+}
+
+TEST_CASE("compare streams its files: a large one compares in little memory, and running out is exit 3", "[robust]") {
+  if (kAsan) {
+    WARN("skipped: ASan reserves terabytes of address space, so ulimit -v cannot be used under it");
+    return;
+  }
+  TempDir d("bigcompare");
+  // 20000 points with all the fields `gemm --json` writes (about 1.5 KB each, 30 MB): a reader
+  // that parses the whole document needs several times that.
+  std::string text = R"({"format": "gexec.gemm", "version": 1, "points": [)";
+  const std::string rest = R"(, "n": 96, "k": 80, "batch": 1, "dtype": "f16", "out_dtype": "f16", "bias": "f32",
+    "act": "relu", "trans": "nn", "alpha": 1.0, "backend": "cuda", "pad": "auto", "l2": "warm",
+    "kernel": "cublaslt.gemm_bias_act", "algo_index": 0, "algo_count": 8, "algo": "algo 21 tile 15 stages 8 splitK 1",
+    "max_abs": 0.0009765625, "rel_fro": 0.00012, "result": "pass", "error": "", "samples": 100, "reps": 17,
+    "median_us": 12.5, "p90_us": 12.9, "p99_us": 13.4, "min_us": 12.1, "mean_us": 12.6, "cv": 0.021, "spread": 0.011,
+    "tflops": 301.2, "gbps": 1200.5, "peak_pct": 43.1, "peak_tflops": 700.0, "graph_used": true, "rotating_sets": 1,
+    "percentiles_us": {"50": 12.5, "90": 12.9, "99": 13.4}, "warnings": ["the SM clock fell from 1980 to 1650 MHz"],
+    "power": {"start": {"sm_mhz": 1980, "mem_mhz": 3201, "power_w": 400.5, "power_limit_w": 700, "temp_c": 50,
+    "throttle": 0}, "end": {"sm_mhz": 1980, "mem_mhz": 3201, "power_w": 500.5, "power_limit_w": 700, "temp_c": 60,
+    "throttle": 0}, "min_sm_mhz": 1965, "max_power_w": 520.0, "throttle_seen": "none"}})";
+  for (int i = 0; i < 20000; ++i) text += std::string(i ? ", " : "") + R"({"m": )" + std::to_string(i + 1) + rest;
+  text += "]}";
+  write(d / "big.json", text);
+  write(d / "small.json", R"({"format": "gexec.gemm", "version": 1, "points": []})");
+  // One OpenBLAS thread from the start (its workers map 128 MiB each as the library loads): the
+  // limits below are then this process's own needs.
+  const std::string env = "OPENBLAS_NUM_THREADS=1";
+  const int64_t in_use = address_space_in_use_kib(d);
+  const int64_t start = least_address_space_kib(env, "compare " + q(d / "small.json") + " " + q(d / "small.json"),
+                                                in_use - (256 << 10), in_use + (64 << 10));
+  const std::string big = " compare " + q(d / "big.json") + " " + q(d / "big.json");
+  auto r = shell("ulimit -v " + std::to_string(start + (64 << 10)) + "; " + env + " timeout -s KILL 60 " +
+                 q(GEXEC_BINARY) + big);
+  INFO(r.output.substr(r.output.size() > 2000 ? r.output.size() - 2000 : 0));
+  CHECK(r.status == 0);
+  CHECK(has(r.output, "20000 compared: 0 slower, 0 faster"));
+  // Just what two empty files need: the points cannot be held.
+  r = shell("ulimit -v " + std::to_string(start) + "; " + env + " timeout -s KILL 60 " + q(GEXEC_BINARY) + big);
+  INFO(r.output.substr(r.output.size() > 2000 ? r.output.size() - 2000 : 0));
+  CHECK(r.signal == 0);
+  CHECK(r.status == 3);
+  CHECK(has(r.output, "out of host memory"));
+}
+
 TEST_CASE("--iters and the other counts have readable bounds", "[robust]") {
   const std::string g = source_path("graphs/gemm_f32.json");
   struct Case {
@@ -195,6 +310,8 @@ TEST_CASE("--iters and the other counts have readable bounds", "[robust]") {
       {"--rtol nan", "expected a finite number"},
       {"--atol inf", "expected a finite number"},
       {"--rtol -1", "expected a finite number"},
+      {"--atol -1", "expected a finite number from 0 to 1e+300, got \"-1\""},  // not 301 digits
+      {"--warmup-ms -1", "expected a finite number from 0 to 3600000, got"},
       {"--report ''", "the path is empty"},
   };
   for (const Case& c : cases) {
@@ -410,7 +527,6 @@ TEST_CASE("output paths are checked before the run (exit 2), not after result: p
   write(g, relu_graph());
   write(d / "file", "x");
   fs::create_directories(d / "folder");
-  REQUIRE(mkfifo((d / "fifo").c_str(), 0600) == 0);  // never a device such as /dev/null: it would be at risk
   struct Case {
     std::string args, message;
   } cases[] = {
@@ -418,7 +534,7 @@ TEST_CASE("output paths are checked before the run (exit 2), not after result: p
       {"--report " + q(d / "folder"), "is a folder; name a file"},
       {"--emit-graph " + q(d / "file/x.json"), "is not a folder"},
       {"--dump " + q(d / "file"), "exists and is not a folder"},
-      {"--report " + q(d / "fifo"), "exists and is not a regular file"},
+      {"--report " + q(d / ("folder/" + std::string(256, 'x'))), "a file or folder name is at most 255 bytes"},
   };
   for (const Case& c : cases) {
     const auto r = run_cli("run --backend cpu " + c.args + " " + q(g));

@@ -16,6 +16,9 @@
 
 namespace gexec {
 
+// --verify-budget's default: the seconds of CPU reference --verify auto allows before it samples.
+constexpr double kDefaultVerifyBudget = 5.0;
+
 struct RunOptions {
   std::string graph_path;
   std::optional<uint64_t> seed;      // overrides the graph's seed; default 0
@@ -32,8 +35,9 @@ struct RunOptions {
   TimingOptions timing;              // timing.iters > 0 times the run
   std::optional<double> peak_tflops; // the device's peak for "% of peak"; default: measured once and cached
   std::string dump_dir;              // write every graph input and output as .npy here
-  std::string verify = "auto";       // full, sample, exact, none, or auto (full below a size, sampled above)
-  int64_t samples = 4096;            // output elements a sampled check compares, per output
+  std::string verify = "auto";       // full, sample, exact, none, or auto (check.hpp's plan_check)
+  double verify_budget = kDefaultVerifyBudget;  // --verify-budget: seconds of CPU reference auto allows before it samples
+  int64_t samples = 4096;            // output elements a sampled check compares at least, per output
   std::string report_path;           // write the JSON report (docs/report-schema.md) here
   std::string load_inputs_dir;       // replace graph inputs by DIR/<name>.npy where present
   bool autotune = false;             // time the top cuBLASLt candidates per GEMM, keep the fastest that passes
@@ -57,12 +61,17 @@ Exit run_command(const RunOptions& opts, std::ostream& out, std::ostream& err);
 struct CheckOptions {
   std::string graph_path;
   std::string inputs_dir, outputs_dir;  // DIR/<tensor name>.npy for every graph input and output
-  std::string verify = "auto";          // auto, full, sample or exact
+  std::string verify = "full";          // full, auto, sample or exact (check.hpp's plan_check)
+  double verify_budget = kDefaultVerifyBudget;  // --verify-budget, for auto
   int64_t samples = 4096;
+  std::string backend = "auto";         // where the reference's products run: auto (a CUDA device where
+                                        // there is one), cuda or cpu
+  int device = 0;                       // the CUDA device
   std::optional<uint64_t> seed;         // chooses the sampled elements; default the graph's, else 0
   std::optional<double> atol, rtol;
   std::string precision = "f32";        // the products' arithmetic: f32, or tf32 (f32 operands rounded to TF32)
-  std::string report_path;
+  std::string report_path;              // "-": the JSON on stdout, the text on stderr
+  bool force = false;                   // let --report overwrite one of the check's inputs (output_paths.hpp)
 };
 
 // Exit 0 when every output passes, 1 when one fails, 2 for a bad graph or bad files.

@@ -1,5 +1,5 @@
-// CSV for `gexec gemm --csv`: RFC 4180 fields, --tags columns, and --append onto a file whose
-// header must match.
+// CSV for `gexec gemm --csv`: RFC 4180 fields, --tags columns that no other column shares, and
+// --append onto a file whose header must match.
 #pragma once
 
 #include <string>
@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "gexec/io/append_file.hpp"
 #include "gexec/status.hpp"
 
 namespace gexec {
@@ -20,9 +21,14 @@ std::string csv_line(const std::vector<std::string>& fields);
 // with an empty key, or a key given twice.
 Result<std::vector<std::pair<std::string, std::string>>> parse_tags(std::string_view text);
 
-// The document to write: `header` and `rows` (each a complete line); with `append`, after
-// `existing` (a file's content, empty when there is none), whose first line must be `header`.
-Result<std::string> csv_document(const std::string& existing, bool append, const std::string& header,
-                                 const std::vector<std::string>& rows, const std::string& path);
+// What to write before the first row when appending (--append) to a file that holds `head`:
+// `header` for an empty or new file, a "\n" after a last line without one, else nothing; bad_input
+// naming `path` when its first line is another header.
+Result<std::string> csv_append_start(const FileHead& head, const std::string& header, const std::string& path);
+
+// bad_input when two of `columns` have one name: a --tags key that is also a column of gexec's
+// (named as such), or a percentile given twice.
+Status check_csv_columns(const std::vector<std::string>& columns,
+                         const std::vector<std::pair<std::string, std::string>>& tags);
 
 }  // namespace gexec

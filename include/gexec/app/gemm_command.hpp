@@ -41,7 +41,9 @@ struct CompareRow {
   std::string verdict;        // "same", "SLOW", "FAST", "FAILED", "missing", "new"
 };
 
-// The rows of comparing two loaded documents; bad_input when either is neither format.
+// The rows of comparing two documents' text; bad_input when either cannot be compared (neither
+// format, a version this gexec does not read, a negative spread, a point twice: results_file.hpp)
+// or they are of two formats.
 Result<std::vector<CompareRow>> compare_documents(const std::string& base_text, const std::string& new_text,
                                                   const CompareOptions& opts);
 

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "gexec/exec/device.hpp"
+#include "gexec/verify/product_engine.hpp"
 
 namespace gexec {
 
@@ -29,6 +30,13 @@ Result<std::unique_ptr<Device>> open_cuda_device(int ordinal);
 
 // The capabilities of a device without opening a stream (for dry-runs on a GPU machine).
 Result<DeviceCaps> detect_cuda_caps(int ordinal);
+
+// The float64 reference engine of device `ordinal` (verify/product_engine.hpp): the reference's
+// products summed by cuBLASLt in FP64 on the device, the operands widened there. It plans its
+// memory per product (ProductEngine::prepare, with the figures when it does not fit) and frees it
+// after each; a stream and a cuBLASLt handle of its own. `panel_bytes` > 0 caps the panels of C
+// (the rows summed at once) below what memory allows: the tests' way to walk many panels.
+Result<std::unique_ptr<ProductEngine>> open_cuda_product_engine(int ordinal, int64_t panel_bytes = 0);
 
 // A test aid: the faults the backend pretends to meet (src/backends/cuda/fault.hpp), in the
 // syntax of GEXEC_FAULT; empty turns them off. bad_input for a bad spec, which changes nothing.

@@ -2,7 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
+
+#include "gexec/status.hpp"
 
 namespace gexec {
 
@@ -25,7 +28,13 @@ struct TimingOptions {
   double duration_s = 0;    // keep taking samples (in rounds of `iters`) until this many seconds of them
   int64_t rotate_bytes = 0; // > 0: rotate over operand sets of this many bytes in all (cold L2)
   TimingInfo* info = nullptr;  // where given, Device::time_runs writes what it did here
+  // Where given, called between samples and warm-up steps: an error stops the timing and is
+  // returned (the Python module's time() checks for Ctrl-C here).
+  std::function<Status()> poll;
 };
+
+// opts.poll's verdict, or success where there is none.
+inline Status poll_timing(const TimingOptions& opts) { return opts.poll ? opts.poll() : Status{}; }
 
 // Statistics of per-iteration times, in microseconds.
 struct TimingStats {

@@ -13,9 +13,9 @@ namespace gexec {
 std::vector<std::string> check_scale(const Tensor& t);
 
 // An op's FP8 rules (called by check_op once shapes and counts are right): f8 tensors only on
-// products and CAST; both product operands f8 or neither, never f8e5m2 x f8e5m2; f8e5m2 output
-// only with an f8e5m2 operand; fast_accum only on f8 products; a second output only after an f8
-// first output, as an f32 [1] amax.
+// products (A, B and C; never a bias or a residual) and CAST; both product operands f8 or neither,
+// never f8e5m2 x f8e5m2; f8e5m2 output only with an f8e5m2 operand; fast_accum only on f8
+// products; a second output only after an f8 first output, as an f32 [1] amax.
 std::vector<std::string> check_f8_op(const Graph& g, const Op& op);
 
 // Whether the op is a product with f8 operands.

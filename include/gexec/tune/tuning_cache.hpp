@@ -25,7 +25,10 @@ struct TuningCache {
 // (with a warning saying why) when it is from elsewhere or unreadable; empty when it is missing
 // or `path` is empty. An empty cache still names this device and these versions.
 TuningCache load_tuning_cache(const std::string& path, const DeviceCaps& caps);
-// Written atomically (io/file.hpp).
+// Adds `cache`'s entries to the file, over those it holds for the same device and versions
+// (another process may have saved some since this one loaded it), and replaces it atomically,
+// all under a lock (io/locked_update.hpp): processes tuning at once lose none of their choices.
+// A file from another device or version, or not a tuning cache, is replaced by `cache` alone.
 Status save_tuning_cache(const std::string& path, const TuningCache& cache);
 
 // A file that exists at `path` but is not a gexec tuning cache (another JSON file, a folder, a

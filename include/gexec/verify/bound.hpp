@@ -163,6 +163,26 @@ inline double product_accumulation_var(const Precision& p, int64_t k, double mag
                                     : accumulation_var(p.accumulate_u, k, mag);
 }
 
+// A product's epilogue (every backend's: cuBLASLt's and the CPU's) adds the bias and the residual
+// in f32, each addition rounding a partial sum bounded by the result's scale (|alpha| sum |a b| +
+// |bias| + |beta R|): of variance at most u^2 scale^2 / 3 each, which matters where they cancel
+// (an f32 result far below its scale).
+inline double epilogue_var(int additions, double scale) { return additions * 0x1p-48 * scale * scale / 3; }
+
+// A product's alpha (and a residual's beta) reaches every kernel as an f32 (cuBLASLt's scale type,
+// OpenBLAS's sgemm): alpha * sum becomes fl32(alpha) * sum, a relative error of
+// |fl32(c) - c| / |c| on every element alike. It is at most 2^-24, well inside the accumulation
+// term, for a c in f32's normal range, but a c below it (an alpha of -1e-40, f32 subnormal) keeps
+// only the bits above 2^-149: 5e-6 relative for 1e-40. The error is systematic, the same sign over
+// the whole product, so it is carried as variance E^2 with E = |fl32(c) - c| / |c| * mag (mag:
+// |c| times the magnitudes it multiplies), as approx_gelu_var does. 0 where c is an f32.
+inline double coefficient_var(double c, double mag) {
+  const double f = double(float(c));
+  if (f == c || c == 0 || !std::isfinite(f)) return 0.0;
+  const double e = std::fabs(f - c) / std::fabs(c) * mag;
+  return e * e;
+}
+
 // TF32 input rounding: each f32 operand is rounded to 11 significant bits, an error of at most
 // 2^-11 |a|, uniform, variance at most 2^-22 a^2 / 3; through the product, sum_k a_k^2 b_k^2
 // (= sq) times that per rounded operand.
@@ -207,12 +227,18 @@ constexpr double kTail = 6.0;
 // both give 0 exactly.
 inline double relu_var(double x, double var) { return x < -kTail * std::sqrt(var) ? 0.0 : var; }
 // Normwise: ||got - ref||_F <= kNorm(N) * sqrt(sum var_i), the sum of the variances of all N
-// elements including the output's roundings. For N independent errors ||e||^2 / sum var has
-// mean <= 1 and a spread of sqrt(2 / N); kNorm leaves 6 such spreads, plus a fixed margin of
-// kNormMargin for the variances that are not upper bounds (the ulp-uniform model of a rounding).
+// elements including the output's roundings. For independent errors ||e||^2 / sum var has mean
+// <= 1 and a spread of sqrt(2 sum var_i^2) / sum var_i = sqrt(2 / N_eff), where N_eff =
+// (sum var_i)^2 / sum var_i^2 is N for equal variances and 1 where one element holds them all
+// (an output whose largest element dwarfs the rest: one rounding step there is the whole error);
+// kNorm leaves 6 such spreads, plus a fixed margin of kNormMargin for the variances that are not
+// upper bounds (the ulp-uniform model of a rounding).
 constexpr double kNormMargin = 1.25;
-inline double norm_factor(int64_t n) {
-  return kNormMargin * std::sqrt(1.0 + 6.0 * std::sqrt(2.0 / double(std::max<int64_t>(n, 1))));
+inline double norm_factor(double n_eff) {
+  return kNormMargin * std::sqrt(1.0 + 6.0 * std::sqrt(2.0 / std::max(n_eff, 1.0)));
+}
+inline double effective_count(double var_sum, double var_sq_sum) {
+  return var_sq_sum > 0 ? var_sum * var_sum / var_sq_sum : 1.0;
 }
 
 }  // namespace bound

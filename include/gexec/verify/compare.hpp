@@ -49,6 +49,13 @@ struct OutputCheck {
   int64_t ref_nonfinite = 0;        // checked elements whose reference is inf or NaN
   Tolerance tol;
   bool pass = false;                // beyond == 0 and norm_ratio <= 1
+  // What checked it, set by the caller that chose the reference: "cpu" or "device" (the products
+  // summed on a device in float64, cross_checked of their elements summed again on the CPU), the
+  // strata of a sampled check (tile, 0: none), and all of it in words for the report.
+  std::string reference = "cpu";
+  int64_t cross_checked = 0;
+  int64_t tile = 0;
+  std::string checked_by;
 };
 
 OutputCheck compare_output(const Tensor& t, const void* got, const RefTensor& ref, Tolerance tol);

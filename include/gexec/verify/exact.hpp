@@ -17,7 +17,7 @@ namespace gexec {
 // at most 2^p q in magnitude for its dtype's p-bit significand (f16 11, bf16 8, f32 24; f32
 // operands of a product 11, for TF32); each product's partial sums at most 2^24 q (the f32
 // accumulator), bounded by K max|a| max|b|. bad_input with the reason where no R >= 1 fits
-// (K too large for the dtype, a GELU, an alpha that is not a power of two).
+// (K too large for the dtype, a GELU, an alpha that is not a power of two, an f8 tensor).
 constexpr int64_t kExactMaxRange = 16;
 Result<int64_t> exact_range(const Graph& g);
 

@@ -11,6 +11,7 @@
 #include "gexec/ir/graph.hpp"
 #include "gexec/status.hpp"
 #include "gexec/verify/bound.hpp"
+#include "gexec/verify/product_engine.hpp"
 
 namespace gexec {
 
@@ -33,10 +34,12 @@ struct RefTensor {
 using ProgressFn = std::function<void(double done)>;
 
 // `inputs` holds the stored bytes of every graph input, by name. Each op's result is rounded
-// to its output dtype, as a device stores it. Returns the graph's outputs.
+// to its output dtype, as a device stores it. The products' sums come from `engine` (null: the
+// CPU's); everything else is computed here. Returns the graph's outputs.
 Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
                                                        const std::map<std::string, std::vector<uint8_t>>& inputs,
-                                                       const ProgressFn& progress = {}, const Precision& prec = {});
+                                                       const ProgressFn& progress = {}, const Precision& prec = {},
+                                                       ProductEngine* engine = nullptr);
 
 // The multiply-adds of the full reference (its products; elementwise ops count nothing).
 double reference_work(const Graph& g);
@@ -48,17 +51,30 @@ struct SampledRef {
   RefTensor ref;
 };
 
-// Which elements of t a sampled check looks at, as ascending storage indexes: every element
-// when samples >= numel; else `samples` distinct ones chosen from the seed, covering every row
-// (all dimensions but the last, flattened) and every column (the last) at least once when
-// samples >= max(rows, columns). The same arguments give the same elements.
-std::vector<int64_t> choose_samples(const Tensor& t, int64_t samples, uint64_t seed);
+// Which elements of t a sampled check looks at, as ascending storage indexes. The tensor is seen
+// as a matrix: rows (all dimensions but the last, flattened) by columns (the last).
+//  - tile > 0 (strata): one element, chosen from the seed, in every block of tile_rows x
+//    tile_cols (tile_of), so that a wrong block of at least twice that size in each direction
+//    always contains a sampled element; then, up to `samples` in all, others at random;
+//  - tile 0: every element when samples >= numel; else `samples` distinct ones chosen from the
+//    seed, covering every row and every column at least once when samples >= max(rows, columns).
+// The same arguments give the same elements.
+std::vector<int64_t> choose_samples(const Tensor& t, int64_t samples, uint64_t seed, int64_t tile = 0);
 
-// The reference at the elements choose_samples(output, samples, seed) picks, for every output.
-// The op writing an output, and the elementwise ops leading to it, are evaluated per element;
-// tensors that a product reads from another op are computed in full first.
+// The blocks of the strata for `tile`: tile x tile, or where t has fewer rows than `tile`, its
+// rows by as many columns as keep tile^2 elements per block.
+struct TileShape {
+  int64_t rows = 1, cols = 1;
+};
+TileShape tile_of(const Tensor& t, int64_t tile);
+// How many elements choose_samples(t, samples, seed, tile) returns, without choosing them.
+int64_t sample_count(const Tensor& t, int64_t samples, int64_t tile);
+
+// The reference at the elements choose_samples(output, samples, seed, tile) picks, for every
+// output. The op writing an output, and the elementwise ops leading to it, are evaluated per
+// element; tensors that a product reads from another op are computed in full first.
 Result<std::map<std::string, SampledRef>> run_reference_sampled(
     const Graph& g, const std::map<std::string, std::vector<uint8_t>>& inputs, int64_t samples, uint64_t seed,
-    const ProgressFn& progress = {}, const Precision& prec = {});
+    const ProgressFn& progress = {}, const Precision& prec = {}, int64_t tile = 0);
 
 }  // namespace gexec

@@ -29,8 +29,12 @@ Result<std::vector<double>> time_on_host(const std::function<Status()>& enqueue,
   // Warm-up by count, then until opts.warmup_ms has passed.
   const auto warm_start = Clock::now();
   int64_t warm = std::max(0, opts.warmup_iters);
-  GEXEC_TRY(run_n(enqueue, warm));
+  for (int64_t i = 0; i < warm; ++i) {
+    GEXEC_TRY(poll_timing(opts));
+    GEXEC_TRY(enqueue());
+  }
   while (opts.warmup_ms > 0 && us_between(warm_start, Clock::now()) < opts.warmup_ms * 1000.0) {
+    GEXEC_TRY(poll_timing(opts));
     GEXEC_TRY(enqueue());
     ++warm;
   }
@@ -38,6 +42,7 @@ Result<std::vector<double>> time_on_host(const std::function<Status()>& enqueue,
   // Calibration (counted as warm-up): batches grow until one lasts kMinSampleMicros.
   double per_iter_us = 0;
   for (int64_t n = 1;;) {
+    GEXEC_TRY(poll_timing(opts));
     const auto t0 = Clock::now();
     GEXEC_TRY(run_n(enqueue, n));
     const double us = us_between(t0, Clock::now());
@@ -54,6 +59,7 @@ Result<std::vector<double>> time_on_host(const std::function<Status()>& enqueue,
   std::vector<double> samples;
   samples.reserve(size_t(plan.samples));
   for (int i = 0; i < plan.samples; ++i) {
+    GEXEC_TRY(poll_timing(opts));  // outside the sample's time
     const auto t0 = Clock::now();
     GEXEC_TRY(run_n(enqueue, reps));
     samples.push_back(us_between(t0, Clock::now()) / double(reps));

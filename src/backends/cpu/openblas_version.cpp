@@ -1,5 +1,5 @@
 // The OpenBLAS library's own description of itself, read at run time (it may differ from the
-// headers the build saw when the shared library was replaced since).
+// headers the build saw when the shared library was replaced since), and its thread count.
 #include <cblas.h>
 
 #include <string>
@@ -14,5 +14,7 @@ std::string openblas_version() {
   while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
 }
+
+int openblas_threads() { return openblas_get_num_threads(); }
 
 }  // namespace gexec

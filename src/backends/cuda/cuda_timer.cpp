@@ -140,9 +140,13 @@ Result<std::vector<double>> time_on_stream(cudaStream_t stream, const std::funct
   // 2. Warm-up by count, then by duration.
   const auto warm_start = Clock::now();
   int64_t warm = std::max(0, opts.warmup_iters);
-  GEXEC_TRY(launch_n(warm));
+  for (int64_t i = 0; i < warm; ++i) {
+    GEXEC_TRY(poll_timing(opts));
+    GEXEC_TRY(launch());
+  }
   GEXEC_CUDA_TRY(cudaStreamSynchronize(stream));
   for (int64_t chunk = 1; opts.warmup_ms > 0 && ms_since(warm_start) < opts.warmup_ms;) {
+    GEXEC_TRY(poll_timing(opts));
     const auto c0 = Clock::now();
     GEXEC_TRY(launch_n(chunk));
     GEXEC_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -154,6 +158,7 @@ Result<std::vector<double>> time_on_stream(cudaStream_t stream, const std::funct
   // measured well above the events' resolution.
   double per_iter_us = 0;
   for (int64_t n = 1;;) {
+    GEXEC_TRY(poll_timing(opts));
     GEXEC_CUDA_TRY(cudaEventRecord(cal0->get(), stream));
     GEXEC_TRY(launch_n(n));
     GEXEC_CUDA_TRY(cudaEventRecord(cal1->get(), stream));
@@ -174,6 +179,8 @@ Result<std::vector<double>> time_on_stream(cudaStream_t stream, const std::funct
   // 4. The timed loop.
   GEXEC_CUDA_TRY(cudaEventRecord(marks[0].get(), stream));
   for (int i = 0; i < plan.samples; ++i) {
+    // Host-side only (the launches are asynchronous): the device's time is not interrupted.
+    GEXEC_TRY(poll_timing(opts));
     for (int r = 0; r < reps; ++r) GEXEC_TRY(launch());
     GEXEC_CUDA_TRY(cudaEventRecord(marks[size_t(i) + 1].get(), stream));
   }

@@ -1,6 +1,6 @@
 // The CUDA FP8 conversions (f8_convert.hpp). The CAST computes as the reference does: the real
-// value in double (stored x scale), divided by Y's scale in double, rounded once with the shared
-// codec (include/gexec/ir/f8.hpp), so that its bytes equal the reference's.
+// value in double (stored x scale, real_value.cuh), divided by Y's scale in double, rounded once
+// with the shared codec (include/gexec/ir/f8.hpp), so that its bytes equal the reference's.
 #include "f8_convert.hpp"
 
 #include <cuda_bf16.h>
@@ -8,24 +8,12 @@
 
 #include "check.hpp"
 #include "gexec/ir/f8.hpp"
+#include "real_value.cuh"
 
 namespace gexec::cuda {
 namespace {
 
 using Side = F8Side;
-
-__device__ double load_real(const Side& s, int64_t storage, int64_t logical) {
-  double v = 0;
-  switch (DType(s.dtype)) {
-    case DType::f16: v = __half2float(static_cast<const __half*>(s.data)[storage]); break;
-    case DType::bf16: v = __bfloat162float(static_cast<const __nv_bfloat16*>(s.data)[storage]); break;
-    case DType::f32: v = static_cast<const float*>(s.data)[storage]; break;
-    case DType::f8e4m3: v = f8::decode(static_cast<const uint8_t*>(s.data)[storage], f8::e4m3()); break;
-    case DType::f8e5m2: v = f8::decode(static_cast<const uint8_t*>(s.data)[storage], f8::e5m2()); break;
-  }
-  if (s.scale) v *= s.scale[s.axis < 0 ? 0 : s.axis == 0 ? logical / s.cols : logical % s.cols];
-  return v;
-}
 
 __device__ void store_real(const Side& s, int64_t storage, int64_t logical, double v) {
   if (s.scale) v /= s.scale[s.axis < 0 ? 0 : s.axis == 0 ? logical / s.cols : logical % s.cols];
@@ -37,10 +25,6 @@ __device__ void store_real(const Side& s, int64_t storage, int64_t logical, doub
     case DType::f8e4m3: static_cast<uint8_t*>(s.data)[storage] = f8::encode(v, f8::e4m3()); break;
     case DType::f8e5m2: static_cast<uint8_t*>(s.data)[storage] = f8::encode(v, f8::e5m2()); break;
   }
-}
-
-__device__ int64_t storage_of(const Side& s, int64_t l) {
-  return s.colmajor ? (l % s.cols) * s.rows + l / s.cols : l;
 }
 
 // amax as the bits of a non-negative float: their integer order is the floats' order.

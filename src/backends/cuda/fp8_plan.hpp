@@ -87,13 +87,15 @@ inline Fp8Plan plan_fp8(const Graph& g, const Op& op) {
   }
   if (is_f8(c.dtype) && c.scale.axis >= 0) {
     p.rejected = "cuBLASLt's D scale is one value: a per-axis scale on an f8 C is not supported (the pass "
-                 "split_f8_outputs, in the default pipeline, writes such a C through bf16 and a CAST)";
+                 "split_f8_outputs, in the default pipeline, writes such a C through bf16, or f32 with an amax, "
+                 "and a CAST)";
     return p;
   }
   p.outer_vector = a.scale.axis >= 0 || b.scale.axis >= 0;
   if (p.outer_vector && is_f8(c.dtype)) {
     p.rejected = "per-row/column operand scales with an f8 C are not supported by the outer-vector mode (the "
-                 "pass split_f8_outputs, in the default pipeline, writes such a C through bf16 and a CAST)";
+                 "pass split_f8_outputs, in the default pipeline, writes such a C through bf16, or f32 with an "
+                 "amax, and a CAST)";
     return p;
   }
   p.a_once = fixed_before_runs(g, op.inputs[0]);

@@ -1,0 +1,345 @@
+// The float64 reference engine on a CUDA device (verify/product_engine.hpp): the operands widened
+// to double on the device (reference_widen.cu), their products summed by cuBLASLt in FP64
+// (CUBLAS_COMPUTE_64F), the sums copied back for the host's reference to finish.
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gexec/backends/cuda_device.hpp"
+#include "gexec/verify/product_engine.hpp"
+#include "gexec/verify/zeros.hpp"
+#include "raii.hpp"
+#include "reference_widen.hpp"
+
+namespace gexec {
+namespace cuda {
+namespace {
+
+// Left free beside the engine's buffers: cuBLASLt's own allocations, the context's growth.
+constexpr int64_t kMarginBytes = int64_t(256) << 20;
+
+std::string gib(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / double(int64_t(1) << 30));
+  return buf;
+}
+
+// Which device arrays a kind of product needs beside each operand's values and magnitudes.
+struct Arrays {
+  bool sq_a = false, c_a = false;          // a^2; A's carried variance
+  bool sq_b = false, c_b = false, p_b = false;  // b^2; B's carried variance; b^2 + cb
+  int outs = 2;                            // per element of C: value, scale, and the others
+  explicit Arrays(const ProductKind& k) {
+    c_a = k.carried && k.carried_a;
+    c_b = k.carried && k.carried_b;
+    sq_a = k.squares || c_b;  // a^2 cb
+    sq_b = k.squares;
+    p_b = c_a;                // ca (b^2 + cb)
+    outs = 2 + int(k.carried) + int(k.squares) + (k.block > 0 ? 2 : 0);
+  }
+  int per_a() const { return 2 + int(sq_a) + int(c_a); }
+  int per_b() const { return 2 + int(sq_b) + int(c_b) + int(p_b); }
+};
+
+// The product as the engine walks it: batch entries, each `rows` rows of op(A). A batch with a
+// shared B and an untransposed A is one entry of batch * m rows (its entries lie one after another).
+struct Walk {
+  int64_t entries = 1, rows = 0;
+  explicit Walk(const GemmShape& s) {
+    const bool fold = !s.b_batched && !s.trans_a;
+    entries = fold ? 1 : s.batch;
+    rows = fold ? s.batch * s.m : s.m;
+  }
+};
+
+int64_t numel_a(const GemmShape& s) { return s.batch * s.m * s.k; }
+int64_t numel_b(const GemmShape& s) { return (s.b_batched ? s.batch : 1) * s.k * s.n; }
+
+// The stored bytes of an operand (at most 4 per element) and its f8 scales, uploaded before widening.
+int64_t stage_bytes(const GemmShape& s) {
+  return 4 * std::max(numel_a(s), numel_b(s)) + 8 * (std::max(s.m, s.k) + std::max(s.k, s.n) + 2) + 256;
+}
+
+class CudaProductEngine final : public ProductEngine {
+ public:
+  static Result<std::unique_ptr<ProductEngine>> open(int ordinal, int64_t panel_bytes) {
+    std::unique_ptr<CudaProductEngine> e(new CudaProductEngine());
+    e->ordinal_ = ordinal;
+    e->panel_bytes_ = panel_bytes;
+    GEXEC_CUDA_TRY(cudaSetDevice(ordinal));
+    cudaDeviceProp prop{};
+    GEXEC_CUDA_TRY(cudaGetDeviceProperties(&prop, ordinal));
+    e->name_ = "CUDA device " + std::to_string(ordinal) + " (" + prop.name + ")";
+    auto stream = make_stream();
+    if (!stream) return stream.error();
+    e->stream_ = std::move(*stream);
+    auto lt = make_lt_handle();
+    if (!lt) return lt.error();
+    e->lt_ = std::move(*lt);
+    return std::unique_ptr<ProductEngine>(std::move(e));
+  }
+
+  ~CudaProductEngine() override { release(); }
+
+  std::string name() const override { return name_; }
+
+  std::string refusal(const ProductKind& kind) const override {
+    int64_t rows = 0;
+    return plan(kind, rows);
+  }
+
+  std::string prepare(const ProductKind& kind) override {
+    release();
+    int64_t rows = 0;
+    if (std::string why = plan(kind, rows); !why.empty()) return why;
+    const GemmShape& s = kind.shape;
+    const Arrays need(kind);
+    const int64_t fixed = 8 * (need.per_a() * numel_a(s) + need.per_b() * numel_b(s)) + stage_bytes(s);
+    const int64_t per_row = 8 * need.outs * s.n;
+    panel_rows_ = rows;
+    kind_ = kind;
+    // Everything at once, released together: a failure leaves nothing allocated.
+    auto alloc = [&](DeviceMemory& m, int64_t bytes, bool wanted) -> std::string {
+      if (!wanted) return {};
+      auto r = DeviceMemory::allocate(size_t(bytes));
+      if (!r) return r.error().message;
+      m = std::move(*r);
+      return {};
+    };
+    const int64_t na = 8 * numel_a(s), nb = 8 * numel_b(s), panel = 8 * rows * s.n;
+    using Buffer = std::tuple<DeviceMemory*, int64_t, bool>;
+    const Buffer buffers[] = {{&a_.x, na, true},       {&a_.ax, na, true},      {&a_.sq, na, need.sq_a},
+                              {&a_.c, na, need.c_a},   {&b_.x, nb, true},       {&b_.ax, nb, true},
+                              {&b_.sq, nb, need.sq_b}, {&b_.c, nb, need.c_b},   {&b_.p, nb, need.p_b},
+                              {&stage_, stage_bytes(s), true}};
+    for (const auto& [m, bytes, wanted] : buffers) {
+      if (std::string why = alloc(*m, bytes, wanted); !why.empty()) {
+        release();
+        return "allocating its " + gib(fixed + per_row * rows) + " of device memory failed: " + why;
+      }
+    }
+    outs_.resize(size_t(need.outs));
+    for (DeviceMemory& o : outs_)
+      if (std::string why = alloc(o, panel, true); !why.empty()) {
+        release();
+        return "allocating its " + gib(fixed + per_row * rows) + " of device memory failed: " + why;
+      }
+    prepared_ = true;
+    return {};
+  }
+
+  Result<ProductSums> sums(const ProductJob& job, const EngineProgress& progress) override {
+    if (!prepared_ || !same_kind(job.kind))
+      if (std::string why = prepare(job.kind); !why.empty()) return runtime_error(why);
+    auto r = run(job, progress);
+    release();  // the memory goes back for the rest of the run
+    return r;
+  }
+
+ private:
+  CudaProductEngine() = default;
+
+  // One operand's arrays: value, magnitude, square, carried variance, square + carried.
+  struct Side {
+    DeviceMemory x, ax, sq, c, p;
+    void reset() { x.reset(), ax.reset(), sq.reset(), c.reset(), p.reset(); }
+  };
+
+  // The rows of C per panel that fit in the device's free memory now, or why none do.
+  std::string plan(const ProductKind& kind, int64_t& rows) const {
+    if (const cudaError_t e = cudaSetDevice(ordinal_); e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return std::string("cudaSetDevice failed: ") + cudaGetErrorName(e);
+    }
+    const GemmShape& s = kind.shape;
+    const Arrays need(kind);
+    const Walk walk(s);
+    const int64_t fixed = 8 * (need.per_a() * numel_a(s) + need.per_b() * numel_b(s)) + stage_bytes(s);
+    const int64_t per_row = 8 * need.outs * s.n;
+    size_t free_b = 0, total_b = 0;
+    if (const cudaError_t e = cudaMemGetInfo(&free_b, &total_b); e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return std::string("cudaMemGetInfo failed: ") + cudaGetErrorName(e);
+    }
+    const int64_t room = int64_t(free_b) - kMarginBytes - fixed;
+    rows = per_row > 0 ? std::min(walk.rows, room / per_row) : walk.rows;
+    if (panel_bytes_ > 0 && per_row > 0) rows = std::min(rows, std::max<int64_t>(1, panel_bytes_ / per_row));
+    if (rows < 1 || room < 0)
+      return "the float64 reference needs " + gib(fixed + per_row) + " of device memory (" + gib(fixed) +
+             " for the operands, " + gib(per_row) + " per row of C) and " + gib(kMarginBytes) + " to spare; " +
+             name_ + " has " + gib(int64_t(free_b)) + " free of " + gib(int64_t(total_b));
+    return {};
+  }
+
+  bool same_kind(const ProductKind& k) const {
+    const GemmShape &a = k.shape, &b = kind_.shape;
+    return a.batch == b.batch && a.m == b.m && a.n == b.n && a.k == b.k && a.b_batched == b.b_batched &&
+           a.trans_a == b.trans_a && a.trans_b == b.trans_b && k.carried == kind_.carried &&
+           k.carried_a == kind_.carried_a && k.carried_b == kind_.carried_b && k.squares == kind_.squares &&
+           k.block == kind_.block;
+  }
+
+  void release() {
+    a_.reset(), b_.reset(), stage_.reset();
+    outs_.clear();
+    prepared_ = false;
+  }
+
+  // Values, magnitudes and squares of an operand on the device, from its stored bytes or from
+  // the values (and carried variances) an op produced; p = x^2 + carried where asked for.
+  Status widen(const ProductOperand& o, Side& side, bool sq, bool c, bool p) {
+    const Tensor& t = *o.tensor;
+    const int64_t n = t.numel();
+    cudaStream_t st = stream_.get();
+    if (o.bytes) {
+      F8Side src;
+      src.data = stage_.get();
+      src.dtype = int(t.dtype);
+      src.cols = t.shape.empty() ? 1 : std::max<int64_t>(t.shape.back(), 1);
+      src.rows = n / src.cols;
+      src.colmajor = t.rank() == 2 && t.layout == Layout::colmajor;
+      const int64_t stored = int64_t(o.bytes->size());
+      GEXEC_CUDA_TRY(cudaMemcpyAsync(stage_.get(), o.bytes->data(), size_t(stored), cudaMemcpyHostToDevice, st));
+      if (is_f8(t.dtype)) {
+        // The scales after the bytes, 8-byte aligned.
+        char* at = static_cast<char*>(stage_.get()) + (stored + 15) / 16 * 16;
+        src.axis = t.scale.axis;
+        src.scale = reinterpret_cast<const double*>(at);
+        GEXEC_CUDA_TRY(cudaMemcpyAsync(at, t.scale.values.data(), t.scale.values.size() * sizeof(double),
+                                       cudaMemcpyHostToDevice, st));
+      }
+      GEXEC_TRY(launch_widen(src, n, as(side.x), as(side.ax), sq ? as(side.sq) : nullptr, st));
+      // Synchronised before the stage is reused by the next operand.
+      GEXEC_CUDA_TRY(cudaStreamSynchronize(st));
+    } else {
+      GEXEC_CUDA_TRY(cudaMemcpyAsync(side.x.get(), o.value->data(), size_t(n) * 8, cudaMemcpyHostToDevice, st));
+      GEXEC_TRY(launch_derive(as(side.x), nullptr, n, as(side.ax), sq ? as(side.sq) : nullptr, nullptr, st));
+    }
+    if (c)
+      GEXEC_CUDA_TRY(cudaMemcpyAsync(side.c.get(), o.carried->data(), size_t(n) * 8, cudaMemcpyHostToDevice, st));
+    if (p) GEXEC_TRY(launch_derive(as(side.x), c ? as(side.c) : nullptr, n, nullptr, nullptr, as(side.p), st));
+    return {};
+  }
+
+  static double* as(const DeviceMemory& m) { return static_cast<double*>(m.get()); }
+
+  // C (rows x n, row-major) = alpha op(A)[r0 : r0 + rows, k0 : k0 + kb] op(B)[k0 : k0 + kb, :] + beta C,
+  // `a` and `b` the batch entry's logical (row-major) matrices, of `a_rows` rows of op(A). In
+  // cuBLASLt's column-major terms: C^T (n x rows) = op(B)^T op(A)^T.
+  Status gemm(const GemmShape& s, const double* a, int64_t a_rows, const double* b, double* c, int64_t rows,
+              int64_t r0, int64_t k0, int64_t kb, double alpha, double beta) {
+    auto desc = make_matmul_desc(CUBLAS_COMPUTE_64F, CUDA_R_64F);
+    if (!desc) return desc.error();
+    const cublasOperation_t ta = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, tb = s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_TRANSA, int32_t(ta)));
+    GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_TRANSB, int32_t(tb)));
+    // B stored [k, n] (column-major [n, k], ld n) or, transposed, [n, k] (column-major [k, n], ld k).
+    const double* bp = s.trans_b ? b + k0 : b + k0 * s.n;
+    auto lb = s.trans_b ? make_matrix_layout(CUDA_R_64F, uint64_t(kb), uint64_t(s.n), s.k)
+                        : make_matrix_layout(CUDA_R_64F, uint64_t(s.n), uint64_t(kb), s.n);
+    // A stored [a_rows, k] (column-major [k, a_rows], ld k) or, transposed, [k, a_rows] (ld a_rows).
+    const double* ap = s.trans_a ? a + r0 + k0 * a_rows : a + r0 * s.k + k0;
+    auto la = s.trans_a ? make_matrix_layout(CUDA_R_64F, uint64_t(rows), uint64_t(kb), a_rows)
+                        : make_matrix_layout(CUDA_R_64F, uint64_t(kb), uint64_t(rows), s.k);
+    auto lc = make_matrix_layout(CUDA_R_64F, uint64_t(s.n), uint64_t(rows), s.n);
+    if (!lb) return lb.error();
+    if (!la) return la.error();
+    if (!lc) return lc.error();
+    GEXEC_CUBLAS_TRY(cublasLtMatmul(lt_.get(), desc->get(), &alpha, bp, lb->get(), ap, la->get(), &beta, c,
+                                    lc->get(), c, lc->get(), nullptr, nullptr, 0, stream_.get()));
+    return {};
+  }
+
+  Result<ProductSums> run(const ProductJob& job, const EngineProgress& progress) {
+    GEXEC_CUDA_TRY(cudaSetDevice(ordinal_));
+    const GemmShape& s = job.kind.shape;
+    const Arrays need(job.kind);
+    const Walk walk(s);
+    cudaStream_t st = stream_.get();
+    GEXEC_TRY(widen(job.a, a_, need.sq_a, need.c_a, false));
+    GEXEC_TRY(widen(job.b, b_, need.sq_b, need.c_b, need.p_b));
+
+    const int64_t count = s.batch * s.m * s.n;
+    ProductSums out;
+    // On huge pages where the kernel allows: their first touch is most of a copy's cost.
+    assign_zeros(out.value, size_t(count));
+    assign_zeros(out.scale, size_t(count));
+    if (job.kind.carried) assign_zeros(out.var, size_t(count));
+    if (job.kind.squares) assign_zeros(out.squares, size_t(count));
+    if (job.kind.block > 0) assign_zeros(out.block_sq, size_t(count));
+    const double a2 = s.alpha * s.alpha;
+    const int64_t a_entry = walk.rows * s.k, b_entry = s.b_batched ? s.k * s.n : 0;
+    const int64_t panels = walk.entries * ((walk.rows + panel_rows_ - 1) / panel_rows_);
+    int64_t done = 0;
+    for (int64_t e = 0; e < walk.entries; ++e) {
+      const auto A = [&](const DeviceMemory& m) { return as(m) + e * a_entry; };
+      const auto B = [&](const DeviceMemory& m) { return as(m) + e * b_entry; };
+      for (int64_t r0 = 0; r0 < walk.rows; r0 += panel_rows_) {
+        const int64_t rows = std::min(panel_rows_, walk.rows - r0);
+        auto product = [&](const DeviceMemory& a, const DeviceMemory& b, size_t o, double alpha, double beta) {
+          return gemm(s, A(a), walk.rows, B(b), as(outs_[o]), rows, r0, 0, s.k, alpha, beta);
+        };
+        size_t o = 0;
+        GEXEC_TRY(product(a_.x, b_.x, o++, s.alpha, 0.0));
+        GEXEC_TRY(product(a_.ax, b_.ax, o++, std::fabs(s.alpha), 0.0));
+        std::vector<std::vector<double>*> dst = {&out.value, &out.scale};
+        if (job.kind.carried) {
+          if (need.c_a) GEXEC_TRY(product(a_.c, b_.p, o, a2, 0.0));
+          if (need.c_b) GEXEC_TRY(product(a_.sq, b_.c, o, std::fabs(a2), need.c_a ? 1.0 : 0.0));
+          if (!need.c_a && !need.c_b) GEXEC_CUDA_TRY(cudaMemsetAsync(outs_[o].get(), 0, size_t(rows * s.n) * 8, st));
+          dst.push_back(&out.var), ++o;
+        }
+        if (job.kind.squares) {
+          GEXEC_TRY(product(a_.sq, b_.sq, o++, a2, 0.0));
+          dst.push_back(&out.squares);
+        }
+        if (job.kind.block > 0) {
+          // Each block's magnitudes into a scratch panel, squared into the total.
+          for (int64_t k0 = 0; k0 < s.k; k0 += job.kind.block) {
+            const int64_t kb = std::min(job.kind.block, s.k - k0);
+            GEXEC_TRY(gemm(s, A(a_.ax), walk.rows, B(b_.ax), as(outs_[o + 1]), rows, r0, k0, kb, 1.0, 0.0));
+            GEXEC_TRY(launch_square_add(as(outs_[o + 1]), as(outs_[o]), rows * s.n, k0 == 0, st));
+          }
+          dst.push_back(&out.block_sq);
+        }
+        // This panel's rows of C: row r0 of entry e is row e * rows + r0 of the whole.
+        const int64_t at = (e * walk.rows + r0) * s.n;
+        for (size_t d = 0; d < dst.size(); ++d)
+          GEXEC_CUDA_TRY(cudaMemcpyAsync(dst[d]->data() + at, outs_[d].get(), size_t(rows * s.n) * 8,
+                                         cudaMemcpyDeviceToHost, st));
+        GEXEC_CUDA_TRY(cudaStreamSynchronize(st));
+        if (progress) progress(double(++done) / double(panels));
+      }
+    }
+    return out;
+  }
+
+  int ordinal_ = 0;
+  int64_t panel_bytes_ = 0;  // > 0: panels of C at most this large (tests)
+  std::string name_;
+  ProductKind kind_;
+  int64_t panel_rows_ = 0;
+  bool prepared_ = false;
+  // Declared before the stream and handle, so destroyed after them: memory outlives its users.
+  Side a_, b_;
+  DeviceMemory stage_;
+  std::vector<DeviceMemory> outs_;  // per element of a panel of C: value, scale, then the others
+  Stream stream_;
+  LtHandle lt_;
+};
+
+}  // namespace
+}  // namespace cuda
+
+Result<std::unique_ptr<ProductEngine>> open_cuda_product_engine(int ordinal, int64_t panel_bytes) {
+  return cuda::CudaProductEngine::open(ordinal, panel_bytes);
+}
+
+}  // namespace gexec

@@ -1,0 +1,102 @@
+// A device's product sums, checked against the CPU's at sampled elements of every product.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "gexec/verify/product_engine.hpp"
+#include "gexec/verify/reference.hpp"
+#include "parallel.hpp"
+
+namespace gexec {
+namespace {
+
+// Two sums agree when both are the same non-finite value (NaN with NaN, inf of one sign), or
+// finite and within `slack`.
+bool agree(double device, double cpu, double slack) {
+  if (std::isnan(device) || std::isnan(cpu)) return std::isnan(device) && std::isnan(cpu);
+  if (std::isinf(device) || std::isinf(cpu)) return device == cpu;
+  return std::fabs(device - cpu) <= slack;
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+}  // namespace
+
+Result<ProductSums> CrossCheckedEngine::sums(const ProductJob& job, const EngineProgress& progress) {
+  if (const std::string why = device_.prepare(job.kind); !why.empty()) {
+    notes_.push_back("op " + job.op + ": its product was summed on the CPU: " + why);
+    return cpu_product_engine().sums(job, progress);
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  auto r = device_.sums(job, progress);
+  const auto t1 = Clock::now();
+  device_ms_ += std::chrono::duration<double, std::milli>(t1 - t0).count();
+  if (!r) return r.error().with("the float64 reference on " + device_.name() + ", op " + job.op);
+  const ProductSums& d = *r;
+  const GemmShape& s = job.kind.shape;
+  const int64_t count = s.batch * s.m * s.n;
+  const auto sized = [count](const std::vector<double>& v, bool wanted) {
+    return int64_t(v.size()) == (wanted ? count : 0);
+  };
+  if (!sized(d.value, true) || !sized(d.scale, true) || !sized(d.var, job.kind.carried) ||
+      !sized(d.squares, job.kind.squares) || !sized(d.block_sq, job.kind.block > 0))
+    return runtime_error("the float64 reference on " + device_.name() + ", op " + job.op +
+                         ": it returned sums of the wrong size");
+
+  // The elements to recompute: every row and column of C (flattened over the batch) where the
+  // sample allows, the rest at random.
+  Tensor c;
+  c.name = job.op;
+  c.shape = {s.batch * s.m, s.n};
+  const std::vector<int64_t> picked = choose_samples(c, samples_, seed_);
+  // The first disagreement in sample order, found per chunk and merged in order.
+  struct Miss {
+    int64_t at = -1;
+    std::string what;
+  };
+  std::vector<Miss> misses(size_t((int64_t(picked.size()) + 63) / 64));
+  ref::for_chunks(int64_t(picked.size()), 64, [&](int64_t chunk, int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k) {
+      const int64_t x = picked[size_t(k)];
+      const int64_t e = x / (s.m * s.n), i = (x / s.n) % s.m, j = x % s.n;
+      const ElementSums cpu = element_sums(job, e, i, j);
+      const auto check = [&](const char* what, double dev, double host, double slack) {
+        if (agree(dev, host, slack)) return true;
+        misses[size_t(chunk)] = {k, std::string(what) + " " + num(dev) + " on the device against " + num(host) +
+                                        " on the CPU at element (" + std::to_string(e) + ", " + std::to_string(i) +
+                                        ", " + std::to_string(j) + ") of C (batch, row, column); float64 rounding allows " +
+                                        num(slack)};
+        return false;
+      };
+      const size_t at = size_t(x);
+      if (!check("value", d.value[at], cpu.value, sum_order_slack(s.k, cpu.scale))) return;
+      if (!check("magnitude", d.scale[at], cpu.scale, sum_order_slack(s.k, cpu.scale))) return;
+      // The variance terms are sums of terms >= 0; where the value is not finite they do not
+      // matter (the element fails as non-finite), and an operand carrying nothing may differ
+      // there (0 times inf).
+      if (!std::isfinite(cpu.value)) continue;
+      if (job.kind.carried && !check("carried variance", d.var[at], cpu.var, sum_order_slack(s.k + 1, cpu.var))) return;
+      if (job.kind.squares && !check("sum of squares", d.squares[at], cpu.squares, sum_order_slack(s.k, cpu.squares)))
+        return;
+      // Each block's sum is squared (twice its relative error) before the blocks are summed.
+      if (job.kind.block > 0 &&
+          !check("blocked magnitude", d.block_sq[at], cpu.block_sq, 3 * sum_order_slack(s.k, cpu.block_sq)))
+        return;
+    }
+  });
+  cross_check_ms_ += std::chrono::duration<double, std::milli>(Clock::now() - t1).count();
+  for (const Miss& m : misses)
+    if (m.at >= 0)
+      return runtime_error("the float64 reference on " + device_.name() + " disagrees with the CPU reference, op " +
+                           job.op + ": " + m.what);
+  on_device_[job.op] = int64_t(picked.size());
+  return r;
+}
+
+}  // namespace gexec
