@@ -3,10 +3,13 @@
 
 The table's rows name a layer, its folder(s) and the layers it may include ("depends on"); the
 table is read from the document itself, so the document and this check cannot drift apart. Every
-source and header under src/, include/gexec/, apps/ and python/src/ belongs to one layer (by its
-folder); each of its project includes must resolve to a file of the same layer or of a layer the
-table allows. `status.hpp` and `build_info.hpp` (include/gexec/) belong to no layer: anyone may
-include them. Prints one line per arrow the table does not allow and exits 1 if there is any.
+source and header under src/, include/gexec/, apps/, python/src/ and tests/ belongs to one layer
+(by its folder); each of its project includes ("...") must resolve to a file of the repository, of
+the same layer or of a layer the table allows. A header under src/ is its layer's own (the public
+ones are under include/gexec/): only that layer and the tests include it. `status.hpp` and
+`build_info.hpp` (include/gexec/) belong to no layer: anyone may include them. A library file
+(src/, include/, python/src/) that reads the environment (getenv) must be named in the document,
+which says what it reads. Prints one line per problem and exits 1 if there is any.
 
     scripts/check_layers.py [REPO]      (default: the repository this script is in)
 """
@@ -66,20 +69,35 @@ def layer_of(path, table):
     return best
 
 
+# Include directories beyond include/, by the including file's folder, as the CMake targets set them
+# (tests/CMakeLists.txt; python/CMakeLists.txt adds src/app to the module's).
+EXTRA_DIRS = {"tests": ["tests", "tests/graphgen"], "python/src": ["src/app"]}
+
+
 def resolve(including, name):
-    """The repository-relative file an include names, or None for a system or generated header."""
+    """The repository-relative file an include names, or None where it names no file of the repository."""
     here = os.path.dirname(os.path.join(ROOT, including))
-    for base in (here, os.path.join(ROOT, "include"), os.path.join(ROOT, "src"), ROOT):
+    extra = [d for top, dirs in EXTRA_DIRS.items() if including.startswith(top + "/") for d in dirs]
+    for base in [here, os.path.join(ROOT, "include"), os.path.join(ROOT, "src"), ROOT] + [os.path.join(ROOT, d) for d in extra]:
         p = os.path.normpath(os.path.join(base, name))
         if os.path.isfile(p):
             return os.path.relpath(p, ROOT)
     return None
 
 
+def is_private(path):
+    """A header beside a layer's sources (under src/), not one of the public ones under include/gexec/."""
+    return path.startswith("src/") and path.endswith((".h", ".hpp", ".cuh"))
+
+
+GETENV = re.compile(r"\bgetenv\s*\(")
+
+
 def main():
     table = read_table()
+    doc = open(os.path.join(ROOT, "docs/architecture.md"), encoding="utf-8").read()
     bad, checked = [], 0
-    for top in ("src", "include/gexec", "apps", "python/src"):
+    for top in ("src", "include/gexec", "apps", "python/src", "tests"):
         for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
             for f in sorted(files):
                 if not SOURCE.search(f):
@@ -93,13 +111,21 @@ def main():
                     continue
                 allowed = table[mine][1] | {mine}
                 text = open(os.path.join(ROOT, path), encoding="utf-8", errors="replace").read()
+                if not path.startswith(("apps/", "tests/")) and GETENV.search(text) and f"`{path}`" not in doc:
+                    bad.append(f"{path}: reads the environment (getenv), which docs/architecture.md does not say")
                 for name in INCLUDE.findall(text):
                     target = resolve(path, name)
-                    if target is None or target in SHARED:
+                    if target is None:
+                        bad.append(f'{path}: includes "{name}", which is no file of the repository')
+                        continue
+                    if target in SHARED:
                         continue
                     checked += 1
                     theirs = layer_of(target, table)
-                    if theirs is None:
+                    if is_private(target) and theirs != mine and not path.startswith("tests/"):
+                        bad.append(f'{path}: layer {mine} includes "{name}", a header of its own of layer {theirs} '
+                                   f"({target}); only layer {theirs} and the tests include it")
+                    elif theirs is None:
                         bad.append(f'{path}: includes "{name}" ({target}), which belongs to no layer')
                     elif theirs not in allowed:
                         bad.append(f'{path}: layer {mine} includes "{name}" of layer {theirs}; '
