@@ -747,17 +747,8 @@ inline std::vector<OpCase> group_cases(const KernelDef& def) {
 inline std::vector<OpCase> cases_for(const KernelDef& def) {
   std::vector<OpCase> all;
   if (is_gemm(def.op)) all = detail::gemm_cases(def);
-  switch (def.op) {
-    case OpType::BIAS_ADD:
-    case OpType::ADD:
-    case OpType::MUL:
-    case OpType::RELU:
-    case OpType::GELU:
-    case OpType::SILU:
-    case OpType::CAST: all = detail::elementwise_cases(def); break;
-    case OpType::FUSED_ELEMENTWISE: all = detail::group_cases(def); break;
-    default: break;
-  }
+  if (is_group_step_type(def.op)) all = detail::elementwise_cases(def);  // every elementwise op alike
+  if (def.op == OpType::FUSED_ELEMENTWISE) all = detail::group_cases(def);
   if (!def.check) return all;
   std::vector<OpCase> cases;
   const DeviceCaps caps;

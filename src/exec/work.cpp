@@ -30,17 +30,12 @@ Work count_work(const Graph& g) {
         }
         break;
       }
-      case OpType::BIAS_ADD:
-      case OpType::ADD:
-      case OpType::RELU:
-      case OpType::GELU:
-      case OpType::MUL:
-      case OpType::SILU: w.flops += out_elems; break;
       case OpType::FUSED_ELEMENTWISE:
         for (const GroupStep& st : op.attrs.steps)
           if (st.type != OpType::CAST) w.flops += out_elems;
         break;
       case OpType::CAST: break;
+      default: w.flops += out_elems; break;  // the other elementwise ops (kGroupStepTypes): one flop each
     }
   }
   for (size_t t = 0; t < n; ++t)

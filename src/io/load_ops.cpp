@@ -7,6 +7,14 @@ namespace gexec::load_detail {
 
 namespace {
 
+// "A, B, C": the names of `types`, for the messages that list what is allowed.
+template <class Types>
+std::string names_of(const Types& types) {
+  std::string out;
+  for (OpType t : types) out += (out.empty() ? "" : ", ") + std::string(op_type_name(t));
+  return out;
+}
+
 // Reads a FUSED_ELEMENTWISE's "steps" and "results" (graph-format.md): the structure and the value
 // numbers here, with their JSON paths; shapes and dtypes are check_op's.
 bool load_group(Problems& p, const json& v, const std::string& ptr, int inputs, Attrs& a) {
@@ -20,7 +28,7 @@ bool load_group(Problems& p, const json& v, const std::string& ptr, int inputs, 
                     (steps->is_array() ? "an array of " + std::to_string(steps->size()) : describe(*steps)));
     return false;
   }
-  const std::string step_types = "ADD, MUL, BIAS_ADD, RELU, GELU, SILU, CAST";
+  const std::string step_types = names_of(kGroupStepTypes);
   for (size_t i = 0; i < steps->size(); ++i) {
     const json& st = (*steps)[i];
     const std::string ip = ptr_index(sptr, i);
@@ -266,9 +274,7 @@ void load_ops(LoadState& s, const json& ops) {
       if (auto str = get_string(p, *t, ptr_key(ptr, "op_type"))) {
         type = parse_op_type(*str);
         if (!type)
-          p.add(ptr_key(ptr, "op_type"), "unknown op_type " + quote(*str) +
-                                             "; expected one of MATMUL, BIAS_ADD, ADD, MUL, RELU, GELU, SILU, CAST, "
-                                             "GEMM_BIAS_ACT, FUSED_ELEMENTWISE");
+          p.add(ptr_key(ptr, "op_type"), "unknown op_type " + quote(*str) + "; expected one of " + names_of(kAllOpTypes));
       }
     }
     ok = type.has_value();

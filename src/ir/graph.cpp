@@ -269,10 +269,7 @@ std::vector<std::string> check_op(const Graph& g, const Op& op) {
     case OpType::FUSED_ELEMENTWISE:
       for (std::string& p : check_group(g, op)) problems.push_back(std::move(p));
       break;
-    case OpType::RELU:
-    case OpType::GELU:
-    case OpType::SILU:
-    case OpType::CAST: {
+    default: {  // the one-input elementwise ops (kGroupStepTypes): RELU, GELU, SILU, CAST
       const Tensor& x = g.tensor(op.inputs[0]);
       const Tensor& y = g.tensor(op.outputs[0]);
       if (!same_shape(x, y))

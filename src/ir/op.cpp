@@ -1,35 +1,18 @@
-// Names of op types, activations and GELU forms, and the input/output counts of each op type.
+// Names of op types (kOpTypes), activations and GELU forms; the input/output counts of each op type.
 #include "gexec/ir/op.hpp"
 
 namespace gexec {
 
 std::string_view op_type_name(OpType t) {
-  switch (t) {
-    case OpType::MATMUL: return "MATMUL";
-    case OpType::BIAS_ADD: return "BIAS_ADD";
-    case OpType::ADD: return "ADD";
-    case OpType::RELU: return "RELU";
-    case OpType::GELU: return "GELU";
-    case OpType::CAST: return "CAST";
-    case OpType::GEMM_BIAS_ACT: return "GEMM_BIAS_ACT";
-    case OpType::MUL: return "MUL";
-    case OpType::SILU: return "SILU";
-    case OpType::FUSED_ELEMENTWISE: return "FUSED_ELEMENTWISE";
-  }
+  for (const OpTypeInfo& row : kOpTypes)
+    if (row.type == t) return row.name;
   return "?";
 }
 
 bool is_group_step_type(OpType t) {
-  switch (t) {
-    case OpType::ADD:
-    case OpType::MUL:
-    case OpType::BIAS_ADD:
-    case OpType::RELU:
-    case OpType::GELU:
-    case OpType::SILU:
-    case OpType::CAST: return true;
-    default: return false;
-  }
+  for (OpType s : kGroupStepTypes)
+    if (s == t) return true;
+  return false;
 }
 
 std::optional<OpType> parse_op_type(std::string_view s) {
@@ -62,18 +45,8 @@ std::optional<GeluApprox> parse_gelu_approx(std::string_view s) {
 }
 
 Arity op_arity(OpType t) {
-  switch (t) {
-    case OpType::MATMUL: return {2, 2, 1, 2};
-    case OpType::BIAS_ADD:
-    case OpType::ADD:
-    case OpType::MUL: return {2, 2, 1};
-    case OpType::RELU:
-    case OpType::GELU:
-    case OpType::SILU: return {1, 1, 1};
-    case OpType::CAST: return {1, 1, 1, 2};
-    case OpType::GEMM_BIAS_ACT: return {2, 4, 1, 2};
-    case OpType::FUSED_ELEMENTWISE: return {1, kGroupMaxInputs, 1, kGroupMaxOutputs};
-  }
+  for (const OpTypeInfo& row : kOpTypes)
+    if (row.type == t) return row.arity;
   return {0, 0, 0};
 }
 

@@ -221,11 +221,7 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
   }
   if ((op.type == OpType::ADD || op.type == OpType::MUL) && in[1]->value.size() != n)
     return bad_input(std::string(op_type_name(op.type)) + " operands differ in element count");
-  switch (op.type) {
-    case OpType::BIAS_ADD: case OpType::ADD: case OpType::MUL: case OpType::RELU: case OpType::GELU:
-    case OpType::SILU: case OpType::CAST: break;
-    default: return bad_input("not an elementwise op");
-  }
+  if (!is_group_step_type(op.type)) return bad_input("not an elementwise op");
   const DType y2 = in.size() > 1 ? g.tensor(op.inputs[1]).dtype : x.dtype;
   Vals out{{}, {}, {}, true, y.dtype};
   assign_zeros(out.value, n), assign_zeros(out.scale, n), assign_zeros(out.var, n);

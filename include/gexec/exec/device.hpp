@@ -12,7 +12,7 @@
 #include "gexec/ir/graph.hpp"
 #include "gexec/kernels/kernel_def.hpp"
 #include "gexec/status.hpp"
-#include "gexec/verify/bound.hpp"
+#include "gexec/kernels/precision.hpp"
 
 namespace gexec {
 

@@ -13,12 +13,50 @@
 namespace gexec {
 
 enum class OpType : uint8_t { MATMUL, BIAS_ADD, ADD, RELU, GELU, CAST, GEMM_BIAS_ACT, MUL, SILU, FUSED_ELEMENTWISE };
-inline constexpr std::array kAllOpTypes = {OpType::MATMUL, OpType::BIAS_ADD,      OpType::ADD, OpType::RELU,
-                                           OpType::GELU,   OpType::CAST,          OpType::GEMM_BIAS_ACT,
-                                           OpType::MUL,    OpType::SILU,          OpType::FUSED_ELEMENTWISE};
 
-// The op types a FUSED_ELEMENTWISE step may compute (graph-format.md, "Fused elementwise groups").
-bool is_group_step_type(OpType t);
+// Input and output counts allowed per op type. max_outputs 0 means exactly `outputs`; products
+// and CAST take a second output, the amax of an f8 result (graph-format.md).
+struct Arity {
+  int min_inputs, max_inputs, outputs;
+  int max_outputs = 0;  // more than `outputs` allowed up to this (FUSED_ELEMENTWISE); 0: exactly `outputs`
+  int most_outputs() const { return max_outputs > outputs ? max_outputs : outputs; }
+};
+// FUSED_ELEMENTWISE's limits: what one kernel launch carries in its parameters.
+constexpr int kGroupMaxInputs = 8, kGroupMaxOutputs = 4, kGroupMaxSteps = 16;
+
+// One row per op type: its name in the format and its input/output counts, read by the loader,
+// the printer, verify() and the tests. The order is the one the loader's messages list them in.
+struct OpTypeInfo {
+  OpType type;
+  std::string_view name;
+  Arity arity;
+};
+inline constexpr OpTypeInfo kOpTypes[] = {
+    {OpType::MATMUL, "MATMUL", {2, 2, 1, 2}},
+    {OpType::BIAS_ADD, "BIAS_ADD", {2, 2, 1}},
+    {OpType::ADD, "ADD", {2, 2, 1}},
+    {OpType::MUL, "MUL", {2, 2, 1}},
+    {OpType::RELU, "RELU", {1, 1, 1}},
+    {OpType::GELU, "GELU", {1, 1, 1}},
+    {OpType::SILU, "SILU", {1, 1, 1}},
+    {OpType::CAST, "CAST", {1, 1, 1, 2}},
+    {OpType::GEMM_BIAS_ACT, "GEMM_BIAS_ACT", {2, 4, 1, 2}},
+    {OpType::FUSED_ELEMENTWISE, "FUSED_ELEMENTWISE", {1, kGroupMaxInputs, 1, kGroupMaxOutputs}},
+};
+inline constexpr auto kAllOpTypes = [] {
+  std::array<OpType, std::size(kOpTypes)> all{};
+  for (size_t i = 0; i < all.size(); ++i) all[i] = kOpTypes[i].type;
+  return all;
+}();
+
+// The op types a FUSED_ELEMENTWISE step may compute (graph-format.md, "Fused elementwise groups"):
+// the elementwise ops. An op type listed here is elementwise everywhere: verify() requires its
+// output to have its first input's shape, the reference computes it through ref_math.hpp's
+// elementwise(), a generic kernel case of the backend-ops harness covers it, and its work is one
+// flop per element (CAST none).
+inline constexpr std::array kGroupStepTypes = {OpType::ADD,  OpType::MUL,  OpType::BIAS_ADD, OpType::RELU,
+                                               OpType::GELU, OpType::SILU, OpType::CAST};
+bool is_group_step_type(OpType t);  // listed in kGroupStepTypes
 
 enum class Act : uint8_t { none, relu, gelu };  // gelu is the tanh form, as cuBLASLt computes it
 enum class GeluApprox : uint8_t { tanh, none };  // none: the exact erf form
@@ -66,18 +104,9 @@ struct Op {
   bool operator==(const Op&) const = default;
 };
 
-// Input and output counts allowed per op type. max_outputs 0 means exactly `outputs`; products
-// and CAST take a second output, the amax of an f8 result (graph-format.md).
-struct Arity {
-  int min_inputs, max_inputs, outputs;
-  int max_outputs = 0;  // more than `outputs` allowed up to this (FUSED_ELEMENTWISE); 0: exactly `outputs`
-  int most_outputs() const { return max_outputs > outputs ? max_outputs : outputs; }
-};
-// FUSED_ELEMENTWISE's limits: what one kernel launch carries in its parameters.
-constexpr int kGroupMaxInputs = 8, kGroupMaxOutputs = 4, kGroupMaxSteps = 16;
 // The values a group the passes make may hold at once (inputs loaded at their first reader,
 // results kept until their last): what the CUDA kernel keeps in registers (fused_program.hpp).
 constexpr int kGroupMaxLive = 6;
-Arity op_arity(OpType t);
+Arity op_arity(OpType t);  // kOpTypes's row
 
 }  // namespace gexec

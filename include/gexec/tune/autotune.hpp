@@ -9,7 +9,7 @@
 
 #include "gexec/exec/executor.hpp"
 #include "gexec/kernels/device_caps.hpp"
-#include "gexec/verify/bound.hpp"
+#include "gexec/kernels/precision.hpp"
 
 namespace gexec {
 

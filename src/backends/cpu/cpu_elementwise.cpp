@@ -57,10 +57,7 @@ class ElementwiseKernel final : public Kernel {
         case OpType::BIAS_ADD: r = v + load_as_float(in_[1].data, in_[1].dtype, l % bias_len_); break;
         case OpType::ADD: r = v + in_[1].load(l); break;
         case OpType::MUL: r = v * in_[1].load(l); break;
-        case OpType::SILU: r = silu(v); break;
-        case OpType::RELU: r = v < 0 ? 0.0f : v; break;  // NaN passes through
-        case OpType::GELU: r = approx_ == GeluApprox::tanh ? gelu_tanh(v) : gelu_erf(v); break;
-        default: break;  // CAST: the store rounds
+        default: r = unary(type_, v, approx_); break;  // the activations; CAST: the store rounds
       }
       store_from_float(out_.data, out_.dtype, out_.at(l), r);
     }

@@ -65,10 +65,7 @@ class FusedKernel final : public Kernel {
           case OpType::ADD:
           case OpType::BIAS_ADD: r = x + y; break;
           case OpType::MUL: r = x * y; break;
-          case OpType::RELU: r = x < 0 ? 0.0f : x; break;
-          case OpType::GELU: r = st.approximate == GeluApprox::tanh ? gelu_tanh(x) : gelu_erf(x); break;
-          case OpType::SILU: r = silu(x); break;
-          default: break;  // CAST: the rounding below
+          default: r = unary(st.type, x, st.approximate); break;  // the activations; CAST: the rounding below
         }
         v[nin + s] = round_as(st.dtype, r);
       }
