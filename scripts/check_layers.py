@@ -19,6 +19,9 @@ import sys
 
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
 SHARED = {"include/gexec/status.hpp", "include/gexec/build_info.hpp"}
+# Headers the build generates (no file of the repository), by the layer that owns them: protoc's
+# classes of ONNX's schema (cmake/onnx.cmake).
+GENERATED = {"gexec_onnx.pb.h": "onnx"}
 SOURCE = re.compile(r"\.(c|cc|cpp|cu|cuh|h|hpp)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
@@ -114,6 +117,12 @@ def main():
                 if not path.startswith(("apps/", "tests/")) and GETENV.search(text) and f"`{path}`" not in doc:
                     bad.append(f"{path}: reads the environment (getenv), which docs/architecture.md does not say")
                 for name in INCLUDE.findall(text):
+                    if name in GENERATED:
+                        checked += 1
+                        if GENERATED[name] not in allowed:
+                            bad.append(f'{path}: layer {mine} includes "{name}", generated for layer {GENERATED[name]}; '
+                                       f"the table allows {mine} -> {', '.join(sorted(table[mine][1])) or 'nothing'}")
+                        continue
                     target = resolve(path, name)
                     if target is None:
                         bad.append(f'{path}: includes "{name}", which is no file of the repository')
