@@ -1,7 +1,9 @@
 // The names of the options' modes, parsed once where they enter the library.
 #include "gexec/app/modes.hpp"
 
+#include <cstddef>
 #include <string>
+#include <utility>
 
 namespace gexec {
 namespace {

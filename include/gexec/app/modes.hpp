@@ -3,6 +3,7 @@
 // compares mode names as strings.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "gexec/status.hpp"
