@@ -202,7 +202,7 @@ if want sanitizer; then
       printf '%s %s: ' "$tool" "$g"
       log=$(mktemp)
       compute-sanitizer --tool "$tool" --error-exitcode 9 "$gexec" -q run "$g" > "$log" 2>&1
-      rc=$?; echo "exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | head -1)"
+      rc=$?; echo "exit $rc, $(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log")"
       { echo "### $tool $g (exit $rc)"; cat "$log"; } >> "$OUT/sanitizer.log"
       # racecheck has reported a shared-memory hazard inside one of cuBLASLt's own Hopper kernels
       # (nvjet_sm90_hsh_96x128_64x6_4x2_h_bz_relubias_NNN, on gemm_misaligned.json), whose
