@@ -147,6 +147,9 @@ need --optional python3-dev python_headers
 need --optional python3-numpy py "import numpy"
 need --optional python3-pytest py "import pytest"
 need --optional pybind11-dev cmake_package pybind11
+# `pip install .` into a venv (the test pip_install): venv with its ensurepip, and setuptools.
+need --optional python3-venv py "import ensurepip, venv"
+need --optional python3-setuptools py "import setuptools"
 # ONNX's conformance data (scripts/onnx_conformance.sh) and Python's onnx (a test builds models with it).
 if [ $onnx_tests = 1 ]; then need libonnx-testdata onnx_testdata; else need --optional libonnx-testdata onnx_testdata; fi
 need --optional python3-onnx py "import onnx"
