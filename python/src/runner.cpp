@@ -304,7 +304,7 @@ py::list Runner::check() {
     py::dict d;
     d["name"] = c.name;
     d["dtype"] = std::string(dtype_name(c.dtype));
-    d["mode"] = c.mode;
+    d["mode"] = std::string(compare_mode_name(c.mode));
     d["count"] = c.count;
     d["checked"] = c.checked;
     d["max_abs"] = c.max_abs;

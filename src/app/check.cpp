@@ -183,14 +183,14 @@ CheckSummary check_summary(VerifyMode requested, const CheckPlan& plan, const Ch
   CheckSummary c;
   c.requested = requested;
   c.mode = plan.mode;
-  c.precision = settings.precision.tf32 ? "tf32" : "f32";
+  c.precision = settings.precision.tf32 ? PrecisionChoice::tf32 : PrecisionChoice::f32;
   c.samples = settings.samples;
   c.tile = plan.mode == VerifyMode::sample ? plan.tile : 0;
   c.reference_work = reference_work;
   c.budget_s = budget_s;
   c.estimate_s = plan.estimate_s;
   c.why = plan.why;
-  if (device) c.reference = "device", c.device = device->name();
+  if (device) c.reference = ReferenceSite::device, c.device = device->name();
   return c;
 }
 
@@ -271,7 +271,7 @@ Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
         if (it != device->on_device().end()) recomputed += it->second, ++products;
       }
     if (products > 0) {
-      c.reference = "device";
+      c.reference = ReferenceSite::device;
       c.cross_checked = recomputed;
       c.checked_by = "the reference with its products summed in float64 on " + device->name() + ", cross-checked at " +
                      std::to_string(recomputed) + " of their elements against the CPU";

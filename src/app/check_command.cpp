@@ -110,8 +110,9 @@ Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& r
   if (!verify) return verify.error();
   auto backend = parse_backend_choice(opts.backend);
   if (!backend) return backend.error();
-  if (opts.precision != "f32" && opts.precision != "tf32") return bad_input("--precision: f32 or tf32");
-  const bool tf32 = opts.precision == "tf32";
+  auto precision = parse_precision_choice(opts.precision);
+  if (!precision) return precision.error();
+  const bool tf32 = *precision == PrecisionChoice::tf32;
   auto files = read_files(g, opts);
   if (!files) return files.error();
   out << "read " << files->first.size() << " inputs from " << opts.inputs_dir << " and " << files->second.size()

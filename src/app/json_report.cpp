@@ -69,7 +69,7 @@ json buffers_json(const BufferSummary& b) {
 
 json output_json(const CheckedOutput& o) {
   const OutputCheck& c = o.check;
-  return {{"name", c.name}, {"dtype", std::string(dtype_name(c.dtype))}, {"shape", o.shape}, {"mode", c.mode},
+  return {{"name", c.name}, {"dtype", std::string(dtype_name(c.dtype))}, {"shape", o.shape}, {"mode", compare_mode_name(c.mode)},
           {"count", c.count},
           {"checked", c.checked},
           {"max_abs", finite_or_null(c.max_abs)},
@@ -87,7 +87,7 @@ json output_json(const CheckedOutput& o) {
           {"atol", c.tol.atol},
           {"rtol", c.tol.rtol},
           {"exact", c.tol.exact},
-          {"reference", c.reference},
+          {"reference", reference_site_name(c.reference)},
           {"cross_checked", c.cross_checked},
           {"tile", c.tile},
           {"checked_by", c.checked_by},
@@ -110,12 +110,12 @@ json check_json(const CheckSummary& c) {
   return {{"requested", verify_mode_name(c.requested)},
           {"mode", verify_mode_name(c.mode)},
           {"samples", c.samples},
-          {"precision", c.precision},
+          {"precision", precision_choice_name(c.precision)},
           {"tile", c.tile},
           {"reference_multiply_adds", c.reference_work},
           {"budget_s", c.budget_s},
           {"estimate_s", c.estimate_s >= 0 ? json(c.estimate_s) : json(nullptr)},
-          {"reference", c.reference},
+          {"reference", reference_site_name(c.reference)},
           {"device", c.device.empty() ? json(nullptr) : json(c.device)},
           {"why", c.why},
           {"outputs", outputs}};

@@ -30,6 +30,8 @@ constexpr std::pair<std::string_view, VerifyMode> kVerifyModes[] = {{"auto", Ver
                                                                     {"exact", VerifyMode::exact},
                                                                     {"none", VerifyMode::none}};
 
+constexpr std::pair<std::string_view, PrecisionChoice> kPrecisions[] = {{"f32", PrecisionChoice::f32}, {"tf32", PrecisionChoice::tf32}};
+
 }  // namespace
 
 std::string_view backend_choice_name(BackendChoice b) {
@@ -47,5 +49,11 @@ std::string_view verify_mode_name(VerifyMode m) {
 }
 
 Result<VerifyMode> parse_verify_mode(std::string_view name) { return parse_name(name, "--verify", "mode", kVerifyModes); }
+
+std::string_view precision_choice_name(PrecisionChoice p) { return p == PrecisionChoice::tf32 ? "tf32" : "f32"; }
+
+Result<PrecisionChoice> parse_precision_choice(std::string_view name) {
+  return parse_name(name, "--precision", "precision", kPrecisions);
+}
 
 }  // namespace gexec

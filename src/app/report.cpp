@@ -72,7 +72,7 @@ void print_check_mode(std::ostream& out, const CheckSummary& c) {
     out << "check: sampled by strata, one element in every " << c.tile << "x" << c.tile << " tile of each output and "
         << "at least " << c.samples << " per output (--verify " << verify_mode_name(c.requested) << (c.why.empty() ? "" : ": " + c.why)
         << ")\n";
-  if (c.mode != VerifyMode::none && c.reference == "device")
+  if (c.mode != VerifyMode::none && c.reference == ReferenceSite::device)
     out << "check: the reference's products summed in float64 on " << c.device
         << ", each cross-checked against the CPU\n";
 }
@@ -220,9 +220,9 @@ void print_checks(std::ostream& out, const std::vector<CheckedOutput>& checks) {
           << " checked; a non-finite element passes only where the reference holds the same (NaN, or that infinity)\n";
     out << "      checked " << (c.checked < c.count ? std::to_string(c.checked) + " of the " : std::string("all "))
         << c.count << " elements against "
-        << (c.checked_by.empty() ? std::string(c.mode == "sample" ? "the sampled reference" : "the full reference")
+        << (c.checked_by.empty() ? std::string(c.mode == CompareMode::sample ? "the sampled reference" : "the full reference")
                                  : c.checked_by)
-        << (c.mode == "exact" ? ", bit for bit" : "") << "\n";
+        << (c.mode == CompareMode::exact ? ", bit for bit" : "") << "\n";
   }
 }
 

@@ -133,8 +133,9 @@ Result<PrepareOptions> prepare_options(const RunOptions& o, uint64_t seed) {
   p.print_after = o.print_after;
   p.residual_costs = o.residual_costs;
   p.kernel.pad = *pad;
-  if (o.precision != "tf32" && o.precision != "f32") return bad_input("--precision " + o.precision + ": expected tf32 or f32");
-  p.kernel.tf32 = o.precision == "tf32";
+  auto precision = parse_precision_choice(o.precision);
+  if (!precision) return precision.error();
+  p.kernel.tf32 = *precision == PrecisionChoice::tf32;
   p.seed = seed;
   p.verify = *verify;
   p.verify_budget = o.verify_budget;

@@ -132,20 +132,31 @@ void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTenso
   c.pass = c.beyond == 0 && c.norm_ratio <= 1.0;
 }
 
-OutputCheck start_check(const Tensor& t, Tolerance tol, const char* mode) {
+OutputCheck start_check(const Tensor& t, Tolerance tol, CompareMode mode) {
   OutputCheck c;
   c.name = t.name;
   c.dtype = t.dtype;
   c.count = t.numel();
   c.tol = tol;
-  c.mode = tol.exact ? "exact" : mode;
+  c.mode = tol.exact ? CompareMode::exact : mode;
   return c;
 }
 
 }  // namespace
 
+std::string_view compare_mode_name(CompareMode m) {
+  switch (m) {
+    case CompareMode::full: return "full";
+    case CompareMode::sample: return "sample";
+    case CompareMode::exact: return "exact";
+  }
+  return "full";
+}
+
+std::string_view reference_site_name(ReferenceSite s) { return s == ReferenceSite::device ? "device" : "cpu"; }
+
 OutputCheck compare_output(const Tensor& t, const void* got, const RefTensor& ref, Tolerance tol) {
-  OutputCheck c = start_check(t, tol, "full");
+  OutputCheck c = start_check(t, tol, CompareMode::full);
   if (static_cast<int64_t>(ref.value.size()) != c.count || static_cast<int64_t>(ref.scale.size()) != c.count ||
       static_cast<int64_t>(ref.var.size()) != c.count) {
     c.beyond = c.count;  // a reference of another size cannot vouch for anything
@@ -156,7 +167,7 @@ OutputCheck compare_output(const Tensor& t, const void* got, const RefTensor& re
 }
 
 OutputCheck compare_sampled(const Tensor& t, const void* got, const SampledRef& ref, Tolerance tol) {
-  OutputCheck c = start_check(t, tol, "sample");
+  OutputCheck c = start_check(t, tol, CompareMode::sample);
   const int64_t n = static_cast<int64_t>(ref.index.size());
   bool valid = static_cast<int64_t>(ref.ref.value.size()) == n && static_cast<int64_t>(ref.ref.scale.size()) == n &&
                static_cast<int64_t>(ref.ref.var.size()) == n;

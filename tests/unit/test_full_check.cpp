@@ -230,7 +230,7 @@ TEST_CASE("cross-check: a device's sums are checked against the CPU's, product b
     CHECK(notes.empty());
     for (const OutputCheck& c : *checks) {
       CHECK(c.pass);
-      CHECK(c.reference == "device");
+      CHECK(c.reference == ReferenceSite::device);
       CHECK(c.cross_checked > 0);
       CHECK(c.cross_checked <= 3 * kCrossCheckSamples);
       CHECK(test::has(c.checked_by, "a test device"));
@@ -264,7 +264,7 @@ TEST_CASE("cross-check: a device's sums are checked against the CPU's, product b
     CHECK(test::has(notes[0], "was summed on the CPU: it needs 9 GiB"));
     for (const OutputCheck& c : *checks) {
       CHECK(c.pass);
-      CHECK(c.reference == "cpu");
+      CHECK(c.reference == ReferenceSite::cpu);
       CHECK(c.checked_by == "the full CPU reference");
     }
   }

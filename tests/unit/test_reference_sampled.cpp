@@ -221,7 +221,7 @@ TEST_CASE("sampled comparison: statistics over the sample, and a wrong element i
   const Tolerance tol = default_tolerance(t.dtype);
   OutputCheck ok = compare_sampled(t, got.data(), s, tol);
   CHECK(ok.pass);
-  CHECK(ok.mode == "sample");
+  CHECK(ok.mode == CompareMode::sample);
   CHECK(ok.checked == 40);
   CHECK(ok.count == t.numel());
   CHECK(ok.beyond == 0);
@@ -242,7 +242,7 @@ TEST_CASE("sampled comparison: statistics over the sample, and a wrong element i
   OutputCheck whole = compare_output(t, got.data(), full->at("C"), tol);
   CHECK(whole.beyond == 1);
   CHECK(whole.checked == t.numel());
-  CHECK(whole.mode == "full");
+  CHECK(whole.mode == CompareMode::full);
 
   // A sample with indexes outside the tensor vouches for nothing.
   SampledRef broken = s;

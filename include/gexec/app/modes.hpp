@@ -23,4 +23,11 @@ std::string_view verify_mode_name(VerifyMode m);  // "auto", "full", "sample", "
 // bad_input "--verify: unknown mode \"x\"; expected one of auto, ..." for any other name.
 Result<VerifyMode> parse_verify_mode(std::string_view name);
 
+// --precision: f32 products on CUDA in full f32 or through TF32 (operands rounded to TF32); the
+// check's bound follows what ran.
+enum class PrecisionChoice : uint8_t { f32, tf32 };
+std::string_view precision_choice_name(PrecisionChoice p);  // "f32", "tf32"
+// bad_input "--precision: unknown precision \"x\"; expected one of f32, tf32" for any other name.
+Result<PrecisionChoice> parse_precision_choice(std::string_view name);
+
 }  // namespace gexec

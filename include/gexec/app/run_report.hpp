@@ -83,13 +83,13 @@ struct CheckedOutput {
 struct CheckSummary {
   VerifyMode requested = VerifyMode::automatic;  // --verify as given
   VerifyMode mode = VerifyMode::full;           // full, sample (by strata), exact or none
-  std::string precision = "f32";  // the products' arithmetic the bound follows: f32 or tf32
+  PrecisionChoice precision = PrecisionChoice::f32;  // the products' arithmetic the bound follows
   int64_t samples = 0;    // sample: at least this many elements per output
   int64_t tile = 0;       // sample: one element in every tile x tile block of each output
   double reference_work = 0;  // multiply-adds of a full reference
   double budget_s = 0;        // --verify-budget: the seconds of CPU reference auto allows
   double estimate_s = -1;     // the CPU reference's estimated seconds where it was estimated, else -1
-  std::string reference = "cpu";  // where the products are summed: "cpu", or "device" (named in `device`)
+  ReferenceSite reference = ReferenceSite::cpu;  // where the products are summed (a device named in `device`)
   std::string device;
   std::string why;                 // why auto chose the mode (empty for a mode asked for)
   std::vector<CheckedOutput> outputs;  // empty with mode "none"

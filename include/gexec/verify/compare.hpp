@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "gexec/ir/tensor.hpp"
 #include "gexec/verify/reference.hpp"
@@ -31,12 +32,20 @@ bool has_fast_accum(const Graph& g);
 double element_bound(DType dt, const RefTensor& ref, size_t i, const Tolerance& tol);
 double element_norm_var(DType dt, const RefTensor& ref, size_t i);
 
+// How an output was compared: every element (full), a sample by strata, or bit for bit (exact).
+enum class CompareMode : uint8_t { full, sample, exact };
+std::string_view compare_mode_name(CompareMode m);  // "full", "sample", "exact"
+// Where a reference's products were summed: on the CPU, or on a device in float64 (each product's
+// elements cross-checked against the CPU's sums).
+enum class ReferenceSite : uint8_t { cpu, device };
+std::string_view reference_site_name(ReferenceSite s);  // "cpu", "device"
+
 struct OutputCheck {
   std::string name;
   DType dtype = DType::f32;
   int64_t count = 0;
   int64_t checked = 0;              // elements compared: count, or fewer when sampled
-  std::string mode = "full";        // "full", "sample" or "exact"
+  CompareMode mode = CompareMode::full;
   double max_abs = 0, max_rel = 0;  // max |got-ref|, max |got-ref| / |ref| over ref != 0
   double rel_fro = 0;               // ||got - ref|| / ||ref||
   double rel_fro_bound = 0;         // the normwise bound, relative: B / ||ref||
@@ -49,10 +58,10 @@ struct OutputCheck {
   int64_t ref_nonfinite = 0;        // checked elements whose reference is inf or NaN, other than the output's
   Tolerance tol;
   bool pass = false;                // beyond == 0 and norm_ratio <= 1
-  // What checked it, set by the caller that chose the reference: "cpu" or "device" (the products
-  // summed on a device in float64, cross_checked of their elements summed again on the CPU), the
-  // strata of a sampled check (tile, 0: none), and all of it in words for the report.
-  std::string reference = "cpu";
+  // What checked it, set by the caller that chose the reference: where the products were summed
+  // (on a device: cross_checked of their elements summed again on the CPU), the strata of a
+  // sampled check (tile, 0: none), and all of it in words for the report.
+  ReferenceSite reference = ReferenceSite::cpu;
   int64_t cross_checked = 0;
   int64_t tile = 0;
   std::string checked_by;
