@@ -59,7 +59,8 @@ class ElementEval {
     d->a.resize(size_t(rows_a * s.k));
     d->b.resize(size_t(rows_b * s.k));
     if (d->carries) d->ca.resize(d->a.size()), d->cb.resize(d->b.size());
-    // Row r of op(A) (batch entry r / m, row r % m) and row q of op(B)^T, k ascending.
+    // Row r of op(A) (batch entry r / m, row r % m) and row q of op(B)^T, k ascending; each row
+    // is k elements of work, so that a few thousand rows are spread over the threads too.
     ref::for_chunks(rows_a, 64, [&](int64_t, int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r)
         for (int64_t kk = 0; kk < s.k; ++kk) {
@@ -68,7 +69,7 @@ class ElementEval {
           d->a[size_t(r * s.k + kk)] = x.value;
           if (d->carries) d->ca[size_t(r * s.k + kk)] = x.carried();
         }
-    });
+    }, s.k);
     ref::for_chunks(rows_b, 64, [&](int64_t, int64_t q0, int64_t q1) {
       for (int64_t q = q0; q < q1; ++q)
         for (int64_t kk = 0; kk < s.k; ++kk) {
@@ -77,7 +78,7 @@ class ElementEval {
           d->b[size_t(q * s.k + kk)] = y.value;
           if (d->carries) d->cb[size_t(q * s.k + kk)] = y.carried();
         }
-    });
+    }, s.k);
     dense_[size_t(p)] = std::move(d);
   }
 
