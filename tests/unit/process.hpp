@@ -15,11 +15,10 @@ struct ProcessResult {
   std::string output;   // stdout and stderr together
 };
 
-// `args` is appended to the binary's path as is (quote it yourself).
-inline ProcessResult run_gexec(const std::string& args) {
+// A shell command line, its stdout and stderr captured together.
+inline ProcessResult shell(const std::string& cmd) {
   ProcessResult r;
-  const std::string cmd = std::string("'") + GEXEC_BINARY + "' " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf;
   size_t n;
@@ -29,6 +28,12 @@ inline ProcessResult run_gexec(const std::string& args) {
   if (WIFSIGNALED(w)) r.signal = WTERMSIG(w);
   return r;
 }
+
+// `s` in single quotes, for a shell command line (no quote of its own inside).
+inline std::string q(const std::string& s) { return "'" + s + "'"; }
+
+// `args` is appended to the binary's path as is (quote it yourself).
+inline ProcessResult run_gexec(const std::string& args) { return shell(q(GEXEC_BINARY) + " " + args); }
 
 // Whether `text` (a command's output, an error message) contains `part`.
 inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }

@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string q(const std::string& s) { return "'" + s + "'"; }
+using gexec::test::q;
 
 struct Dir {
   fs::path path;

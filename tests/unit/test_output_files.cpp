@@ -22,32 +22,17 @@
 
 #include "catch.hpp"
 #include "process.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using gexec::test::has;
 using gexec::test::ProcessResult;
+using gexec::test::q;
+using gexec::test::read;
 using gexec::test::source_path;
+using gexec::test::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag) {
-    path = fs::temp_directory_path() / ("gexec_outfiles_" + tag + "_" + std::to_string(getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string read(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(f)), {});
-}
 
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
@@ -56,7 +41,6 @@ std::vector<std::string> lines(const std::string& text) {
   return out;
 }
 
-std::string q(const std::string& s) { return "'" + s + "'"; }
 
 // A shell command line; stderr joined unless the command redirects it itself.
 ProcessResult shell(const std::string& cmd, bool join_stderr = true) {

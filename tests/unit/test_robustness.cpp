@@ -25,11 +25,17 @@
 #include "gexec/io/text.hpp"
 #include "memory_refusal.hpp"
 #include "process.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using gexec::test::has;
 using gexec::test::ProcessResult;
+using gexec::test::q;
+using gexec::test::read;
+using gexec::test::shell;
 using gexec::test::source_path;
+using gexec::test::TempDir;
+using gexec::test::write;
 
 namespace {
 
@@ -44,45 +50,6 @@ constexpr bool kAsan = false;
 #else
 constexpr bool kAsan = false;
 #endif
-
-// A fresh folder per test, removed at the end.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag) {
-    path = fs::temp_directory_path() / ("gexec_robust_" + tag + "_" + std::to_string(getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
-void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
-
-std::string read(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(f)), {});
-}
-
-std::string q(const std::string& s) { return "'" + s + "'"; }
-
-// A shell command line (with `timeout` and limits where the test wants them); stderr joined.
-ProcessResult shell(const std::string& cmd) {
-  ProcessResult r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  const int w = pclose(p);
-  if (WIFEXITED(w)) r.status = WEXITSTATUS(w);
-  if (WIFSIGNALED(w)) r.signal = WTERMSIG(w);
-  return r;
-}
 
 // gexec with a time limit: a hang shows as exit 124, not as a test that never ends.
 ProcessResult run_cli(const std::string& args, int seconds = 120) {
