@@ -560,16 +560,21 @@ inline std::vector<OpCase> gemm_cases(const KernelDef& def) {
   return cases;
 }
 
+// `constant`: the scalar second operand of ADD, SUB, MUL, DIV, or POW's exponent (2 when none).
 inline OpCase elementwise_graph(OpType type, DType x_t, DType second_t, DType out_t, Layout lx, Layout l2, Layout lout,
-                                int64_t rows, int64_t cols, GeluApprox approx, const std::string& what) {
+                                int64_t rows, int64_t cols, GeluApprox approx, const std::string& what,
+                                std::optional<double> constant = std::nullopt) {
   Builder b;
   TensorId x = b.tensor("X", {rows, cols}, x_t, lx);
   std::vector<TensorId> in = {x};
   if (type == OpType::BIAS_ADD) in.push_back(b.tensor("b", {cols}, second_t));
-  if (type == OpType::ADD || type == OpType::MUL) in.push_back(b.tensor("Y", {rows, cols}, second_t, l2));
+  if (is_binary_type(type) && type != OpType::BIAS_ADD && !constant)
+    in.push_back(b.tensor("Y", {rows, cols}, second_t, l2));
   TensorId y = b.tensor("Z", {rows, cols}, out_t, lout);
   Op& op = b.op(type, in, y);
   op.attrs.approximate = approx;
+  op.attrs.constant = constant;
+  if (type == OpType::POW && !constant) op.attrs.constant = 2.0;  // POW needs its exponent
   b.g.outputs = {y};
   return {what, b.g};
 }
@@ -657,6 +662,17 @@ inline std::vector<OpCase> elementwise_cases(const KernelDef& def) {
                                     "300x200"));
   cases.push_back(elementwise_graph(t, DType::bf16, DType::f32, DType::f32, def.colmajor ? col : row, row, row, 300, 200,
                                     GeluApprox::tanh, "300x200 mixed"));
+  // The constant operands: a scalar (binary ops), fractional and negative exponents (POW; a
+  // negative base with a fractional one is NaN, in the kernel and the reference alike).
+  if (takes_constant(t)) {
+    const std::vector<double> ks = t == OpType::POW ? std::vector<double>{0.5, 3.0, -1.0} : std::vector<double>{-0.3, 7.0};
+    for (double k : ks)
+      for (DType x : {DType::f32, DType::f16})
+        cases.push_back(elementwise_graph(t, x, x, x, row, row, row, 7, 5, GeluApprox::tanh,
+                                          std::string(constant_key(t)) + " " + std::to_string(k) + ", " + name(x), k));
+    cases.push_back(elementwise_graph(t, DType::bf16, DType::bf16, DType::f32, row, row, row, 300, 200, GeluApprox::tanh,
+                                      "300x200 with " + std::string(constant_key(t)) + " 0.1", 0.1));
+  }
   if (t == OpType::CAST)
     for (OpCase& c : f8_cast_cases(def)) cases.push_back(std::move(c));
   return cases;
@@ -714,6 +730,22 @@ inline std::vector<OpCase> group_cases(const KernelDef& def) {
       b.op(OpType::CAST, {r}, c);
       b.op(OpType::GELU, {c}, out).attrs.approximate = GeluApprox::tanh;
       b.g.outputs = {out};
+    }));
+  for (DType dt : def.outputs)
+    cases.push_back(group_graph("sub, div, sigmoid, tanh, erf, pow, scalars, 33x1001 " + name(dt), [&](Builder& b) {
+      const std::vector<int64_t> s = {33, 1001};
+      auto x = b.tensor("x", s, dt), y = b.tensor("y", s, DType::f32), d = b.tensor("d", s, DType::f16);
+      std::vector<TensorId> t;
+      for (int i = 0; i < 8; ++i) t.push_back(b.tensor(std::string{'t', char('0' + i)}, s, i % 3 ? dt : DType::f32));
+      b.op(OpType::SUB, {x, y}, t[0]);
+      b.op(OpType::DIV, {t[0], d}, t[1]);  // d is an input: exact, so the quotient is bounded
+      b.op(OpType::SIGMOID, {t[1]}, t[2]);
+      b.op(OpType::TANH, {t[1]}, t[3]);
+      b.op(OpType::ERF, {t[3]}, t[4]);
+      b.op(OpType::POW, {t[4]}, t[5]).attrs.constant = 3.0;
+      b.op(OpType::DIV, {t[5]}, t[6]).attrs.constant = 0.1;
+      b.op(OpType::SUB, {t[6]}, t[7]).attrs.constant = -2.5;
+      b.g.outputs = {t[7], t[2]};
     }));
   cases.push_back(group_graph("seven inputs summed and multiplied, 24x40", [&](Builder& b) {
     std::vector<TensorId> in;
