@@ -18,66 +18,6 @@ using namespace gexec;
 
 namespace {
 
-// Values that reach the edges of each op: zeros of both signs, tiny and huge magnitudes, the
-// saturation of SIGMOID/TANH/ERF (|x| of 10 to 90), the exp overflow of SIGMOID (x < -88.7).
-const std::vector<double> kEdges = {0.0,  -0.0,  1e-3,  -1e-3, 1e-7, -3e-6, 0.5,  -0.5, 1.0,  -1.0,
-                                    2.5,  -2.5,  4.0,   -4.0,  9.5,  -9.5,  10.0, -10.0, 30.0, -30.0,
-                                    88.0, -88.0, 89.5,  -89.5, 100.0, -100.0, 0.1, -0.1, 1.5,  -1.5};
-// Divisors: near 0 (f32 subnormal 3e-39 included), exactly 0, and ordinary ones.
-const std::vector<double> kDivisors = {1e-30, -1e-20, 1e-7,  -1e-7, 3e-39, 0.0,  -0.0, 2.0,  -3.0, 0.25,
-                                       1e-3,  -1e-3,  7.0,   -7.0,  0.1,   1e30, -1e30, 1.0,  -1.0, 0.5,
-                                       1e-38, 5.0,    -5.0,  9.0,   -9.0,  1.5,  -1.5, 3.0,  0.3,  -0.3};
-
-test::Builder unary_graph(OpType t, DType dt, std::optional<double> constant = std::nullopt) {
-  test::Builder b;
-  const TensorId x = b.tensor("X", {int64_t(kEdges.size())}, dt);
-  Init in;
-  in.kind = InitKind::values;
-  in.values = kEdges;
-  b.g.tensor(x).init = in;
-  const TensorId z = b.tensor("Z", {int64_t(kEdges.size())}, dt);
-  b.op(t, {x}, z).attrs.constant = constant;
-  b.g.outputs = {z};
-  return b;
-}
-
-test::Builder divide_graph(DType dt) {
-  test::Builder b;
-  const int64_t n = int64_t(kEdges.size());
-  const TensorId x = b.tensor("X", {n}, dt), y = b.tensor("Y", {n}, dt);
-  Init in;
-  in.kind = InitKind::values;
-  in.values = kEdges;
-  b.g.tensor(x).init = in;
-  in.values = kDivisors;
-  b.g.tensor(y).init = in;
-  const TensorId z = b.tensor("Z", {n}, dt);
-  b.op(OpType::DIV, {x, y}, z);
-  b.g.outputs = {z};
-  return b;
-}
-
-// Normal(0, 2) inputs, 4096 of them: where a wrong formula shows.
-test::Builder random_graph(OpType t, DType dt, std::optional<double> constant = std::nullopt, bool two = false) {
-  test::Builder b;
-  const TensorId x = b.tensor("X", {64, 64}, dt);
-  Init in;
-  in.std = 2.0;
-  b.g.tensor(x).init = in;
-  std::vector<TensorId> ins = {x};
-  if (two) {
-    const TensorId y = b.tensor("Y", {64, 64}, dt);
-    Init u;
-    u.kind = InitKind::uniform, u.low = 0.5, u.high = 2.0;
-    b.g.tensor(y).init = u;
-    ins.push_back(y);
-  }
-  const TensorId z = b.tensor("Z", {64, 64}, dt);
-  b.op(t, ins, z).attrs.constant = constant;
-  b.g.outputs = {z};
-  return b;
-}
-
 std::string load_problem(const std::string& op_json) {
   const std::string text = R"({"format": "gexec.graph", "version": 1, "tensors": [{"name": "x", "shape": [4], "dtype": "f32"},
     {"name": "y", "shape": [4], "dtype": "f32"}, {"name": "z", "shape": [4], "dtype": "f32"}],
@@ -138,64 +78,25 @@ TEST_CASE("elementwise ops: the reference's values and error terms", "[ops][refe
 #if GEXEC_HAVE_CPU
 TEST_CASE("elementwise ops: the CPU kernels match the reference on edge values", "[ops][cpu]") {
   auto dev = open_cpu_device();
-  for (DType dt : {DType::f32, DType::f16, DType::bf16}) {
-    const std::string d(dtype_name(dt));
-    struct Case {
-      std::string what;
-      test::Builder b;
-    };
-    std::vector<Case> cases = {
-        {"SIGMOID " + d, unary_graph(OpType::SIGMOID, dt)},
-        {"TANH " + d, unary_graph(OpType::TANH, dt)},
-        {"ERF " + d, unary_graph(OpType::ERF, dt)},
-        {"DIV by values near and at 0 " + d, divide_graph(dt)},
-        {"DIV by scalar 0.1 " + d, unary_graph(OpType::DIV, dt, 0.1)},
-        {"DIV by scalar -3e-39 " + d, unary_graph(OpType::DIV, dt, -3e-39)},
-        {"SUB scalar 2.5 " + d, unary_graph(OpType::SUB, dt, 2.5)},
-        {"ADD scalar -1e-3 " + d, unary_graph(OpType::ADD, dt, -1e-3)},
-        {"MUL scalar 7 " + d, unary_graph(OpType::MUL, dt, 7.0)},
-    };
-    for (double p : {2.0, 3.0, 0.5, 1.5, -1.0, -2.0, 0.0, 1.0 / 3.0})
-      cases.push_back({"POW " + std::to_string(p) + " " + d, unary_graph(OpType::POW, dt, p)});
-    for (const Case& c : cases) {
-      INFO(c.what);
-      const test::CaseResult r = test::run_case(*dev, c.b.g);
-      INFO(r.describe());
-      CHECK(r.pass());
-    }
+  const auto cases = test::edge_value_cases();
+  CHECK(cases.size() >= 50);
+  for (const test::OpCase& c : cases) {
+    INFO(c.what);
+    REQUIRE_FALSE(c.graph.ops.empty());
+    const test::CaseResult r = test::run_case(*dev, c.graph);
+    INFO(r.describe());
+    CHECK(r.pass());
   }
 }
 
 TEST_CASE("elementwise ops: a wrong kernel fails the check (sharpness)", "[ops][cpu]") {
   auto dev = open_cpu_device();
-  // The device computes `wrong`, the reference `right`: the same tensors, another op.
-  struct Pair {
-    std::string what;
-    test::Builder wrong, right;
-  };
-  std::vector<Pair> pairs;
-  for (DType dt : {DType::f32, DType::bf16}) {
-    const std::string d = " " + std::string(dtype_name(dt));
-    pairs.push_back({"tanh computed as x" + d, random_graph(OpType::CAST, dt), random_graph(OpType::TANH, dt)});
-    pairs.push_back({"erf computed as tanh" + d, random_graph(OpType::TANH, dt), random_graph(OpType::ERF, dt)});
-    pairs.push_back({"sigmoid computed as silu" + d, random_graph(OpType::SILU, dt), random_graph(OpType::SIGMOID, dt)});
-    pairs.push_back({"DIV computed as MUL" + d, random_graph(OpType::MUL, dt, std::nullopt, true),
-                     random_graph(OpType::DIV, dt, std::nullopt, true)});
-    pairs.push_back({"SUB computed as ADD" + d, random_graph(OpType::ADD, dt, std::nullopt, true),
-                     random_graph(OpType::SUB, dt, std::nullopt, true)});
-    pairs.push_back({"POW 3 computed as POW 2" + d, random_graph(OpType::POW, dt, 2.0), random_graph(OpType::POW, dt, 3.0)});
-  }
-  // Small errors, seen at f32's precision: 1e-3 and about 1% relative.
-  pairs.push_back({"DIV by 3 computed as MUL by 0.333", random_graph(OpType::MUL, DType::f32, 0.333),
-                   random_graph(OpType::DIV, DType::f32, 3.0)});
-  pairs.push_back({"POW 0.5 with the exponent 0.51", random_graph(OpType::POW, DType::f32, 0.51),
-                   random_graph(OpType::POW, DType::f32, 0.5)});
-  for (const Pair& p : pairs) {
+  for (const test::WrongCase& p : test::wrong_kernel_cases()) {
     INFO(p.what);
-    const test::CaseResult right = test::run_case(*dev, p.right.g);
+    const test::CaseResult right = test::run_case(*dev, p.right);
     INFO(right.describe());
     CHECK(right.pass());  // the correct kernel passes
-    const test::CaseResult wrong = test::run_case(*dev, p.wrong.g, &p.right.g);
+    const test::CaseResult wrong = test::run_case(*dev, p.wrong, &p.right);
     INFO(wrong.describe());
     CHECK(wrong.error.empty());
     CHECK_FALSE(wrong.pass());
