@@ -33,7 +33,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 import bench_vs_torch as bvt  # noqa: E402  (time_torch, cuda_graph_of: the same timing method)
 
-OPS = ("GEMM_BIAS_ACT", "MATMUL", "BIAS_ADD", "ADD", "MUL", "RELU", "GELU", "SILU", "CAST", "FUSED_ELEMENTWISE")
+OPS = ("GEMM_BIAS_ACT", "MATMUL", "BIAS_ADD", "ADD", "SUB", "MUL", "DIV", "RELU", "GELU", "SILU", "SIGMOID", "TANH", "ERF",
+       "POW", "CAST", "FUSED_ELEMENTWISE")
 
 
 def parse_args():

@@ -560,16 +560,21 @@ inline std::vector<OpCase> gemm_cases(const KernelDef& def) {
   return cases;
 }
 
+// `constant`: the scalar second operand of ADD, SUB, MUL, DIV, or POW's exponent (2 when none).
 inline OpCase elementwise_graph(OpType type, DType x_t, DType second_t, DType out_t, Layout lx, Layout l2, Layout lout,
-                                int64_t rows, int64_t cols, GeluApprox approx, const std::string& what) {
+                                int64_t rows, int64_t cols, GeluApprox approx, const std::string& what,
+                                std::optional<double> constant = std::nullopt) {
   Builder b;
   TensorId x = b.tensor("X", {rows, cols}, x_t, lx);
   std::vector<TensorId> in = {x};
   if (type == OpType::BIAS_ADD) in.push_back(b.tensor("b", {cols}, second_t));
-  if (type == OpType::ADD || type == OpType::MUL) in.push_back(b.tensor("Y", {rows, cols}, second_t, l2));
+  if (is_binary_type(type) && type != OpType::BIAS_ADD && !constant)
+    in.push_back(b.tensor("Y", {rows, cols}, second_t, l2));
   TensorId y = b.tensor("Z", {rows, cols}, out_t, lout);
   Op& op = b.op(type, in, y);
   op.attrs.approximate = approx;
+  op.attrs.constant = constant;
+  if (type == OpType::POW && !constant) op.attrs.constant = 2.0;  // POW needs its exponent
   b.g.outputs = {y};
   return {what, b.g};
 }
@@ -657,6 +662,17 @@ inline std::vector<OpCase> elementwise_cases(const KernelDef& def) {
                                     "300x200"));
   cases.push_back(elementwise_graph(t, DType::bf16, DType::f32, DType::f32, def.colmajor ? col : row, row, row, 300, 200,
                                     GeluApprox::tanh, "300x200 mixed"));
+  // The constant operands: a scalar (binary ops), fractional and negative exponents (POW; a
+  // negative base with a fractional one is NaN, in the kernel and the reference alike).
+  if (takes_constant(t)) {
+    const std::vector<double> ks = t == OpType::POW ? std::vector<double>{0.5, 3.0, -1.0} : std::vector<double>{-0.3, 7.0};
+    for (double k : ks)
+      for (DType x : {DType::f32, DType::f16})
+        cases.push_back(elementwise_graph(t, x, x, x, row, row, row, 7, 5, GeluApprox::tanh,
+                                          std::string(constant_key(t)) + " " + std::to_string(k) + ", " + name(x), k));
+    cases.push_back(elementwise_graph(t, DType::bf16, DType::bf16, DType::f32, row, row, row, 300, 200, GeluApprox::tanh,
+                                      "300x200 with " + std::string(constant_key(t)) + " 0.1", 0.1));
+  }
   if (t == OpType::CAST)
     for (OpCase& c : f8_cast_cases(def)) cases.push_back(std::move(c));
   return cases;
@@ -715,6 +731,22 @@ inline std::vector<OpCase> group_cases(const KernelDef& def) {
       b.op(OpType::GELU, {c}, out).attrs.approximate = GeluApprox::tanh;
       b.g.outputs = {out};
     }));
+  for (DType dt : def.outputs)
+    cases.push_back(group_graph("sub, div, sigmoid, tanh, erf, pow, scalars, 33x1001 " + name(dt), [&](Builder& b) {
+      const std::vector<int64_t> s = {33, 1001};
+      auto x = b.tensor("x", s, dt), y = b.tensor("y", s, DType::f32), d = b.tensor("d", s, DType::f16);
+      std::vector<TensorId> t;
+      for (int i = 0; i < 8; ++i) t.push_back(b.tensor(std::string{'t', char('0' + i)}, s, i % 3 ? dt : DType::f32));
+      b.op(OpType::SUB, {x, y}, t[0]);
+      b.op(OpType::DIV, {t[0], d}, t[1]);  // d is an input: exact, so the quotient is bounded
+      b.op(OpType::SIGMOID, {t[1]}, t[2]);
+      b.op(OpType::TANH, {t[1]}, t[3]);
+      b.op(OpType::ERF, {t[3]}, t[4]);
+      b.op(OpType::POW, {t[4]}, t[5]).attrs.constant = 3.0;
+      b.op(OpType::DIV, {t[5]}, t[6]).attrs.constant = 0.1;
+      b.op(OpType::SUB, {t[6]}, t[7]).attrs.constant = -2.5;
+      b.g.outputs = {t[7], t[2]};
+    }));
   cases.push_back(group_graph("seven inputs summed and multiplied, 24x40", [&](Builder& b) {
     std::vector<TensorId> in;
     for (int i = 0; i < 7; ++i) in.push_back(b.tensor(std::string{'i', char('0' + i)}, {24, 40}, i % 2 ? DType::f16 : DType::f32));
@@ -739,6 +771,136 @@ inline std::vector<OpCase> group_cases(const KernelDef& def) {
 }
 
 }  // namespace detail
+
+// Values that reach the edges of each op: zeros of both signs, tiny and huge magnitudes, the
+// saturation of SIGMOID/TANH/ERF (|x| of 10 to 90), the exp overflow of SIGMOID (x < -88.7).
+inline const std::vector<double> kEdges = {0.0,  -0.0,  1e-3,  -1e-3, 1e-7, -3e-6, 0.5,  -0.5, 1.0,  -1.0,
+                                    2.5,  -2.5,  4.0,   -4.0,  9.5,  -9.5,  10.0, -10.0, 30.0, -30.0,
+                                    88.0, -88.0, 89.5,  -89.5, 100.0, -100.0, 0.1, -0.1, 1.5,  -1.5};
+// Divisors: near 0 (f32 subnormal 3e-39 included), exactly 0, and ordinary ones.
+inline const std::vector<double> kDivisors = {1e-30, -1e-20, 1e-7,  -1e-7, 3e-39, 0.0,  -0.0, 2.0,  -3.0, 0.25,
+                                       1e-3,  -1e-3,  7.0,   -7.0,  0.1,   1e30, -1e30, 1.0,  -1.0, 0.5,
+                                       1e-38, 5.0,    -5.0,  9.0,   -9.0,  1.5,  -1.5, 3.0,  0.3,  -0.3};
+
+inline Builder edge_unary_graph(OpType t, DType dt, std::optional<double> constant = std::nullopt) {
+  Builder b;
+  const TensorId x = b.tensor("X", {int64_t(kEdges.size())}, dt);
+  Init in;
+  in.kind = InitKind::values;
+  in.values = kEdges;
+  b.g.tensor(x).init = in;
+  const TensorId z = b.tensor("Z", {int64_t(kEdges.size())}, dt);
+  b.op(t, {x}, z).attrs.constant = constant;
+  b.g.outputs = {z};
+  return b;
+}
+
+inline Builder edge_divide_graph(DType dt) {
+  Builder b;
+  const int64_t n = int64_t(kEdges.size());
+  const TensorId x = b.tensor("X", {n}, dt), y = b.tensor("Y", {n}, dt);
+  Init in;
+  in.kind = InitKind::values;
+  in.values = kEdges;
+  b.g.tensor(x).init = in;
+  in.values = kDivisors;
+  b.g.tensor(y).init = in;
+  const TensorId z = b.tensor("Z", {n}, dt);
+  b.op(OpType::DIV, {x, y}, z);
+  b.g.outputs = {z};
+  return b;
+}
+
+// Normal(0, 2) inputs, 4096 of them: where a wrong formula shows.
+inline Builder random_graph(OpType t, DType dt, std::optional<double> constant = std::nullopt, bool two = false) {
+  Builder b;
+  const TensorId x = b.tensor("X", {64, 64}, dt);
+  Init in;
+  in.std = 2.0;
+  b.g.tensor(x).init = in;
+  std::vector<TensorId> ins = {x};
+  if (two) {
+    const TensorId y = b.tensor("Y", {64, 64}, dt);
+    Init u;
+    u.kind = InitKind::uniform, u.low = 0.5, u.high = 2.0;
+    b.g.tensor(y).init = u;
+    ins.push_back(y);
+  }
+  const TensorId z = b.tensor("Z", {64, 64}, dt);
+  b.op(t, ins, z).attrs.constant = constant;
+  b.g.outputs = {z};
+  return b;
+}
+
+// The new elementwise ops (and scalar operands) on edge values, every input exact: single ops in
+// f32, f16, bf16, and a group of them (the group kernel: on CUDA the generated one, or the
+// interpreter with GEXEC_FAULT=compile).
+inline std::vector<OpCase> edge_value_cases() {
+  std::vector<OpCase> cases;
+  for (DType dt : {DType::f32, DType::f16, DType::bf16}) {
+    const std::string d(dtype_name(dt));
+    cases.push_back({"SIGMOID " + d, edge_unary_graph(OpType::SIGMOID, dt).g});
+    cases.push_back({"TANH " + d, edge_unary_graph(OpType::TANH, dt).g});
+    cases.push_back({"ERF " + d, edge_unary_graph(OpType::ERF, dt).g});
+    cases.push_back({"DIV by values near and at 0 " + d, edge_divide_graph(dt).g});
+    cases.push_back({"DIV by scalar 0.1 " + d, edge_unary_graph(OpType::DIV, dt, 0.1).g});
+    cases.push_back({"DIV by scalar -3e-39 " + d, edge_unary_graph(OpType::DIV, dt, -3e-39).g});
+    cases.push_back({"SUB scalar 2.5 " + d, edge_unary_graph(OpType::SUB, dt, 2.5).g});
+    cases.push_back({"ADD scalar -1e-3 " + d, edge_unary_graph(OpType::ADD, dt, -1e-3).g});
+    cases.push_back({"MUL scalar 7 " + d, edge_unary_graph(OpType::MUL, dt, 7.0).g});
+    for (double p : {2.0, 3.0, 0.5, 1.5, -1.0, -2.0, 0.0, 1.0 / 3.0})
+      cases.push_back({"POW " + std::to_string(p) + " " + d, edge_unary_graph(OpType::POW, dt, p).g});
+    cases.push_back(detail::group_graph("a group of SUB, DIV, SIGMOID, TANH, ERF, POW on edge values " + d, [&](Builder& b) {
+      const int64_t n = int64_t(kEdges.size());
+      const TensorId x = b.tensor("X", {n}, dt), y = b.tensor("Y", {n}, dt);
+      Init in;
+      in.kind = InitKind::values;
+      in.values = kEdges;
+      b.g.tensor(x).init = in;
+      in.values = kDivisors;
+      b.g.tensor(y).init = in;
+      std::vector<TensorId> t;
+      for (int i = 0; i < 7; ++i) t.push_back(b.tensor(std::string{'t', char('0' + i)}, {n}, dt));
+      b.op(OpType::DIV, {x, y}, t[0]);
+      b.op(OpType::SIGMOID, {t[0]}, t[1]);
+      b.op(OpType::SUB, {t[1], x}, t[2]);
+      b.op(OpType::TANH, {t[2]}, t[3]);
+      b.op(OpType::ERF, {t[2]}, t[4]);
+      b.op(OpType::POW, {t[4]}, t[5]).attrs.constant = 2.0;
+      b.op(OpType::DIV, {t[5]}, t[6]).attrs.constant = 3.0;
+      b.g.outputs = {t[0], t[3], t[6]};
+    }));
+  }
+  return cases;
+}
+
+// A wrong kernel: the device runs `wrong`, the reference computes `right` (the same tensors).
+struct WrongCase {
+  std::string what;
+  Graph wrong, right;
+};
+
+inline std::vector<WrongCase> wrong_kernel_cases() {
+  std::vector<WrongCase> pairs;
+  for (DType dt : {DType::f32, DType::bf16}) {
+    const std::string d = " " + std::string(dtype_name(dt));
+    pairs.push_back({"tanh computed as x" + d, random_graph(OpType::CAST, dt).g, random_graph(OpType::TANH, dt).g});
+    pairs.push_back({"erf computed as tanh" + d, random_graph(OpType::TANH, dt).g, random_graph(OpType::ERF, dt).g});
+    pairs.push_back({"sigmoid computed as silu" + d, random_graph(OpType::SILU, dt).g, random_graph(OpType::SIGMOID, dt).g});
+    pairs.push_back({"DIV computed as MUL" + d, random_graph(OpType::MUL, dt, std::nullopt, true).g,
+                     random_graph(OpType::DIV, dt, std::nullopt, true).g});
+    pairs.push_back({"SUB computed as ADD" + d, random_graph(OpType::ADD, dt, std::nullopt, true).g,
+                     random_graph(OpType::SUB, dt, std::nullopt, true).g});
+    pairs.push_back({"POW 3 computed as POW 2" + d, random_graph(OpType::POW, dt, 2.0).g, random_graph(OpType::POW, dt, 3.0).g});
+  }
+  // Small errors, seen at f32's precision: 1e-3 and about 1% relative.
+  pairs.push_back({"DIV by 3 computed as MUL by 0.333", random_graph(OpType::MUL, DType::f32, 0.333).g,
+                   random_graph(OpType::DIV, DType::f32, 3.0).g});
+  pairs.push_back({"POW 0.5 with the exponent 0.51", random_graph(OpType::POW, DType::f32, 0.51).g,
+                   random_graph(OpType::POW, DType::f32, 0.5).g});
+  return pairs;
+}
+
 
 // The cases a declaration allows; empty for an op type the harness does not know yet, which the
 // tests report as a failure (every table entry must have a case).

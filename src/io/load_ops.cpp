@@ -1,4 +1,5 @@
 // Loading the "ops" array of a graph file: types, names, tensor references and attributes.
+#include <cmath>
 #include <unordered_map>
 
 #include "load_context.hpp"
@@ -13,6 +14,31 @@ std::string names_of(const Types& types) {
   std::string out;
   for (OpType t : types) out += (out.empty() ? "" : ", ") + std::string(op_type_name(t));
   return out;
+}
+
+// Reads the constant operand of an op or step of type t from `v` (its attrs or step object):
+// "scalar" (ADD, SUB, MUL, DIV) or "exponent" (POW), a number; whether it must be there, and
+// whether it suits the op's operands, is check_op's (graph.cpp), which sees ops and steps alike.
+bool load_constant(Problems& p, const json& v, const std::string& ptr, OpType t, std::optional<double>& c) {
+  bool ok = true;
+  for (const char* key : {"scalar", "exponent"}) {
+    const json* j = optional_key(v, key);
+    if (!j) continue;
+    if (!takes_constant(t) || constant_key(t) != key) {
+      p.add(ptr_key(ptr, key), std::string("\"") + key + "\" is for " + (key == std::string("scalar") ? "ADD, SUB, MUL, DIV" : "POW") +
+                                   ", not " + std::string(op_type_name(t)));
+      ok = false;
+      continue;
+    }
+    auto d = get_number(p, *j, ptr_key(ptr, key));
+    if (d && !std::isfinite(float(*d))) {
+      p.add(ptr_key(ptr, key), "expected a finite number within f32's range (|x| <= 3.4028235e38), found " + describe(*j));
+      d.reset();
+    }
+    ok = ok && d.has_value();
+    if (d) c = *d;
+  }
+  return ok;
 }
 
 // Reads a FUSED_ELEMENTWISE's "steps" and "results" (graph-format.md): the structure and the value
@@ -37,7 +63,7 @@ bool load_group(Problems& p, const json& v, const std::string& ptr, int inputs, 
       ok = false;
       continue;
     }
-    check_keys(p, st, ip, {"op", "args", "dtype", "approximate"});
+    check_keys(p, st, ip, {"op", "args", "dtype", "approximate", "scalar", "exponent"});
     GroupStep step;
     bool good = true;
     if (const json* t = require(p, st, ip, "op")) {
@@ -74,13 +100,14 @@ bool load_group(Problems& p, const json& v, const std::string& ptr, int inputs, 
       if (form && step.type == OpType::GELU) step.approximate = *form;
       else good = false;
     }
+    if (good) good = load_constant(p, st, ip, step.type, step.constant);
     const int own = inputs + int(i);  // this step's value number
     if (const json* args = require(p, st, ip, "args")) {
       const std::string ap = ptr_key(ip, "args");
-      const size_t want = step.type == OpType::ADD || step.type == OpType::MUL || step.type == OpType::BIAS_ADD ? 2 : 1;
+      const size_t want = operand_count(step.type, step.constant.has_value());
       if (!args->is_array() || (good && args->size() != want)) {
         p.add(ap, std::string("expected an array of ") + (want == 1 ? "one value number" : "two value numbers") +
-                      " (" + std::string(op_type_name(step.type)) + "), found " +
+                      " (" + std::string(op_type_name(step.type)) + (step.constant ? " with a constant" : "") + "), found " +
                       (args->is_array() ? "an array of " + std::to_string(args->size()) : describe(*args)));
         good = false;
       } else {
@@ -130,6 +157,13 @@ bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type,
       check_keys(p, v, ptr, {"act", "mnk", "trans_a", "trans_b", "alpha", "fast_accum", "residual", "beta"});
       break;
     case OpType::GELU: check_keys(p, v, ptr, {"approximate"}); break;
+    case OpType::ADD:
+    case OpType::SUB:
+    case OpType::MUL:
+    case OpType::DIV:
+    case OpType::POW:
+      check_keys(p, v, ptr, {"scalar", "exponent"});  // the one it does not take: load_constant says which does
+      return load_constant(p, v, ptr, type, a.constant);
     case OpType::FUSED_ELEMENTWISE:
       check_keys(p, v, ptr, {"steps", "results"});
       return load_group(p, v, ptr, inputs, a);

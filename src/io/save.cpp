@@ -88,6 +88,7 @@ ojson op_json(const Graph& g, const Op& op) {
       s["args"] = st.args;
       s["dtype"] = dtype_name(st.dtype);
       if (st.type == OpType::GELU && st.approximate != GeluApprox::tanh) s["approximate"] = gelu_approx_name(st.approximate);
+      if (st.constant) s[std::string(constant_key(st.type))] = *st.constant;
       steps.push_back(std::move(s));
     }
     a["steps"] = std::move(steps);
@@ -95,6 +96,7 @@ ojson op_json(const Graph& g, const Op& op) {
   }
   if (op.type == OpType::GELU && op.attrs.approximate != def.approximate)
     a["approximate"] = gelu_approx_name(op.attrs.approximate);
+  if (op.attrs.constant) a[std::string(constant_key(op.type))] = *op.attrs.constant;
   if (!a.empty()) j["attrs"] = std::move(a);
   return j;
 }

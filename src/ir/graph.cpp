@@ -1,6 +1,7 @@
 // Graph lookups, the producer/consumer index, stable topological ordering, op shape rules and verify().
 #include "gexec/ir/graph.hpp"
 
+#include <cmath>
 #include <algorithm>
 #include <functional>
 #include <queue>
@@ -116,6 +117,23 @@ namespace {
 
 bool same_shape(const Tensor& a, const Tensor& b) { return a.shape == b.shape; }
 
+// The constant operand of an op or step of type t reading `operands` values (graph-format.md,
+// "Constant operands"): POW needs its exponent; ADD, SUB, MUL, DIV take a scalar in place of
+// their second input; the others take none. The kernels compute with it as an f32, so it must
+// be finite there. Empty when it is right.
+std::string constant_problem(const std::string& who, OpType t, const std::optional<double>& c, size_t operands) {
+  const std::string key(constant_key(t));
+  if (!takes_constant(t))
+    return c ? who + " takes no constant operand (\"scalar\" is for ADD, SUB, MUL, DIV; \"exponent\" for POW)" : "";
+  if (t == OpType::POW && !c) return who + " needs \"exponent\", a constant (POW by a tensor is not supported)";
+  if (c && !std::isfinite(float(*c)))
+    return who + " has \"" + key + "\" " + std::to_string(*c) + ", not a finite f32 value (|x| <= 3.4028235e38)";
+  if (t == OpType::POW) return "";
+  if (operands == 1 && !c) return who + " with one operand needs \"scalar\", its constant second operand";
+  if (operands == 2 && c) return who + " takes \"scalar\" or a second operand, not both";
+  return "";
+}
+
 // FUSED_ELEMENTWISE: every output has the group's shape S (the first output's); every input is
 // of shape S, or a vector of S's last dimension read only as a BIAS_ADD's bias; each step's
 // arguments have the shapes its op needs, and each output the dtype of the step it writes.
@@ -155,9 +173,13 @@ std::vector<std::string> check_group(const Graph& g, const Op& op) {
     const GroupStep& st = a.steps[i];
     const std::string who = "FUSED_ELEMENTWISE step " + std::to_string(i) + " (" + std::string(op_type_name(st.type)) + ")";
     const int own = nin + int(i);
-    const size_t want = st.type == OpType::ADD || st.type == OpType::MUL || st.type == OpType::BIAS_ADD ? 2 : 1;
+    const size_t want = operand_count(st.type, st.constant.has_value());
     if (!is_group_step_type(st.type)) {
       problems.push_back(who + " is not an elementwise op a group may hold");
+      continue;
+    }
+    if (std::string c = constant_problem(who, st.type, st.constant, st.args.size()); !c.empty()) {
+      problems.push_back(std::move(c));
       continue;
     }
     if (is_f8(st.dtype))
@@ -255,11 +277,15 @@ std::vector<std::string> check_op(const Graph& g, const Op& op) {
       break;
     }
     case OpType::ADD:
-    case OpType::MUL: {
+    case OpType::SUB:
+    case OpType::MUL:
+    case OpType::DIV: {
       const Tensor& x = g.tensor(op.inputs[0]);
-      const Tensor& y = g.tensor(op.inputs[1]);
+      const Tensor& y = g.tensor(op.inputs[nin - 1]);
       const Tensor& z = g.tensor(op.outputs[0]);
-      if (!same_shape(x, y))
+      if (std::string c = constant_problem(type, op.type, op.attrs.constant, op.inputs.size()); !c.empty())
+        problems.push_back(std::move(c));
+      else if (!same_shape(x, y))
         problems.push_back(type + " shapes disagree: X is " + shape_str(x.shape) + ", Y is " + shape_str(y.shape));
       if (!same_shape(x, z))
         problems.push_back(type + " output must have the shape of X " + shape_str(x.shape) + "; Z is " +
@@ -269,7 +295,9 @@ std::vector<std::string> check_op(const Graph& g, const Op& op) {
     case OpType::FUSED_ELEMENTWISE:
       for (std::string& p : check_group(g, op)) problems.push_back(std::move(p));
       break;
-    default: {  // the one-input elementwise ops (kGroupStepTypes): RELU, GELU, SILU, CAST
+    default: {  // the one-input elementwise ops (kGroupStepTypes): RELU, GELU, SILU, SIGMOID, TANH, ERF, POW, CAST
+      if (std::string c = constant_problem(type, op.type, op.attrs.constant, 1); !c.empty())
+        problems.push_back(std::move(c));
       const Tensor& x = g.tensor(op.inputs[0]);
       const Tensor& y = g.tensor(op.outputs[0]);
       if (!same_shape(x, y))

@@ -15,6 +15,16 @@ bool is_group_step_type(OpType t) {
   return false;
 }
 
+bool is_binary_type(OpType t) {
+  return t == OpType::ADD || t == OpType::SUB || t == OpType::MUL || t == OpType::DIV || t == OpType::BIAS_ADD;
+}
+
+bool takes_constant(OpType t) {
+  return t == OpType::ADD || t == OpType::SUB || t == OpType::MUL || t == OpType::DIV || t == OpType::POW;
+}
+
+std::string_view constant_key(OpType t) { return t == OpType::POW ? "exponent" : "scalar"; }
+
 std::optional<OpType> parse_op_type(std::string_view s) {
   for (OpType t : kAllOpTypes)
     if (s == op_type_name(t)) return t;

@@ -8,11 +8,11 @@
 //       "input" marks tensors that no op writes; INIT is the effective initialisation:
 //       normal(mean,std), uniform(low,high), zeros, ones, values(COUNT) or file("PATH").
 //   op NAME = TYPE(IN, IN) -> OUT {ATTRS} [hoisted]
-//       ATTRS lists, in the order trans_a, trans_b, alpha, act, approximate, mnk, fast_accum, residual,
+//       ATTRS lists, in the order trans_a, trans_b, alpha, act, approximate, scalar | exponent, mnk, fast_accum, residual,
 //       beta, only the attributes the op type reads and whose value differs from the default; on
 //       GEMM_BIAS_ACT, act is always shown and mnk whenever it is set. "{}" is left out.
-//       FUSED_ELEMENTWISE shows steps=[%3=SILU(%0)f32; %4=MUL(%3, %1)f16] results=[%4], the
-//       values numbered inputs first.
+//       FUSED_ELEMENTWISE shows steps=[%3=SILU(%0)f32; %4=MUL(%3, %1)f16; %5=POW(%4, 2)f16]
+//       results=[%5], the values numbered inputs first, a step's constant after its values.
 //   outputs NAME, NAME
 // Numbers use the shortest text that reads back to the same double.
 #include "gexec/ir/printer.hpp"
@@ -62,6 +62,7 @@ std::string attrs_str(const Op& op) {
   if (op.type == OpType::GEMM_BIAS_ACT) parts.push_back("act=" + std::string(act_name(a.act)));
   if (op.type == OpType::GELU && a.approximate != def.approximate)
     parts.push_back("approximate=" + std::string(gelu_approx_name(a.approximate)));
+  if (a.constant) parts.push_back(std::string(constant_key(op.type)) + "=" + num(*a.constant));
   if (op.type == OpType::GEMM_BIAS_ACT && a.mnk)
     parts.push_back("mnk=[" + std::to_string((*a.mnk)[0]) + "," + std::to_string((*a.mnk)[1]) + "," +
                     std::to_string((*a.mnk)[2]) + "]");
@@ -76,6 +77,7 @@ std::string attrs_str(const Op& op) {
       const GroupStep& st = a.steps[i];
       steps += (i ? "; " : "") + std::string("%") + std::to_string(nin + i) + "=" + std::string(op_type_name(st.type)) + "(";
       for (size_t j = 0; j < st.args.size(); ++j) steps += (j ? ", %" : "%") + std::to_string(st.args[j]);
+      if (st.constant) steps += ", " + num(*st.constant);
       steps += ")" + std::string(dtype_name(st.dtype));
       if (st.type == OpType::GELU && st.approximate != GeluApprox::tanh) steps += " erf";
     }

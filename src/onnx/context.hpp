@@ -147,7 +147,13 @@ Status map_gemm(Node& n);
 // map_elementwise.cpp
 Status map_add(Node& n);
 Status map_mul(Node& n);
+Status map_sub(Node& n);
+Status map_div(Node& n);
+Status map_pow(Node& n);
 Status map_relu(Node& n);
+Status map_sigmoid(Node& n);
+Status map_tanh(Node& n);
+Status map_erf(Node& n);
 Status map_gelu(Node& n);
 Status map_cast(Node& n);
 Status map_castlike(Node& n);

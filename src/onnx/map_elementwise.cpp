@@ -1,5 +1,8 @@
-// Elementwise ops: Add, Mul, Relu, Gelu, Cast, and Identity (no op at all).
+// Elementwise ops: Add, Sub, Mul, Div, Pow, Relu, Sigmoid, Tanh, Erf, Gelu, Cast, and Identity (no op at all).
+#include <cmath>
+
 #include "gexec/io/text.hpp"
+#include "gexec/ir/graph_build.hpp"
 #include "context.hpp"
 #include "patterns.hpp"
 
@@ -73,10 +76,29 @@ Status unary(Node& n, OpType type, std::optional<GeluApprox> approx = std::nullo
   return unary_of(n, **px, type, approx);
 }
 
-// Add and Mul. Operands of one shape give ADD / MUL; Add of a vector along the last dimension
-// gives BIAS_ADD; a constant operand of another broadcast shape is expanded (Add: a single value
-// to a bias vector of copies; otherwise to the full shape). A computed operand that broadcasts
-// otherwise is refused.
+// The single value of v where it is a constant of one element (any rank), else nullopt.
+std::optional<double> scalar_constant(Node& n, const Value& v, const std::string& who) {
+  if (!v.constant() || numel(v.shape) != 1) return std::nullopt;
+  auto data = n.builder().data_of(v, who);
+  if (!data || (*data)->values.size() != 1 || !std::isfinite(float((*data)->values[0]))) return std::nullopt;
+  return (*data)->values[0];
+}
+
+// x (of the result's shape) with a constant second operand: ADD/SUB/MUL/DIV with attrs.scalar.
+Status with_scalar(Node& n, const Value& x, OpType type, double c, const std::vector<int64_t>& out, DType dtype) {
+  const std::vector<int64_t> shape = n.gexec_shape(x);
+  auto tx = n.operand(x, shape, "X");
+  if (!tx) return tx.error();
+  const TensorId z = n.new_output(0, shape, dtype, out);
+  n.emit(type, {*tx}, z).attrs.constant = c;
+  return {};
+}
+
+// Add, Sub, Mul and Div. Operands of one shape give ADD / SUB / MUL / DIV; a constant of one
+// element gives the op with that scalar (c + x and c * x as x + c and x * c; c - x as -1 * x + c,
+// exactly; c / x is refused); Add of a vector along the last dimension gives BIAS_ADD; a
+// constant operand of another broadcast shape is expanded to the full shape. A computed operand
+// that broadcasts otherwise is refused.
 Status binary(Node& n, OpType type) {
   auto pa = n.required(0, "A");
   if (!pa) return pa.error();
@@ -95,6 +117,28 @@ Status binary(Node& n, OpType type) {
   if (a->shape != *out && b->shape != *out)
     return n.refuse("A " + onnx_shape_str(a->shape) + " and B " + onnx_shape_str(b->shape) +
                     " broadcast to " + onnx_shape_str(*out) + ", larger than either; gexec broadcasts one operand to the other's shape only");
+  // A scalar constant beside an operand of the result's shape.
+  for (const Value* y : {b, a}) {
+    const Value* x = y == b ? a : b;
+    if (x->shape != *out) continue;
+    const auto c = scalar_constant(n, *y, std::string(y == a ? "A " : "B ") + quote_text(y->name));
+    if (!c) continue;
+    if (y == b || type == OpType::ADD || type == OpType::MUL) return with_scalar(n, *x, type, *c, *out, *da);
+    if (type == OpType::DIV)
+      return n.refuse("A " + quote_text(a->name) + " is a constant scalar and B " + quote_text(b->name) +
+                      " is not; gexec's DIV divides by a scalar, not a scalar by a tensor");
+    // c - x: x * -1 is exact, and adding c rounds once, as the subtraction does.
+    const std::vector<int64_t> shape = n.gexec_shape(*x);
+    auto tx = n.operand(*x, shape, "B");
+    if (!tx) return tx.error();
+    Builder& b = n.builder();
+    const TensorId neg = add_tensor(b.g, b.tensor_names.take(sanitize_name(x->name + "_neg")), shape, *da);
+    b.reshapeable.push_back(false);
+    n.emit(OpType::MUL, {*tx}, neg).attrs.constant = -1.0;
+    const TensorId z = n.new_output(0, shape, *da, *out);
+    n.emit(OpType::ADD, {neg}, z).attrs.constant = *c;
+    return {};
+  }
   Value expanded;  // a constant operand broadcast to the result's shape
   if (a->shape != b->shape) {
     // x has the result's shape, y broadcasts to it.
@@ -127,7 +171,8 @@ Status binary(Node& n, OpType type) {
       return n.refuse(std::string(y == a ? "A " : "B ") + quote_text(y->name) + " " + onnx_shape_str(y->shape) +
                       " is computed and broadcasts to " + onnx_shape_str(*out) +
                       (type == OpType::ADD ? "; gexec broadcasts only a vector along the last dimension (a bias)"
-                                           : "; gexec's MUL takes operands of one shape (a constant operand is expanded)"));
+                                           : "; gexec's " + std::string(op_type_name(type)) +
+                                                 " takes operands of one shape (a constant operand is expanded)"));
     auto data = n.builder().data_of(*y, std::string(y == a ? "A " : "B ") + quote_text(y->name));
     if (!data) return n.refuse(data.error().message);
     auto h = std::make_shared<HostTensor>();
@@ -155,8 +200,45 @@ Status binary(Node& n, OpType type) {
 }  // namespace
 
 Status map_add(Node& n) { return binary(n, OpType::ADD); }
+Status map_sub(Node& n) { return binary(n, OpType::SUB); }
 Status map_mul(Node& n) { return binary(n, OpType::MUL); }
+Status map_div(Node& n) { return binary(n, OpType::DIV); }
 Status map_relu(Node& n) { return unary(n, OpType::RELU); }
+Status map_sigmoid(Node& n) { return unary(n, OpType::SIGMOID); }
+Status map_tanh(Node& n) { return unary(n, OpType::TANH); }
+Status map_erf(Node& n) { return unary(n, OpType::ERF); }
+
+// Pow: POW by Y, which must be a constant of one element (of any numeric type: the exponent, as
+// gexec's POW computes with it, is its nearest f32) whose rank does not exceed X's.
+Status map_pow(Node& n) {
+  auto px = n.required(0, "X");
+  if (!px) return px.error();
+  auto py = n.required(1, "Y");
+  if (!py) return py.error();
+  const Value& x = **px;
+  const Value& y = **py;
+  if (!y.constant() || numel(y.shape) != 1)
+    return n.refuse("Y " + quote_text(y.name) + " " + onnx_shape_str(y.shape) + (y.constant() ? " has more than one element" : " is computed") +
+                    "; gexec's POW takes a constant exponent, one value");
+  if (y.shape.size() > x.shape.size())
+    return n.refuse("Y " + quote_text(y.name) + " " + onnx_shape_str(y.shape) + " has a higher rank than X " +
+                    quote_text(x.name) + " " + onnx_shape_str(x.shape) + ", which makes the result another shape than X's");
+  auto data = n.builder().data_of(y, "Y " + quote_text(y.name));
+  if (!data) return n.refuse(data.error().message);
+  const HostTensor& h = **data;
+  const double p = h.values.size() == 1 ? h.values[0] : h.ints.size() == 1 ? double(h.ints[0]) : std::nan("");
+  if (!std::isfinite(float(p)))
+    return n.refuse("Y " + quote_text(y.name) + " is " + type_name(y.type) + " " + std::to_string(p) +
+                    "; gexec's POW takes a finite exponent within f32's range");
+  auto dtype = elementwise_dtype(n, x, "X");
+  if (!dtype) return dtype.error();
+  const std::vector<int64_t> shape = n.gexec_shape(x);
+  auto tx = n.operand(x, shape, "X");
+  if (!tx) return tx.error();
+  const TensorId z = n.new_output(0, shape, *dtype, x.shape);
+  n.emit(OpType::POW, {*tx}, z).attrs.constant = p;
+  return {};
+}
 
 // Gelu (opset 20): approximate "none" (the erf form) or "tanh", gexec's GELU of either form.
 Status map_gelu(Node& n) {

@@ -1,9 +1,9 @@
 // Exporter patterns: the groups of nodes that exporters write for an activation gexec has as one op
 // (x * Sigmoid(x) -> SILU; the erf GELU Div, Erf, Add, Mul, Mul and the tanh GELU Pow, Mul, Add,
-// Mul, Tanh, Add, Mul, Mul -> GELU), found before any node is mapped. Sigmoid, Erf, Tanh, Pow and
-// Div are mapped only inside such a group: a group that is not exactly one of these formulas
-// (another constant, an intermediate value read twice or a graph output, an attribute) is not a
-// match, and its nodes are then refused as ops gexec does not map, never approximated.
+// Mul, Tanh, Add, Mul, Mul -> GELU), found before any node is mapped, so that the activation fuses
+// as one op. A group that is not exactly one of these formulas (another constant, an intermediate
+// value read twice or a graph output, an attribute) is not a match: its nodes are then mapped one
+// by one (SIGMOID, ERF, TANH, POW, DIV, ...), as they are written, never approximated.
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
-// group_elementwise: chains and small DAGs of elementwise ops (ADD, MUL, BIAS_ADD, RELU, GELU,
-// SILU, CAST) of one shape become one FUSED_ELEMENTWISE op, which a backend runs as one kernel.
+// group_elementwise: chains and small DAGs of elementwise ops (ADD, SUB, MUL, DIV, BIAS_ADD, RELU, GELU,
+// SILU, SIGMOID, TANH, ERF, POW, CAST) of one shape become one FUSED_ELEMENTWISE op, which a backend runs as one kernel.
 //
 // Each step of the group keeps its op's output dtype, so every intermediate is rounded exactly as
 // the graph says and the reference of the original graph still holds. A member's result is
@@ -190,6 +190,7 @@ Op make_group(const Graph& g, const std::vector<size_t>& members, const std::vec
     st.type = op.type;
     st.dtype = g.tensor(op.outputs[0]).dtype;
     st.approximate = op.attrs.approximate;
+    st.constant = op.attrs.constant;
     for (TensorId t : op.inputs) st.args.push_back(value.at(t));
     value[op.outputs[0]] = int32_t(inputs.size() + f.attrs.steps.size());
     f.attrs.steps.push_back(std::move(st));

@@ -77,7 +77,9 @@ Status check_graph(const Graph& g, int64_t range) {
         break;
       }
       case OpType::BIAS_ADD:
-      case OpType::ADD: {
+      case OpType::ADD:
+      case OpType::SUB: {
+        if (op.attrs.constant) return bad_input("op " + op.name + ": a constant operand is not supported in exact mode");
         const Range a = rs[size_t(op.inputs[0])], b = rs[size_t(op.inputs[1])];
         out = {a.max + b.max, std::min(a.quantum, b.quantum)};
         break;

@@ -7,6 +7,7 @@
 #include <numbers>
 #include <vector>
 #include <algorithm>
+#include <limits>
 
 #include "gexec/ir/real_value.hpp"
 #include "gexec/ir/op.hpp"
@@ -61,6 +62,24 @@ inline double silu(double x) { return x / (1.0 + std::exp(-x)); }
 // |silu'| peaks at 1.0998 (near x = 2.4) and |silu(x)| <= |x|: scale_x * 1.1 bounds both.
 constexpr double kSiluSlope = 1.1;
 
+inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+// The slopes of SIGMOID, TANH and ERF at t: each peaks at 0 and falls with |t|.
+inline double sigmoid_slope(double t) { return sigmoid(t) * (1.0 - sigmoid(t)); }
+inline double tanh_slope(double t) { return 1.0 - std::tanh(t) * std::tanh(t); }
+inline double erf_slope(double t) { return 2.0 / std::sqrt(std::numbers::pi) * std::exp(-t * t); }
+// The |x'| nearest 0 that a device may see for a value x whose error has variance var (kTail
+// standard deviations away): where those slopes are steepest, so that slope(nearest) * error
+// bounds the error of the result (their values saturate, and an error there vanishes).
+inline double nearest_to_zero(double x, double var) {
+  return std::max(0.0, std::fabs(x) - bound::kTail * std::sqrt(var));
+}
+// var carried through a slope s: a saturated value (s == 0) carries nothing, even an infinite var.
+inline double through_slope(double var, double s) { return s == 0 ? 0.0 : var * s * s; }
+
+// (Elem is below.) The real numbers the kernels use for a constant operand (Attrs::constant):
+// its nearest f32, the type they compute in (graph-format.md).
+inline double constant_value(double c) { return round_to_f32(c); }
+
 // A value with its error scale and variance (bound.hpp); `rounded` when the op that made it
 // rounded it (to `dtype`), which adds that rounding's variance to what it carries into readers.
 struct Elem {
@@ -69,6 +88,12 @@ struct Elem {
   DType dtype = DType::f32;
   double carried() const { return var + (rounded ? bound::rounding_var(dtype, value) : 0.0); }
 };
+
+// A constant operand as a value: exact, of the scale of its own magnitude.
+inline Elem constant_elem(double c) {
+  const double v = constant_value(c);
+  return {v, std::fabs(v), 0.0, false, DType::f32};
+}
 
 inline bool exact_cast(DType x, DType y) { return x == y || y == DType::f32; }
 
@@ -85,6 +110,17 @@ inline DType bias_read_dtype(bool f8_product, DType out) {
 // MUL's scale is the product of its operands' scales, which bounds |x y| and an error in either;
 // its variance is var(x) y^2 + x^2 var(y) + var(x) var(y). SILU is treated like GELU: its slope
 // is below kSiluSlope, and its f32 evaluation error is that of an exp and a division.
+// SUB is ADD's rules. DIV x / y: the divisor a device sees is at least m = |y| - kTail sd(y) in
+// magnitude, so the error (ex y - x ey) / (y y') is at most (|ex| + |r| |ey|) / m: variance
+// (var(x) + r^2 var(y)) / m^2, scale scale(x) / m; where m <= 0 the divisor's error may reach 0
+// and nothing bounds the quotient (variance infinite: compare.cpp counts the element beyond its
+// bound, as it cannot vouch for it), except for an exact divisor of 0, whose result (an infinity
+// or NaN) compare.cpp matches by value. SIGMOID, TANH, ERF: the slope at the |x'| nearest 0 that
+// x's error reaches (nearest_to_zero) times x's error, plus the f32 evaluation error
+// (bound::libm_eval_var); their results are bounded by 1. POW by the constant p (y's value):
+// C's pow (a negative base with a non-integer exponent gives NaN, as powf), slope |p| |x'|^(p-1)
+// at its steepest over |x| +- kTail sd(x) (the far end for p >= 1, the near end for p < 1, which
+// is unbounded where that reaches 0), plus the evaluation error; p = 0 gives 1, exactly.
 // gelu_tanh_rel: the relative error of the kernel's tanh (Precision::gelu_tanh_rel).
 inline Elem elementwise(OpType t, GeluApprox approx, DType out, DType x_dtype, DType y_dtype, const Elem& x,
                         const Elem& y, double gelu_tanh_rel, double out_scale = 1.0) {
@@ -99,6 +135,53 @@ inline Elem elementwise(OpType t, GeluApprox approx, DType out, DType x_dtype, D
       break;
     }
     case OpType::ADD: r = x.value + y.value, rs = x.scale + y.scale, var += y.carried(); break;
+    case OpType::SUB: r = x.value - y.value, rs = x.scale + y.scale, var += y.carried(); break;
+    case OpType::DIV: {
+      const double vy = y.carried(), m = std::fabs(y.value) - bound::kTail * std::sqrt(vy);
+      r = x.value / y.value;
+      if (m > 0) {
+        rs = x.scale / m, var = (var + r * r * vy) / (m * m);
+      } else {
+        rs = std::numeric_limits<double>::infinity();
+        var = vy == 0 && var == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+      }
+      break;
+    }
+    case OpType::SIGMOID: {
+      const double s = sigmoid_slope(nearest_to_zero(x.value, var));
+      r = sigmoid(x.value), rs = 1.0;
+      var = through_slope(var, s) + bound::libm_eval_var(r, bound::kSigmoidF32U);
+      break;
+    }
+    case OpType::TANH: {
+      const double s = tanh_slope(nearest_to_zero(x.value, var));
+      r = std::tanh(x.value), rs = std::min(1.0, x.scale);
+      var = through_slope(var, s) + bound::libm_eval_var(r, bound::kTanhF32U);
+      break;
+    }
+    case OpType::ERF: {
+      const double s = erf_slope(nearest_to_zero(x.value, var));
+      r = std::erf(x.value), rs = std::min(1.0, x.scale * erf_slope(0.0));
+      var = through_slope(var, s) + bound::libm_eval_var(r, bound::kErfF32U);
+      break;
+    }
+    case OpType::POW: {
+      const double p = y.value;
+      r = std::pow(x.value, p);
+      if (p == 0) {
+        rs = 1.0, var = 0.0;
+        break;
+      }
+      const double sd = bound::kTail * std::sqrt(var);
+      const double at = p >= 1 ? std::fabs(x.value) + sd : std::fabs(x.value) - sd;  // the steepest |x'|
+      double slope = 0;
+      if (var > 0) slope = at > 0 ? std::fabs(p) * std::pow(at, p - 1) : std::numeric_limits<double>::infinity();
+      rs = std::pow(std::fabs(x.scale), p);  // |x|^p for p > 0; for p < 0 the reciprocal power of the scale
+      if (!(rs >= std::fabs(r))) rs = std::fabs(r);
+      var = var > 0 ? var * slope * slope : 0.0;
+      var += bound::libm_eval_var(r, bound::kPowF32U);
+      break;
+    }
     case OpType::MUL: {
       const double vy = y.carried();
       r = x.value * y.value, rs = x.scale * y.scale;
@@ -135,8 +218,9 @@ inline Elem elementwise(OpType t, GeluApprox approx, DType out, DType x_dtype, D
 inline void group_values(const Attrs& a, std::vector<Elem>& vals, std::vector<DType>& dtypes, double gelu_tanh_rel) {
   for (const GroupStep& st : a.steps) {
     const size_t x = size_t(st.args[0]), y = st.args.size() > 1 ? size_t(st.args[1]) : x;
-    const Elem e = elementwise(st.type, st.approximate, st.dtype, dtypes[x], dtypes[y], vals[x],
-                               st.args.size() > 1 ? vals[y] : Elem{}, gelu_tanh_rel);
+    const Elem second = st.constant ? constant_elem(*st.constant) : st.args.size() > 1 ? vals[y] : Elem{};
+    const Elem e = elementwise(st.type, st.approximate, st.dtype, dtypes[x], st.constant ? DType::f32 : dtypes[y],
+                               vals[x], second, gelu_tanh_rel);
     vals.push_back(e);
     dtypes.push_back(st.dtype);
   }

@@ -19,7 +19,8 @@ namespace {
 // Scales, per element: a graph input's is |value|; a product's is |alpha| * sum_k |a_ik b_kj| +
 // |bias_j| (magnitudes of the operands' values); BIAS_ADD and ADD add their operands' scales;
 // RELU keeps its input's (it is 1-Lipschitz); GELU multiplies it by kGeluSlope, SILU by
-// kSiluSlope; MUL multiplies its operands' scales; a residual adds |beta| * scale(R); CAST keeps
+// kSiluSlope; MUL multiplies its operands' scales; SUB, DIV, SIGMOID, TANH, ERF and POW as
+// ref_math.hpp's elementwise() says (a constant operand is exact, its scale its magnitude); a residual adds |beta| * scale(R); CAST keeps
 // max(scale, |rounded value|). FUSED_ELEMENTWISE steps follow the same rules (ref_math.hpp's
 // elementwise(), shared with the sampled reference), step by step.
 //
@@ -219,10 +220,12 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
     bias_len = x.shape.empty() ? 0 : static_cast<size_t>(x.shape.back());
     if (bias_len == 0 || in[1]->value.size() != bias_len) return bad_input("bias length differs from X's last dimension");
   }
-  if ((op.type == OpType::ADD || op.type == OpType::MUL) && in[1]->value.size() != n)
+  if (in.size() != operand_count(op.type, op.attrs.constant.has_value()))
+    return bad_input(std::string(op_type_name(op.type)) + " has " + std::to_string(in.size()) + " inputs");
+  if (op.type != OpType::BIAS_ADD && in.size() > 1 && in[1]->value.size() != n)
     return bad_input(std::string(op_type_name(op.type)) + " operands differ in element count");
   if (!is_group_step_type(op.type)) return bad_input("not an elementwise op");
-  const DType y2 = in.size() > 1 ? g.tensor(op.inputs[1]).dtype : x.dtype;
+  const DType y2 = in.size() > 1 ? g.tensor(op.inputs[1]).dtype : op.attrs.constant ? DType::f32 : x.dtype;
   Vals out{{}, {}, {}, true, y.dtype};
   assign_zeros(out.value, n), assign_zeros(out.scale, n), assign_zeros(out.var, n);
   const int64_t chunks = (int64_t(n) + ref::kChunk - 1) / ref::kChunk;
@@ -234,6 +237,7 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
       const Vals& a = *in[0];
       ref::Elem second;
       if (in.size() > 1) second = {in[1]->value[j], in[1]->scale[j], in[1]->var[j], in[1]->rounded, in[1]->dtype};
+      else if (op.attrs.constant) second = ref::constant_elem(*op.attrs.constant);
       const ref::Elem r = ref::elementwise(op.type, op.attrs.approximate, y.dtype, x.dtype, y2,
                                            {a.value[l], a.scale[l], a.var[l], a.rounded, a.dtype}, second,
                                            prec.gelu_tanh_rel, ref::scale_of(y, int64_t(l)));
@@ -393,7 +397,7 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
       }
       continue;
     }
-    if ((product || op.type == OpType::BIAS_ADD || op.type == OpType::ADD || op.type == OpType::MUL) && in.size() < 2)
+    if ((product || is_binary_type(op.type)) && in.size() < 2 && !op.attrs.constant)
       return bad_input("reference, op " + op.name + ": expected two inputs");
     std::function<void(double)> op_progress;
     if (progress && product && total_work > 0)

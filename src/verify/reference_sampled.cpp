@@ -194,7 +194,8 @@ class ElementEval {
     VS y;
     if (op.type == OpType::BIAS_ADD) y = at(op.inputs[1], l % g_.tensor(op.inputs[0]).shape.back());
     else if (op.inputs.size() > 1) y = at(op.inputs[1], l);
-    const DType y_dtype = op.inputs.size() > 1 ? g_.tensor(op.inputs[1]).dtype : x.dtype;
+    else if (op.attrs.constant) y = ref::constant_elem(*op.attrs.constant);
+    const DType y_dtype = op.inputs.size() > 1 ? g_.tensor(op.inputs[1]).dtype : op.attrs.constant ? DType::f32 : x.dtype;
     const Tensor& out = g_.tensor(op.outputs[0]);
     return ref::elementwise(op.type, op.attrs.approximate, out.dtype, g_.tensor(op.inputs[0]).dtype, y_dtype, x, y,
                             prec_.gelu_tanh_rel, ref::scale_of(out, l));
@@ -233,8 +234,7 @@ Status check_op_for_reference(const Graph& g, const Op& op, GemmShape* shape) {
   if (op.outputs.empty() || op.outputs.size() > 2 || op.inputs.empty())
     return bad_input("expected inputs and one output (and an amax)");
   const bool product = is_product(op);
-  if ((product || op.type == OpType::BIAS_ADD || op.type == OpType::ADD || op.type == OpType::MUL) &&
-      op.inputs.size() < 2)
+  if ((product || is_binary_type(op.type)) && op.inputs.size() < 2 && !op.attrs.constant)
     return bad_input("expected two inputs");
   const Tensor& x = g.tensor(op.inputs[0]);
   const Tensor& y = g.tensor(op.outputs[0]);
@@ -261,8 +261,10 @@ Status check_op_for_reference(const Graph& g, const Op& op, GemmShape* shape) {
         return bad_input("bias length differs from X's last dimension");
       return {};
     case OpType::ADD:
+    case OpType::SUB:
     case OpType::MUL:
-      if (g.tensor(op.inputs[1]).numel() != x.numel())
+    case OpType::DIV:
+      if (op.inputs.size() > 1 && g.tensor(op.inputs[1]).numel() != x.numel())
         return bad_input(std::string(op_type_name(op.type)) + " operands differ in element count");
       return {};
     default:  // the one-input elementwise ops

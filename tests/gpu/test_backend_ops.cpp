@@ -5,6 +5,7 @@
 
 #include "backend_ops.hpp"
 #include "catch.hpp"
+#include "../../src/backends/cuda/fault.hpp"
 #include "gexec/backends/cuda_device.hpp"
 
 using namespace gexec;
@@ -31,4 +32,36 @@ TEST_CASE("backend ops: every CUDA kernel, every declared case, against the refe
   CHECK(kernels > 0);
   CHECK(run >= 50);
   CHECK(fp8 >= 80);  // the FP8 product's and the f8 CAST's cases (the GPU needs compute capability 8.9)
+}
+
+// SUB, DIV, SIGMOID, TANH, ERF, POW and scalar operands on edge values (saturation, division by
+// values near and at 0, negative bases with fractional exponents): the elementwise kernels, and
+// a group of them through the generated kernel and (GEXEC_FAULT=compile) the interpreter; then
+// the check refusing wrong results computed on the GPU (sharpness).
+TEST_CASE("backend ops: the new elementwise ops on edge values, generated kernel and interpreter", "[gpu][backend-ops][ops]") {
+  auto dev = open_cuda_device(0);
+  REQUIRE(dev.ok());
+  struct FaultOff {
+    ~FaultOff() { (void)cuda::fault::configure(""); }
+  } off;
+  for (const char* fault : {"", "compile"}) {
+    INFO("GEXEC_FAULT=" << fault);
+    REQUIRE(cuda::fault::configure(fault).ok());
+    for (const test::OpCase& c : test::edge_value_cases()) {
+      INFO(c.what);
+      REQUIRE_FALSE(c.graph.ops.empty());
+      const test::CaseResult r = test::run_case(**dev, c.graph);
+      INFO(r.describe());
+      CHECK(r.pass());
+    }
+  }
+  REQUIRE(cuda::fault::configure("").ok());
+  for (const test::WrongCase& p : test::wrong_kernel_cases()) {
+    INFO(p.what);
+    CHECK(test::run_case(**dev, p.right).pass());
+    const test::CaseResult wrong = test::run_case(**dev, p.wrong, &p.right);
+    INFO(wrong.describe());
+    CHECK(wrong.error.empty());
+    CHECK_FALSE(wrong.pass());
+  }
 }

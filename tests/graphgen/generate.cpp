@@ -157,13 +157,17 @@ class Gen {
     const int c = r_.below(100);
     if (c < 15) return product(OpType::MATMUL);
     if (c < 30) return product(OpType::GEMM_BIAS_ACT);
-    if (c < 47) return cast();
-    if (c < 55) return binary(OpType::ADD);
-    if (c < 62) return binary(OpType::MUL);
-    if (c < 69) return bias_add();
-    if (c < 77) return unary(OpType::RELU);
-    if (c < 85) return unary(OpType::GELU);
-    if (c < 92) return unary(OpType::SILU);
+    if (c < 45) return cast();
+    if (c < 50) return binary(OpType::ADD);
+    if (c < 54) return binary(OpType::SUB);
+    if (c < 59) return binary(OpType::MUL);
+    if (c < 62) return divide();
+    if (c < 67) return bias_add();
+    if (c < 72) return unary(OpType::RELU);
+    if (c < 77) return unary(OpType::GELU);
+    if (c < 81) return unary(OpType::SILU);
+    if (c < 88) return unary(std::array{OpType::SIGMOID, OpType::TANH, OpType::ERF}[size_t(r_.below(3))]);
+    if (c < 92) return power();
     return group();
   }
 
@@ -185,12 +189,53 @@ class Gen {
     if (type == OpType::GELU && r_.chance(0.4)) o.attrs.approximate = GeluApprox::none;
   }
 
+  // A constant operand of ADD, SUB, MUL, DIV (never 0: DIV's).
+  double scalar() { return pick({2.0, -0.5, 0.1, 3.0, -1.25, 1e-3, 7.0}); }
+
   void binary(OpType type) {
     const TensorId x = plain_operand();
     const auto s = g_.tensor(x).shape;
+    if (r_.chance(0.25)) {
+      op(type, {x}, {result(s, plain(), layout_for(s))}).attrs.constant = scalar();
+      return;
+    }
     TensorId y = reuse([&](const Tensor& t) { return not_f8(t) && t.shape == s; }, 0.6);
     if (y == kNone) y = input(s, plain(), layout_for(s));
     op(type, {x, y}, {result(s, plain(), layout_for(s))});
+  }
+
+  // DIV by a constant, or by a new input kept away from 0 (a divisor that a computed value's error
+  // may bring to 0 has no bound: ref_math.hpp).
+  void divide() {
+    const TensorId x = plain_operand();
+    const auto s = g_.tensor(x).shape;
+    if (r_.chance(0.4)) {
+      op(OpType::DIV, {x}, {result(s, plain(), layout_for(s))}).attrs.constant = scalar();
+      return;
+    }
+    const TensorId y = new_tensor(s, plain(), layout_for(s));
+    Init in;
+    in.kind = InitKind::uniform;
+    const bool negative = r_.chance(0.3);
+    in.low = negative ? -2.0 : 0.5, in.high = negative ? -0.5 : 2.0;
+    g_.tensor(y).init = in;
+    pool_.push_back(y);
+    op(OpType::DIV, {x, y}, {result(s, plain(), layout_for(s))});
+  }
+
+  // POW by an integer exponent of any value, or by a fractional or negative one of a new input
+  // (whose error is 0: near 0 those have no bound where an error reaches it; a negative base
+  // gives NaN, in the reference and the kernels alike).
+  void power() {
+    if (r_.chance(0.5)) {
+      const TensorId x = plain_operand();
+      const auto s = g_.tensor(x).shape;
+      op(OpType::POW, {x}, {result(s, plain(), layout_for(s))}).attrs.constant = pick({2.0, 3.0, 1.0, 0.0});
+      return;
+    }
+    const auto s = shape(r_.range(1, 4));
+    const TensorId x = input(s, plain(), layout_for(s));
+    op(OpType::POW, {x}, {result(s, plain(), layout_for(s))}).attrs.constant = pick({0.5, 1.5, -1.0, -2.0, 0.3333});
   }
 
   TensorId bias(int64_t n) {
@@ -321,13 +366,18 @@ class Gen {
     const int steps = r_.range(1, 6);
     for (int i = 0; i < steps; ++i) {
       GroupStep st;
-      const int c = r_.below(7);
-      st.type = std::array{OpType::ADD, OpType::MUL, OpType::BIAS_ADD, OpType::RELU, OpType::GELU, OpType::SILU,
-                           OpType::CAST}[size_t(c)];
+      const int c = r_.below(13);
+      st.type = std::array{OpType::ADD,     OpType::MUL,  OpType::BIAS_ADD, OpType::RELU, OpType::GELU,
+                           OpType::SILU,    OpType::CAST, OpType::SUB,      OpType::DIV,  OpType::SIGMOID,
+                           OpType::TANH,    OpType::ERF,  OpType::POW}[size_t(c)];
       if (st.type == OpType::BIAS_ADD && biases.empty()) st.type = OpType::ADD;
       auto any_full = [&] { return full[size_t(r_.chance(0.5) ? full.size() - 1 : size_t(r_.below(int(full.size()))))]; };
       st.args.push_back(any_full());
-      if (st.type == OpType::ADD || st.type == OpType::MUL) st.args.push_back(any_full());
+      // DIV by a constant only, POW by an integer (as divide() and power() say why).
+      if (st.type == OpType::DIV || (is_binary_type(st.type) && st.type != OpType::BIAS_ADD && r_.chance(0.25)))
+        st.constant = scalar();
+      if (st.type == OpType::POW) st.constant = pick({2.0, 3.0});
+      if (operand_count(st.type, st.constant.has_value()) == 2 && st.type != OpType::BIAS_ADD) st.args.push_back(any_full());
       if (st.type == OpType::BIAS_ADD) st.args.push_back(biases[size_t(r_.below(int(biases.size())))]);
       if (st.type == OpType::GELU && r_.chance(0.4)) st.approximate = GeluApprox::none;
       st.dtype = plain();

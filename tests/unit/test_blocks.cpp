@@ -343,9 +343,12 @@ TEST_CASE("blocks: the CUDA group program keeps every value in its slot until it
         REQUIRE(in.c < kFusedSlots + kGroupMaxOutputs);
         if (in.kind == FusedKind::load) slot[in.c] = vals[in.a].value;
         if (in.kind == FusedKind::store) out[in.c] = slot[in.a];
+        // The constant (a scalar second operand, POW's exponent) is the instruction's k.
+        const bool k = in.scalar || OpType(in.op) == OpType::POW;
         if (in.kind == FusedKind::op)
           slot[in.c] = ref::elementwise(OpType(in.op), in.erf ? GeluApprox::none : GeluApprox::tanh, DType(in.dtype),
-                                        DType::f32, DType::f32, {slot[in.a], 0}, {slot[in.b], 0}, 0).value;
+                                        DType::f32, DType::f32, {slot[in.a], 0}, {k ? double(in.k) : slot[in.b], 0}, 0)
+                           .value;
       }
       for (size_t o = 0; o < out.size(); ++o) CHECK(out[o] == want[size_t(f.attrs.results[o])].value);
     }
@@ -371,6 +374,20 @@ TEST_CASE("blocks: the CUDA group program keeps every value in its slot until it
   REQUIRE(run_pipeline(b.g, opts, sink).ok());
   REQUIRE(b.g.ops.size() == 1);
   check(b.g, 2);  // the first step's two inputs, then each input before its reader
+
+  // Constants: a scalar divisor and subtrahend, an exponent, each carried in the instruction.
+  Builder c;
+  const TensorId x = c.tensor("x", {4, 8}, DType::f32), y = c.tensor("y", {4, 8}, DType::f32);
+  std::vector<TensorId> t;
+  for (int i = 0; i < 4; ++i) t.push_back(c.tensor(std::string{'t', char('0' + i)}, {4, 8}, DType::f32));
+  c.op(OpType::DIV, {x}, t[0]).attrs.constant = 0.1;
+  c.op(OpType::POW, {t[0]}, t[1]).attrs.constant = 3.0;
+  c.op(OpType::SUB, {t[1], y}, t[2]);
+  c.op(OpType::SUB, {t[2]}, t[3]).attrs.constant = -2.5;
+  c.g.outputs = {t[3]};
+  REQUIRE(run_pipeline(c.g, opts, sink).ok());
+  REQUIRE(c.g.ops.size() == 1);
+  check(c.g, 2);
 }
 
 // What the cuBLASLt declaration says about a residual, read from the selection for a GPU (no GPU

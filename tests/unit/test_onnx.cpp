@@ -202,7 +202,7 @@ TEST_CASE("onnx: Add and Mul: one shape, a bias along the last dimension, consta
   CHECK(op_of(binary("Mul", {int64_t(2), int64_t(3), int64_t(4)}, false)) == OpType::MUL);
   CHECK(op_of(binary("Add", {int64_t(4)}, false)) == OpType::BIAS_ADD);
   CHECK(op_of(binary("Add", {int64_t(1), int64_t(1), int64_t(4)}, false)) == OpType::BIAS_ADD);
-  CHECK(op_of(binary("Add", {}, true)) == OpType::BIAS_ADD);       // a constant scalar: a bias of copies
+  CHECK(op_of(binary("Add", {}, true)) == OpType::ADD);  // a constant scalar: ADD with `scalar`
   CHECK(op_of(binary("Mul", {int64_t(3), int64_t(1)}, true)) == OpType::MUL);  // expanded to [2,3,4]
   auto m = load(binary("Mul", {int64_t(3), int64_t(1)}, true));
   REQUIRE(m.ok());
@@ -581,4 +581,108 @@ GEXEC_SKIPPED_TEST("onnx: runs on the CPU backend", "[onnx][cpu]", GEXEC_NO_CPU_
 
 #else
 GEXEC_SKIPPED_TEST("onnx: the ONNX front end", "[onnx]", "this build has no ONNX input (see the configure summary)")
+#endif
+
+#if GEXEC_HAVE_ONNX
+TEST_CASE("onnx: Sub, Div, Sigmoid, Tanh, Erf, Pow and scalar constants become gexec's ops", "[onnx]") {
+  const std::vector<gexec::test::Dim> shape = {int64_t(2), int64_t(3)};
+  // One node over x [2,3] and, where given, a second operand: a computed y, or a constant.
+  auto model = [&](const std::string& op, int operand, std::vector<int64_t> c_dims = {}, float c = 3.0f) {
+    OnnxBuilder b;
+    b.input("x", kF32, shape);
+    b.output("z", kF32, shape);
+    if (operand == 0) {
+      b.node(op, {"x"}, {"z"});
+    } else if (operand == 1) {
+      b.input("y", kF32, shape);
+      b.node(op, {"x", "y"}, {"z"});
+    } else {
+      int64_t n = 1;
+      for (int64_t d : c_dims) n *= d;
+      b.init_f32("c", c_dims, std::vector<float>(size_t(n), c));
+      b.node(op, operand == 2 ? std::vector<std::string>{"x", "c"} : std::vector<std::string>{"c", "x"}, {"z"});
+    }
+    return b;
+  };
+  auto ops = [](const OnnxBuilder& b) {
+    auto m = load(b);
+    INFO((m.ok() ? std::string() : m.error().message));
+    REQUIRE(m.ok());
+    return m->graph.ops;
+  };
+  for (auto [name, type] : {std::pair{"Sigmoid", OpType::SIGMOID}, {"Tanh", OpType::TANH}, {"Erf", OpType::ERF}}) {
+    INFO(name);
+    const auto o = ops(model(name, 0));
+    REQUIRE(o.size() == 1);
+    CHECK(o[0].type == type);
+    CHECK_FALSE(o[0].attrs.constant);
+  }
+  for (auto [name, type] : {std::pair{"Sub", OpType::SUB}, {"Div", OpType::DIV}}) {
+    INFO(name);
+    const auto o = ops(model(name, 1));
+    REQUIRE(o.size() == 1);
+    CHECK(o[0].type == type);
+    CHECK(o[0].inputs.size() == 2);
+  }
+  // x op c for a constant of one element, of any rank up to x's: one input and `scalar`.
+  for (auto [name, type] : {std::pair{"Add", OpType::ADD}, {"Sub", OpType::SUB}, {"Mul", OpType::MUL}, {"Div", OpType::DIV}})
+    for (const std::vector<int64_t>& dims : {std::vector<int64_t>{}, {1}, {1, 1}}) {
+      INFO(name << " rank " << dims.size());
+      const auto o = ops(model(name, 2, dims, 0.1f));
+      REQUIRE(o.size() == 1);
+      CHECK(o[0].type == type);
+      CHECK(o[0].inputs.size() == 1);
+      CHECK(o[0].attrs.constant == double(0.1f));
+    }
+  // c + x and c * x commute; c - x is -1 * x + c; c / x is refused.
+  CHECK(ops(model("Add", 3)).size() == 1);
+  CHECK(ops(model("Mul", 3))[0].attrs.constant == 3.0);
+  const auto sub = ops(model("Sub", 3));
+  REQUIRE(sub.size() == 2);
+  CHECK(sub[0].type == OpType::MUL);
+  CHECK(sub[0].attrs.constant == -1.0);
+  CHECK(sub[1].type == OpType::ADD);
+  CHECK(sub[1].attrs.constant == 3.0);
+  CHECK(has(refusal(model("Div", 3)), "node 0 (Div, opset 17): A \"c\" is a constant scalar and B \"x\" is not"));
+  // Pow by a constant exponent (here of type INT64); a computed one or one of several values is refused.
+  {
+    OnnxBuilder b;
+    b.input("x", kF32, shape);
+    b.output("z", kF32, shape);
+    b.init_i64("p", {}, {2});
+    b.node("Pow", {"x", "p"}, {"z"});
+    const auto o = ops(b);
+    REQUIRE(o.size() == 1);
+    CHECK(o[0].type == OpType::POW);
+    CHECK(o[0].attrs.constant == 2.0);
+  }
+  CHECK(has(refusal(model("Pow", 1)), "node 0 (Pow, opset 17): Y \"y\" [2,3] is computed; gexec's POW takes a constant exponent"));
+  CHECK(has(refusal(model("Pow", 2, {3})), "Y \"c\" [3] has more than one element"));
+  // A Sub of a constant vector that broadcasts: expanded to x's shape, as for Mul.
+  const auto expanded = ops(model("Sub", 2, {3}));
+  REQUIRE(expanded.size() == 1);
+  CHECK(expanded[0].type == OpType::SUB);
+  CHECK(expanded[0].inputs.size() == 2);
+}
+
+TEST_CASE("onnx: a chain of the new ops maps one op per node (c - x: two)", "[onnx]") {
+  // z = 1 - (sigmoid(x) - tanh(x) / 2 + erf(x))^2: every new op, scalars on either side.
+  OnnxBuilder b;
+  b.input("x", kF32, {int64_t(2), int64_t(3)});
+  b.output("z", kF32, {int64_t(2), int64_t(3)});
+  b.init_f32("two", {}, {2.0f});
+  b.init_f32("one", {1}, {1.0f});
+  b.node("Sigmoid", {"x"}, {"s"});
+  b.node("Tanh", {"x"}, {"t"});
+  b.node("Div", {"t", "two"}, {"t2"});
+  b.node("Sub", {"s", "t2"}, {"d"});
+  b.node("Erf", {"x"}, {"e"});
+  b.node("Add", {"d", "e"}, {"a"});
+  b.node("Pow", {"a", "two"}, {"p"});
+  b.node("Sub", {"one", "p"}, {"z"});
+  auto m = load(b);
+  INFO((m.ok() ? std::string() : m.error().message));
+  REQUIRE(m.ok());
+  CHECK(m->graph.ops.size() == 9);  // c - x is two ops
+}
 #endif

@@ -12,7 +12,11 @@
 
 namespace gexec {
 
-enum class OpType : uint8_t { MATMUL, BIAS_ADD, ADD, RELU, GELU, CAST, GEMM_BIAS_ACT, MUL, SILU, FUSED_ELEMENTWISE };
+// New values go at the end: a FUSED_ELEMENTWISE program carries the value as a byte.
+enum class OpType : uint8_t {
+  MATMUL, BIAS_ADD, ADD, RELU, GELU, CAST, GEMM_BIAS_ACT, MUL, SILU, FUSED_ELEMENTWISE,
+  SUB, DIV, SIGMOID, TANH, ERF, POW
+};
 
 // Input and output counts allowed per op type. max_outputs 0 means exactly `outputs`; products
 // and CAST take a second output, the amax of an f8 result (graph-format.md).
@@ -34,11 +38,17 @@ struct OpTypeInfo {
 inline constexpr OpTypeInfo kOpTypes[] = {
     {OpType::MATMUL, "MATMUL", {2, 2, 1, 2}},
     {OpType::BIAS_ADD, "BIAS_ADD", {2, 2, 1}},
-    {OpType::ADD, "ADD", {2, 2, 1}},
-    {OpType::MUL, "MUL", {2, 2, 1}},
+    {OpType::ADD, "ADD", {1, 2, 1}},  // one input with attrs.scalar (takes_constant)
+    {OpType::SUB, "SUB", {1, 2, 1}},
+    {OpType::MUL, "MUL", {1, 2, 1}},
+    {OpType::DIV, "DIV", {1, 2, 1}},
     {OpType::RELU, "RELU", {1, 1, 1}},
     {OpType::GELU, "GELU", {1, 1, 1}},
     {OpType::SILU, "SILU", {1, 1, 1}},
+    {OpType::SIGMOID, "SIGMOID", {1, 1, 1}},
+    {OpType::TANH, "TANH", {1, 1, 1}},
+    {OpType::ERF, "ERF", {1, 1, 1}},
+    {OpType::POW, "POW", {1, 1, 1}},  // attrs.exponent, a constant
     {OpType::CAST, "CAST", {1, 1, 1, 2}},
     {OpType::GEMM_BIAS_ACT, "GEMM_BIAS_ACT", {2, 4, 1, 2}},
     {OpType::FUSED_ELEMENTWISE, "FUSED_ELEMENTWISE", {1, kGroupMaxInputs, 1, kGroupMaxOutputs}},
@@ -54,9 +64,22 @@ inline constexpr auto kAllOpTypes = [] {
 // output to have its first input's shape, the reference computes it through ref_math.hpp's
 // elementwise(), a generic kernel case of the backend-ops harness covers it, and its work is one
 // flop per element (CAST none).
-inline constexpr std::array kGroupStepTypes = {OpType::ADD,  OpType::MUL,  OpType::BIAS_ADD, OpType::RELU,
-                                               OpType::GELU, OpType::SILU, OpType::CAST};
+inline constexpr std::array kGroupStepTypes = {OpType::ADD,     OpType::SUB,  OpType::MUL, OpType::DIV,
+                                               OpType::BIAS_ADD, OpType::RELU, OpType::GELU, OpType::SILU,
+                                               OpType::SIGMOID,  OpType::TANH, OpType::ERF,  OpType::POW,
+                                               OpType::CAST};
 bool is_group_step_type(OpType t);  // listed in kGroupStepTypes
+
+// The ops that combine two values (x op y): ADD, SUB, MUL, DIV with a second input or, written as
+// attrs.scalar, a constant y (then one input); BIAS_ADD always with its bias input.
+bool is_binary_type(OpType t);
+// The ops that take a constant operand (Attrs::constant): ADD, SUB, MUL, DIV (`scalar`, optional)
+// and POW (`exponent`, required).
+bool takes_constant(OpType t);
+// The number of value operands (inputs, or a step's args) an op reads given whether it has a constant.
+inline size_t operand_count(OpType t, bool has_constant) { return is_binary_type(t) && !has_constant ? 2 : 1; }
+// The format's name of the constant: "scalar" or "exponent" (POW).
+std::string_view constant_key(OpType t);
 
 enum class Act : uint8_t { none, relu, gelu };  // gelu is the tanh form, as cuBLASLt computes it
 enum class GeluApprox : uint8_t { tanh, none };  // none: the exact erf form
@@ -75,6 +98,7 @@ struct GroupStep {
   std::vector<int32_t> args;                  // value numbers, each below this step's own
   DType dtype = DType::f32;                   // the dtype the step's result is rounded to
   GeluApprox approximate = GeluApprox::tanh;  // GELU
+  std::optional<double> constant;             // as Attrs::constant
   bool operator==(const GroupStep&) const = default;
 };
 
@@ -84,6 +108,10 @@ struct Attrs {
   double alpha = 1.0;                            // MATMUL, GEMM_BIAS_ACT
   Act act = Act::none;                           // GEMM_BIAS_ACT
   GeluApprox approximate = GeluApprox::tanh;     // GELU
+  // The constant operand (takes_constant): ADD/SUB/MUL/DIV's second operand y, written as
+  // `scalar` (the op then has one input); POW's exponent, written as `exponent`. The kernels
+  // compute with it as an f32 (its nearest), and so does the reference (ref_math.hpp).
+  std::optional<double> constant;
   std::optional<std::array<int64_t, 3>> mnk;    // GEMM_BIAS_ACT: [M, N, K] as written
   bool fast_accum = false;                       // MATMUL, GEMM_BIAS_ACT with f8 inputs
   bool residual = false;                         // GEMM_BIAS_ACT: the last input R is added (times beta)

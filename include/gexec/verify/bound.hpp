@@ -133,6 +133,22 @@ inline double gelu_eval_var(double x) {
   return e * e / 3;
 }
 
+// SIGMOID, TANH, ERF and POW evaluated in f32 by the backend's libm (sigmoid as 1 / (1 + expf(-x))):
+// a relative error of at most k f32 unit roundoffs (2^-24) of the result, treated as a uniform
+// error of that size, as gelu_eval_var. The documented maximum errors, in ulps of the result
+// (one ulp is at most 2 unit roundoffs): CUDA (Programming Guide, "Mathematical Functions",
+// single precision) expf 2, tanhf 2, erff 2, powf 4, x / y 0 (IEEE, nvcc's and NVRTC's default
+// -prec-div=true); glibc on x86-64 ("Known Maximum Errors in Math Functions") at most as large.
+// Sigmoid: expf's error shrunk by e / (1 + e) < 1, then the rounding of the sum and of the
+// quotient: 4 + 1 + 1 unit roundoffs. Each k below is twice the documented worst case in unit
+// roundoffs, a margin for toolkits whose tables differ; only f32 results see it.
+constexpr double kSigmoidF32U = 12.0, kTanhF32U = 8.0, kErfF32U = 8.0, kPowF32U = 16.0;
+inline double libm_eval_var(double r, double k) {
+  if (!std::isfinite(r)) return 0.0;  // an infinity or NaN is matched by value (compare.cpp)
+  const double e = k * 0x1p-24 * std::fabs(r);
+  return e * e / 3;
+}
+
 // GELU through an approximate tanh (Precision::gelu_tanh_rel = r): tanh(u) is off by at most
 // r |tanh(u)|, so 0.5 x (1 + tanh(u)) by at most E = 0.5 |x| |tanh(u)| r, which near the
 // cancellation 1 + tanh(u) (x well below 0) is large against the result. The error is a

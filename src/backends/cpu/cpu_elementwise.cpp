@@ -1,4 +1,4 @@
-// The CPU elementwise kernels: BIAS_ADD, ADD, MUL, RELU, GELU, SILU, CAST, in f32, threaded over elements.
+// The CPU elementwise kernels (every op of kGroupStepTypes), in f32, threaded over elements.
 #include <cmath>
 #include <string>
 
@@ -30,7 +30,8 @@ Operand operand(const Tensor& t, void* data) {
 class ElementwiseKernel final : public Kernel {
  public:
   ElementwiseKernel(const Op& op, std::vector<Operand> in, Operand out, int64_t count, int64_t bias_len)
-      : type_(op.type), approx_(op.attrs.approximate), in_(std::move(in)), out_(out), count_(count), bias_len_(bias_len) {}
+      : type_(op.type), approx_(op.attrs.approximate), constant_(float(op.attrs.constant.value_or(0.0))),
+        has_constant_(op.attrs.constant.has_value()), in_(std::move(in)), out_(out), count_(count), bias_len_(bias_len) {}
 
   Status prepare() override { return {}; }
   // Nothing is kept from the buffers between runs.
@@ -53,18 +54,17 @@ class ElementwiseKernel final : public Kernel {
     for (int64_t l = begin; l < end; ++l) {
       const float v = x.load(l);
       float r = v;
-      switch (type_) {
-        case OpType::BIAS_ADD: r = v + load_as_float(in_[1].data, in_[1].dtype, l % bias_len_); break;
-        case OpType::ADD: r = v + in_[1].load(l); break;
-        case OpType::MUL: r = v * in_[1].load(l); break;
-        default: r = unary(type_, v, approx_); break;  // the activations; CAST: the store rounds
-      }
+      if (type_ == OpType::BIAS_ADD) r = v + load_as_float(in_[1].data, in_[1].dtype, l % bias_len_);
+      else if (is_binary_type(type_)) r = binary(type_, v, has_constant_ ? constant_ : in_[1].load(l));
+      else r = unary(type_, v, approx_, constant_);  // the activations and POW; CAST: the store rounds
       store_from_float(out_.data, out_.dtype, out_.at(l), r);
     }
   }
 
   OpType type_;
   GeluApprox approx_;
+  float constant_;  // Attrs::constant as the f32 the kernel computes with
+  bool has_constant_;
   std::vector<Operand> in_;
   Operand out_;
   int64_t count_, bias_len_;
@@ -76,8 +76,8 @@ Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const Graph& g, const Op
   if (op.type == OpType::CAST && !op.inputs.empty() && !op.outputs.empty() &&
       (is_f8(g.tensor(op.inputs[0]).dtype) || is_f8(g.tensor(op.outputs[0]).dtype)))
     return make_f8_cast_kernel(g, op, binding);
-  const bool binary = op.type == OpType::BIAS_ADD || op.type == OpType::ADD || op.type == OpType::MUL;
-  const size_t inputs = binary ? 2 : 1;
+  if (!is_group_step_type(op.type)) return bad_input("op " + op.name + ": not an elementwise op");
+  const size_t inputs = operand_count(op.type, op.attrs.constant.has_value());
   if (op.inputs.size() != inputs || op.outputs.size() != 1 || binding.inputs.size() != inputs ||
       binding.outputs.size() != 1)
     return bad_input("op " + op.name + ": expected " + std::to_string(inputs) + " input(s) and one output, bound");
@@ -90,7 +90,7 @@ Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const Graph& g, const Op
     if (bias_len <= 0 || g.tensor(op.inputs[1]).numel() != bias_len)
       return bad_input("op " + op.name + ": bias length differs from X's last dimension");
   }
-  if ((op.type == OpType::ADD || op.type == OpType::MUL) && g.tensor(op.inputs[1]).numel() != x.numel())
+  if (op.type != OpType::BIAS_ADD && inputs == 2 && g.tensor(op.inputs[1]).numel() != x.numel())
     return bad_input("op " + op.name + ": operands differ in element count");
   std::vector<Operand> in;
   for (size_t i = 0; i < inputs; ++i) in.push_back(operand(g.tensor(op.inputs[i]), binding.inputs[i]));

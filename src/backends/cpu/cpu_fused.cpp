@@ -59,14 +59,9 @@ class FusedKernel final : public Kernel {
       for (size_t s = 0; s < attrs_.steps.size(); ++s) {
         const GroupStep& st = attrs_.steps[s];
         const float x = v[st.args[0]];
-        const float y = st.args.size() > 1 ? v[st.args[1]] : 0.0f;
-        float r = x;
-        switch (st.type) {
-          case OpType::ADD:
-          case OpType::BIAS_ADD: r = x + y; break;
-          case OpType::MUL: r = x * y; break;
-          default: r = unary(st.type, x, st.approximate); break;  // the activations; CAST: the rounding below
-        }
+        const float y = st.constant ? float(*st.constant) : st.args.size() > 1 ? v[st.args[1]] : 0.0f;
+        // The activations and POW (y: its exponent); CAST: the rounding below.
+        const float r = is_binary_type(st.type) ? binary(st.type, x, y) : unary(st.type, x, st.approximate, y);
         v[nin + s] = round_as(st.dtype, r);
       }
       for (const Out& o : out_) store_from_float(o.data, o.dtype, l, v[o.value]);

@@ -2,8 +2,8 @@
 // (elementwise.cu, and fused_kernel.cuh for the group interpreter); NVRTC receives it as the
 // named header "activations.cuh" of the kernels generated per group (fused_source.cpp), from the
 // copy of its text that the build embeds in the library (cmake/embed_text.cmake), so that an
-// installed binary needs no source tree. Hence it includes nothing: expf, erfcf, __expf and
-// __fdividef are built into both compilers.
+// installed binary needs no source tree. Hence it includes nothing: expf, erfcf, tanhf, erff, powf,
+// __expf and __fdividef are built into both compilers.
 #pragma once
 
 namespace gexec::cuda::act {
@@ -19,6 +19,15 @@ __device__ __forceinline__ float gelu_tanh(float x) {
 __device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * erfcf(-x * 0.7071067811865476f); }
 
 __device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
+
+// SIGMOID, TANH, ERF, POW: the libm functions in f32, their error bounds in bound.hpp
+// (libm_eval_var); x / y is IEEE division (prec-div, the default of both compilers). The act_
+// names keep ::tanh and the like apart in the generated source, which uses this namespace.
+__device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ __forceinline__ float act_tanh(float x) { return tanhf(x); }
+__device__ __forceinline__ float act_erf(float x) { return erff(x); }
+// C's pow: a negative x with a non-integer p gives NaN.
+__device__ __forceinline__ float act_pow(float x, float p) { return powf(x, p); }
 
 // The same with the fast exp and division intrinsics (about 2^-21 relative error): for steps
 // whose result is rounded to f16 or bf16 (11 or 8 bits) right after, where that error vanishes.

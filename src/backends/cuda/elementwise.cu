@@ -1,6 +1,6 @@
 // The fallback elementwise kernels: one grid-stride family that reads each operand in its own
 // dtype and layout, computes in f32 and rounds once to the output dtype (round to nearest even).
-// BIAS_ADD, ADD, MUL, RELU, GELU, SILU and CAST are each one (second operand, post) pair.
+// Every op of kGroupStepTypes is one (second operand, combination, post) triple.
 #include "elementwise.hpp"
 
 #include <cuda_bf16.h>
@@ -76,8 +76,10 @@ __device__ inline void store8(void* base, int64_t chunk, const float v[8]) {
   }
 }
 
-enum class Second : int { none, same, bias };  // the second operand: absent, same shape, or per column
-enum class Post : int { none, relu, gelu_tanh, gelu_erf, silu };
+// The second operand: absent, same shape, per column, or the constant k.
+enum class Second : int { none, same, bias, scalar };
+enum class Combine : int { add, sub, mul, div };  // how x meets the second operand
+enum class Post : int { none, relu, gelu_tanh, gelu_erf, silu, sigmoid, tanh, erf, pow };
 
 struct EwArgs {
   const void* a = nullptr;
@@ -87,20 +89,33 @@ struct EwArgs {
   int64_t rows = 1, cols = 1;  // the logical matrix of one batch entry; cols is the last dimension
   bool a_col = false, b_col = false, out_col = false;  // colmajor storage (rank 2 only)
   Second second = Second::none;
-  bool multiply = false;  // a same-shape second operand multiplies (MUL) rather than adds (ADD)
+  Combine combine = Combine::add;  // for a same-shape or scalar second operand; a bias adds
   Post post = Post::none;
+  float k = 0;  // Second::scalar's value, or Post::pow's exponent
 };
 
-// x combined with the same-shape second operand y.
-__device__ inline float combine(const EwArgs& p, float x, float y) { return p.multiply ? x * y : x + y; }
+// x combined with the same-shape or scalar second operand y.
+__device__ inline float combine(const EwArgs& p, float x, float y) {
+  switch (p.combine) {
+    case Combine::add: return x + y;
+    case Combine::sub: return x - y;
+    case Combine::mul: return x * y;
+    case Combine::div: return x / y;
+  }
+  return x;
+}
 
-__device__ inline float apply_post(Post p, float x) {
-  switch (p) {
+__device__ inline float apply_post(const EwArgs& a, float x) {
+  switch (a.post) {
     case Post::none: return x;
     case Post::relu: return act::relu(x);
     case Post::gelu_tanh: return act::gelu_tanh(x);
     case Post::gelu_erf: return act::gelu_erf(x);
     case Post::silu: return act::silu(x);
+    case Post::sigmoid: return act::sigmoid(x);
+    case Post::tanh: return act::act_tanh(x);
+    case Post::erf: return act::act_erf(x);
+    case Post::pow: return act::act_pow(x, a.k);
   }
   return x;
 }
@@ -125,8 +140,9 @@ __global__ void ew_linear(EwArgs p, bool vec) {
       for (int j = 0; j < 8; ++j) {
         float x = a[j];
         if (p.second == Second::same) x = combine(p, x, b[j]);
+        else if (p.second == Second::scalar) x = combine(p, x, p.k);
         else if (p.second == Second::bias) x += load1<TB>(p.b, linear_col(p, 8 * k + j));
-        o[j] = apply_post(p.post, x);
+        o[j] = apply_post(p, x);
       }
       store8<TO>(p.out, k, o);
     }
@@ -135,8 +151,9 @@ __global__ void ew_linear(EwArgs p, bool vec) {
   for (int64_t i = start + tid; i < p.n; i += stride) {
     float x = load1<TA>(p.a, i);
     if (p.second == Second::same) x = combine(p, x, load1<TB>(p.b, i));
+    else if (p.second == Second::scalar) x = combine(p, x, p.k);
     else if (p.second == Second::bias) x += load1<TB>(p.b, linear_col(p, i));
-    store1<TO>(p.out, i, apply_post(p.post, x));
+    store1<TO>(p.out, i, apply_post(p, x));
   }
 }
 
@@ -155,8 +172,9 @@ __global__ void ew_mixed(EwArgs p) {
     }
     float x = load1<TA>(p.a, p.a_col ? c * p.rows + r : r * p.cols + c);
     if (p.second == Second::same) x = combine(p, x, load1<TB>(p.b, p.b_col ? c * p.rows + r : r * p.cols + c));
+    else if (p.second == Second::scalar) x = combine(p, x, p.k);
     else if (p.second == Second::bias) x += load1<TB>(p.b, c);
-    store1<TO>(p.out, i, apply_post(p.post, x));
+    store1<TO>(p.out, i, apply_post(p, x));
   }
 }
 
@@ -212,7 +230,8 @@ class ElementwiseKernel final : public Kernel {
   Status run() override { return launch_ew(args_, ta_, tb_, to_, stream_); }
   // Nothing is kept from the buffers between runs.
   bool move_operands(const Binding& b) override {
-    if (b.inputs.empty() || b.outputs.size() != 1 || (args_.second != Second::none) != (b.inputs.size() == 2))
+    const bool two = args_.second == Second::same || args_.second == Second::bias;
+    if (b.inputs.empty() || b.outputs.size() != 1 || two != (b.inputs.size() == 2))
       return false;
     args_.a = b.inputs[0];
     if (b.inputs.size() == 2) args_.b = b.inputs[1];
@@ -236,8 +255,8 @@ Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const KernelDef& def, co
   if (def.op != op.type)
     return runtime_error(where + ": the kernel computes " + std::string(op_type_name(def.op)) + ", the op is " +
                          std::string(op_type_name(op.type)));
-  const bool binary = op.type == OpType::BIAS_ADD || op.type == OpType::ADD || op.type == OpType::MUL;
-  const size_t n_in = binary ? 2 : 1;
+  if (!is_group_step_type(op.type)) return runtime_error(where + ": not an elementwise op");
+  const size_t n_in = operand_count(op.type, op.attrs.constant.has_value());
   if (op.inputs.size() != n_in || op.outputs.size() != 1)
     return runtime_error(where + ": expected " + std::to_string(n_in) + " inputs and 1 output");
   if (b.inputs.size() != n_in || b.outputs.size() != 1)
@@ -278,19 +297,36 @@ Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const KernelDef& def, co
       break;
     }
     case OpType::ADD:
-    case OpType::MUL: {
+    case OpType::SUB:
+    case OpType::MUL:
+    case OpType::DIV: {
+      p.combine = op.type == OpType::ADD ? Combine::add
+                  : op.type == OpType::SUB ? Combine::sub
+                  : op.type == OpType::MUL ? Combine::mul
+                                           : Combine::div;
+      if (op.attrs.constant) {  // the kernels compute with its nearest f32 (graph-format.md)
+        p.second = Second::scalar;
+        p.k = float(*op.attrs.constant);
+        break;
+      }
       const Tensor& x2 = g.tensor(op.inputs[1]);
       if (x2.shape != y.shape)
         return runtime_error(where + ": " + dims(x2) + " and " + dims(y) + " differ in shape");
       p.b = b.inputs[1];
       p.b_col = is_col(x2);
       p.second = Second::same;
-      p.multiply = op.type == OpType::MUL;
       tb = x2.dtype;
       break;
     }
     case OpType::RELU: p.post = Post::relu; break;
     case OpType::SILU: p.post = Post::silu; break;
+    case OpType::SIGMOID: p.post = Post::sigmoid; break;
+    case OpType::TANH: p.post = Post::tanh; break;
+    case OpType::ERF: p.post = Post::erf; break;
+    case OpType::POW:
+      p.post = Post::pow;
+      p.k = float(op.attrs.constant.value_or(1.0));
+      break;
     case OpType::GELU: p.post = op.attrs.approximate == GeluApprox::tanh ? Post::gelu_tanh : Post::gelu_erf; break;
     case OpType::CAST: break;
     default: return runtime_error(where + ": not an elementwise op");

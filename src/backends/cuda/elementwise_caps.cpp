@@ -23,6 +23,12 @@ std::vector<KernelDef> cuda_elementwise_kernel_defs() {
       def("cuda.cast", OpType::CAST, 1, "Y = X converted to Y's dtype, round to nearest even"),
       def("cuda.mul", OpType::MUL, 2, "Z = X * Y, in f32, rounded once to Z's dtype"),
       def("cuda.silu", OpType::SILU, 1, "Y = X * sigmoid(X), in f32"),
+      def("cuda.sub", OpType::SUB, 2, "Z = X - Y (Y: a second input or the constant scalar), in f32, rounded once to Z's dtype"),
+      def("cuda.div", OpType::DIV, 2, "Z = X / Y (Y: a second input or the constant scalar), IEEE division in f32, rounded once to Z's dtype"),
+      def("cuda.sigmoid", OpType::SIGMOID, 1, "Y = 1 / (1 + expf(-X)), in f32"),
+      def("cuda.tanh", OpType::TANH, 1, "Y = tanhf(X), in f32"),
+      def("cuda.erf", OpType::ERF, 1, "Y = erff(X), in f32"),
+      def("cuda.pow", OpType::POW, 1, "Y = powf(X, exponent), a constant exponent, in f32 (NaN for X < 0 and a non-integer exponent)"),
   };
 }
 

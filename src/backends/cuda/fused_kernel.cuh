@@ -100,11 +100,16 @@ __device__ inline float round_as(uint8_t t, float v) {
 }
 
 // The formulas of activations.cuh, as elementwise.cu's, so that a fused group and its separate ops agree.
-__device__ inline float unary(uint8_t op, bool erf_form, float x) {
+// k: POW's exponent.
+__device__ inline float unary(uint8_t op, bool erf_form, float k, float x) {
   switch (OpType(op)) {
     case OpType::RELU: return act::relu(x);
     case OpType::GELU: return erf_form ? act::gelu_erf(x) : act::gelu_tanh(x);
     case OpType::SILU: return act::silu(x);
+    case OpType::SIGMOID: return act::sigmoid(x);
+    case OpType::TANH: return act::act_tanh(x);
+    case OpType::ERF: return act::act_erf(x);
+    case OpType::POW: return act::act_pow(x, k);
     default: return x;  // CAST: the rounding
   }
 }
@@ -164,20 +169,32 @@ __device__ inline void store_output(const Program& p, int k, int64_t e0, int cou
 }
 
 // z = op(x, y) rounded to the dtype, for all of a thread's elements: one uniform branch.
-__device__ inline void compute(const FusedInstr& in, const float x[kVec], const float y[kVec], float z[kVec]) {
+// A step whose second operand is its constant (in.scalar) reads k in place of y.
+__device__ inline void compute(const FusedInstr& in, const float x[kVec], const float y_slot[kVec], float z[kVec]) {
+  float y[kVec];
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) y[j] = in.scalar ? in.k : y_slot[j];
   switch (OpType(in.op)) {
     case OpType::ADD:
     case OpType::BIAS_ADD:
 #pragma unroll
       for (int j = 0; j < kVec; ++j) z[j] = x[j] + y[j];
       break;
+    case OpType::SUB:
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) z[j] = x[j] - y[j];
+      break;
     case OpType::MUL:
 #pragma unroll
       for (int j = 0; j < kVec; ++j) z[j] = x[j] * y[j];
       break;
+    case OpType::DIV:
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) z[j] = x[j] / y[j];
+      break;
     default:
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) z[j] = unary(in.op, in.erf, x[j]);
+      for (int j = 0; j < kVec; ++j) z[j] = unary(in.op, in.erf, in.k, x[j]);
       break;
   }
   if (DType(in.dtype) != DType::f32) {

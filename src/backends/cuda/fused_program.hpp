@@ -29,6 +29,8 @@ struct FusedInstr {
   uint8_t dtype = 0;   // DType the op's result is rounded to
   uint8_t erf = 0;     // GELU in its erf form
   uint8_t a = 0, b = 0, c = 0;  // op: c = op(a, b); load: input a into slot c; store: slot a to output c
+  uint8_t scalar = 0;           // op: the second operand is k, not slot b
+  float k = 0;                  // op: the step's constant (GroupStep::constant) as an f32: y, or POW's exponent
 };
 
 struct FusedProgram {
@@ -79,6 +81,8 @@ inline FusedProgram plan_fused_program_as(const Attrs& a, int n_in, bool eager) 
     in.op = uint8_t(st.type);
     in.dtype = uint8_t(st.dtype);
     in.erf = st.type == OpType::GELU && st.approximate == GeluApprox::none;
+    in.scalar = st.constant && is_binary_type(st.type);
+    in.k = float(st.constant.value_or(0.0));
     in.a = uint8_t(slot[size_t(st.args[0])]);
     in.b = uint8_t(slot[size_t(st.args.size() > 1 ? st.args[1] : st.args[0])]);
     // Arguments read for the last time give their slots back before the result takes one: the

@@ -15,6 +15,8 @@
 // conversions are PTX cvt instructions, so that the source needs no CUDA headers.
 #include "fused_source.hpp"
 
+#include <cstdint>
+#include <cstring>
 #include <sstream>
 
 namespace gexec::cuda {
@@ -78,16 +80,34 @@ std::string load1(DType t, const std::string& p, const std::string& i) {
   return s.str();
 }
 
+// The f32 nearest c as an exact literal: its bits, so that no decimal conversion can differ from
+// the kernels' float(c) (the value the reference uses too).
+std::string f32_literal(double c) {
+  const float f = float(c);
+  uint32_t bits = 0;
+  std::memcpy(&bits, &f, sizeof bits);
+  std::ostringstream s;
+  s << "__uint_as_float(0x" << std::hex << bits << "u)";
+  return s.str();
+}
+
 // The value of step `st` at element `j` ("j" or "j + 1") before its rounding.
 std::string step_expr(const GroupStep& st, const std::string& j) {
   std::ostringstream x, y, s;
   x << "v" << st.args[0] << "[" << j << "]";
   if (st.args.size() > 1) y << "v" << st.args[1] << "[" << j << "]";
+  else if (st.constant) y << f32_literal(*st.constant);  // a scalar operand, or POW's exponent
   const bool fast = st.dtype != DType::f32;
   switch (st.type) {
     case OpType::ADD:
     case OpType::BIAS_ADD: s << x.str() << " + " << y.str(); break;
+    case OpType::SUB: s << x.str() << " - " << y.str(); break;
     case OpType::MUL: s << x.str() << " * " << y.str(); break;
+    case OpType::DIV: s << x.str() << " / " << y.str(); break;
+    case OpType::SIGMOID: s << "sigmoid(" << x.str() << ")"; break;
+    case OpType::TANH: s << "act_tanh(" << x.str() << ")"; break;
+    case OpType::ERF: s << "act_erf(" << x.str() << ")"; break;
+    case OpType::POW: s << "act_pow(" << x.str() << ", " << y.str() << ")"; break;
     case OpType::RELU: s << "relu(" << x.str() << ")"; break;
     case OpType::GELU:
       s << (st.approximate == GeluApprox::none ? "gelu_erf(" : fast ? "gelu_tanh_fast(" : "gelu_tanh(") << x.str() << ")";
