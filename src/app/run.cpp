@@ -135,6 +135,11 @@ Result<PrepareOptions> prepare_options(const RunOptions& o, uint64_t seed) {
   p.kernel.pad = *pad;
   if (o.precision != "tf32" && o.precision != "f32") return bad_input("--precision " + o.precision + ": expected tf32 or f32");
   p.kernel.tf32 = o.precision == "tf32";
+  for (const std::string& k : o.kernels) GEXEC_TRY(parse_forced_kernel(k, p.kernel.forced));
+  if (o.algo_space != "heuristic" && o.algo_space != "all")
+    return bad_input("--algo-space " + o.algo_space + ": expected heuristic or all");
+  p.kernel.algo_space_all = o.algo_space == "all";
+  p.kernel.tune_alternatives = o.autotune;
   p.seed = seed;
   p.verify = *verify;
   p.verify_budget = o.verify_budget;
