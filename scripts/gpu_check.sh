@@ -2,7 +2,9 @@
 # Everything to run on a GPU machine in one go: build, every test, every graph (checked, timed,
 # under compute-sanitizer), and the benchmark against PyTorch. A summary goes to stdout; the
 # build log, the sanitizer's full output and the benchmark's files go to $OUT (default out/).
-#   scripts/gpu_check.sh [all|build|tests|graphs|check|fullcheck|perf|gemm|sanitizer|bench|fp8|blocks|graphgen|onnx]...
+#   scripts/gpu_check.sh [all|build|tests|graphs|check|fullcheck|perf|gemm|sanitizer|bench|fp8|blocks|graphgen|onnx|decode]...
+# decode: the skinny GEMM's GPU tests, its dry-run choices, cold-L2 timings through gexec gemm and
+# gexec run, and scripts/bench_decode.py (files in $OUT/decode). Not part of all; about 5 minutes.
 # fullcheck: the float64 device reference against the CPU's on every graph, the default check's
 # time at 8192^3 (f16, bf16, f32), and the mutation suite at 4096^3 and 8192^3 with the default
 # options (files in $OUT: fullcheck_*.json, mutation_large.tsv). About 3 minutes.
@@ -40,7 +42,7 @@ JSON
 note "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.max.sm --format=csv 2>&1
 
-if want build || want tests || want graphs || want check || want fullcheck || want perf || want gemm || want sanitizer || want bench || want fp8 || want blocks || want graphgen || want onnx; then
+if want build || want tests || want graphs || want check || want fullcheck || want perf || want gemm || want sanitizer || want bench || want fp8 || want blocks || want graphgen || want onnx || want decode; then
   note "build"
   bash scripts/setup.sh
   start=$(date +%s)
@@ -251,5 +253,38 @@ if [[ " $stages " == *" blocks "* ]]; then  # not part of all: about 8 minutes o
   else
     echo "no $OUT/blocks/residual_costs.tsv: the benchmark did not measure the residual"; status=1
   fi
+fi
+if [[ " $stages " == *" decode "* ]]; then  # not part of all
+  mkdir -p "$OUT/decode"
+  note "decode: the skinny GEMM's GPU tests (every shape, layout, dtype, epilogue; the dropped-split mutation refused)"
+  timeout 300 build/release/tests/gexec_gpu_tests "[skinny]" 2>&1 | tail -15 || status=1
+  note "decode: backend ops (the skinny kernel's declared cases among them)"
+  timeout 300 build/release/tests/gexec_gpu_tests "[backend-ops]" 2>&1 | tail -6 || status=1
+  note "decode: what the selector chooses and why (cost model), 4096x4096 at M = 1, 16, 128"
+  for m in 1 16 128; do
+    timeout 60 "$gexec" gemm --shapes "${m}x4096x4096" --dtype f16 --bias f16 --trans nt --cold-l2 --iters 50 2>&1 | tail -4 || status=1
+  done
+  note "decode: --autotune times the skinny kernel and cuBLASLt's candidates, keeps the fastest that passes"
+  for m in 1 16; do
+    timeout 120 "$gexec" -v gemm --shapes "${m}x4096x4096" --dtype f16 --bias f16 --trans nt --cold-l2 --iters 50 \
+      --autotune 2>&1 | grep -iE "autotune|skinny|median|result" | tail -6 || status=1
+  done
+  note "decode: cuBLASLt's whole algorithm space (--algo-space all), 16x4096x4096 and 1x4096x4096, every candidate checked"
+  for m in 1 16; do
+    timeout 240 "$gexec" -v gemm --shapes "${m}x4096x4096" --dtype f16 --bias f16 --trans nt --cold-l2 --iters 50 \
+      --kernel cublaslt.gemm_bias_act --autotune --autotune-top 4000 --algo-space all 2>&1 \
+      | grep -iE "algo-space|autotune|rejected|median" | tail -8 || status=1
+  done
+  note "decode: gexec run --cold-l2 on a decode graph (rotating operand sets, said in the output)"
+  gemm_graph 1 4096 4096 f16 > "$OUT/decode/gemm_1x4096x4096.json"
+  timeout 60 "$gexec" run "$OUT/decode/gemm_1x4096x4096.json" --iters 200 --cold-l2 2>&1 | grep -E "kernels|->|cost model|cold L2|median|result|pass|fail" || status=1
+  note "decode: the skinny kernel under compute-sanitizer (memcheck), [K,N] and [N,K]"
+  for tr in nn nt; do
+    timeout 120 compute-sanitizer --tool memcheck "$gexec" gemm --shapes 3x264x1000 --dtype bf16 --bias f32 --act gelu \
+      --trans $tr --kernel cuda.skinny_gemm_bias_act 2>&1 | grep -E "ERROR SUMMARY|pass|fail" | head -3 || status=1
+  done
+  note "decode: scripts/bench_decode.py (table and plot in $OUT/decode, the table also in docs/performance.md)"
+  PYTHONUNBUFFERED=1 timeout 420 python3 scripts/bench_decode.py --gexec "$gexec" --out "$OUT/decode" --docs docs/performance.md \
+    ${DECODE_QUICK:+--quick} 2>&1 | tail -90 || status=1
 fi
 exit $status

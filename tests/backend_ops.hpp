@@ -57,12 +57,15 @@ inline bool is_gemm(OpType t) { return t == OpType::MATMUL || t == OpType::GEMM_
 // Selects, plans and executes `g` on `dev` (the checked run twice, as repeated runs would), and
 // compares every output with the reference of `reference` (the same graph unless given: a
 // different one shows that a check can fail) from the inputs exactly as the device saw them.
-inline CaseResult run_case(Device& dev, const Graph& g, const Graph* reference = nullptr) {
+// `kernel`, where given, is forced for every op (--kernel *=NAME): a kernel that a cost model
+// would pass over for a small case still runs it.
+inline CaseResult run_case(Device& dev, const Graph& g, const Graph* reference = nullptr, const std::string& kernel = {}) {
   CaseResult r;
   // Prepared as a run is (the graph as written: no passes), on the harness's device.
   PrepareOptions options;
   options.passes = "none";
   options.seed = 1234;
+  if (!kernel.empty()) options.kernel.forced["*"] = kernel;
   PreparedRun run(g, options);
   std::ostringstream prints;
   if (Status s = run.run_passes(prints); !s) return r.error = s.error().message, r;
@@ -353,7 +356,9 @@ inline std::vector<OpCase> fp8_gemm_cases(const KernelDef& def) {
 // Whether the declaration's check takes the case (for what its fields cannot say, such as a
 // residual stored otherwise than C).
 inline bool check_accepts(const KernelDef& def, const OpCase& c) {
-  return !def.check || def.check(c.graph, c.graph.ops[0], DeviceCaps{}, KernelOptions{}).ok();
+  KernelOptions forced;
+  forced.forced["*"] = def.name;
+  return !def.check || def.check(c.graph, c.graph.ops[0], DeviceCaps{}, forced).ok();
 }
 
 // GEMM_BIAS_ACT with a residual R as its fourth input: every R dtype with every C dtype, with
@@ -914,8 +919,10 @@ inline std::vector<OpCase> cases_for(const KernelDef& def) {
   if (!def.check) return all;
   std::vector<OpCase> cases;
   const DeviceCaps caps;
+  KernelOptions forced;  // as run_case(..., def.name) selects: what the kernel can run, not what it would win
+  forced.forced["*"] = def.name;
   for (OpCase& c : all)
-    if (def.check(c.graph, c.graph.ops[0], caps, KernelOptions{}).ok()) cases.push_back(std::move(c));
+    if (def.check(c.graph, c.graph.ops[0], caps, forced).ok()) cases.push_back(std::move(c));
   return cases;
 }
 

@@ -14,6 +14,7 @@
 #include "gexec/app/gemm_command.hpp"
 #include "gexec/app/model_file.hpp"
 #include "gexec/app/version.hpp"
+#include "gexec/exec/rotation.hpp"
 #include "openblas_limit.hpp"
 #include "option_checks.hpp"
 
@@ -35,6 +36,8 @@ struct RunCommand {
   std::string seed, arch;
   double atol = 0, rtol = 0, peak = 0, expect_atol = 0, expect_rtol = 0;
   bool graph = false, no_graph = false;
+  bool run_cold_l2 = false;
+  double run_rotating_mb = 0;
   std::vector<std::string> dims;
   CLI::App* cmd = nullptr;
   CLI::Option *seed_opt = nullptr, *arch_opt = nullptr, *atol_opt = nullptr, *rtol_opt = nullptr, *peak_opt = nullptr,
@@ -117,6 +120,16 @@ struct RunCommand {
     cmd->add_option("--precision", opts.precision,
                     "f32 products on CUDA: tf32 (TF32 tensor cores, the default) or f32 (full f32, as ONNX specifies)")
         ->check(CLI::IsMember({"tf32", "f32"}));
+    cmd->add_option("--kernel", opts.kernels,
+                    "OP=NAME: run op OP on kernel NAME of `gexec kernels` (OP * or left out: every op it is declared "
+                    "for), past the selector's cost model (repeatable)");
+    cmd->add_option("--algo-space", opts.algo_space,
+                    "What --autotune times of cuBLASLt: heuristic (its candidates, the default) or all (every "
+                    "algorithm id, tile and split-K count cublasLtMatmulAlgoCheck accepts)")
+        ->check(CLI::IsMember({"heuristic", "all"}));
+    cmd->add_flag("--cold-l2", run_cold_l2, "Time on rotating operand sets (128 MB in all): a cold L2 cache");
+    cmd->add_option("--rotating", run_rotating_mb, "Rotating operand sets of this many MB in all (implies cold L2)")
+        ->check(gexec::cli::number_in(0, 1048576, true));
     cmd->add_flag("--force", opts.force,
                       "Let an output overwrite one of the run's inputs (the graph, an init.file, a --load-inputs file, "
                       "a file --tuning-cache names that is not a tuning cache)");
@@ -137,6 +150,8 @@ struct RunCommand {
     if (expect_rtol_opt->count()) opts.expect_rtol = expect_rtol;
     if (!parse_dims(dims, &opts.dims)) return gexec::Exit::bad_input;
     opts.timing.cuda_graph = !no_graph;
+    if (run_cold_l2 || run_rotating_mb > 0)
+      opts.timing.rotate_bytes = run_rotating_mb > 0 ? int64_t(run_rotating_mb * 1e6) : gexec::kDefaultRotateBytes;
     return gexec::run_command(opts, std::cout, std::cerr);
   }
 };
@@ -291,6 +306,10 @@ struct GemmCommand {
     cmd->add_option("--rotating", opts.rotating_mb, "Rotating operand sets of this many MB in all (implies cold L2)")
         ->check(gexec::cli::number_in(0, 1048576, true));
     cmd->add_option("--percentile", opts.percentiles, "Percentiles for the table (default 50,90,99)");
+    cmd->add_option("--algo-space", opts.run.algo_space, "heuristic or all: the cuBLASLt configurations --autotune times")
+        ->check(CLI::IsMember({"heuristic", "all"}));
+    cmd->add_option("--kernel", opts.run.kernels,
+                    "NAME, or OP=NAME: run the product on kernel NAME of `gexec kernels`, past the cost model");
     cmd->add_flag("--autotune", opts.run.autotune, "Tune each point's cuBLASLt candidates first");
     cmd->add_option("--autotune-top", opts.run.autotune_top, "Candidates --autotune times (default 16)")
         ->check(gexec::cli::integer_in(1, 1000));

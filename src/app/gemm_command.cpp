@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <map>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -126,6 +127,12 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
     err << "gexec: --rotating: a size in MB above 0\n";
     return Exit::bad_input;
   }
+  std::map<std::string, std::string> forced;  // --kernel: a name the table lacks is usage, before any point
+  for (const std::string& k : opts.run.kernels)
+    if (Status s = parse_forced_kernel(k, forced); !s) {
+      err << "gexec: " << s.error().message << "\n";
+      return s.error().code;
+    }
   // The output files can be written, and are different files: known now, not after the sweep
   // (output_paths.hpp). The --dump folder is checked by each point's run before it runs.
   if (Status s = check_output_files({{"--csv", opts.csv_path}, {"--json", opts.json_path}, {"--export-times", opts.export_times}});

@@ -179,7 +179,9 @@ nlohmann::json common_options_json(const RunOptions& o) {
           {"duration_s", o.timing.duration_s},
           {"cuda_graph", o.timing.cuda_graph},
           {"autotune", o.autotune},
-          {"algo", o.algo ? nlohmann::json(*o.algo) : nlohmann::json(nullptr)}};
+          {"algo", o.algo ? nlohmann::json(*o.algo) : nlohmann::json(nullptr)},
+          {"kernel", o.kernels},
+          {"algo_space", o.algo_space}};
 }
 
 }  // namespace gexec

@@ -136,6 +136,11 @@ Result<PrepareOptions> prepare_options(const RunOptions& o, uint64_t seed) {
   auto precision = parse_precision_choice(o.precision);
   if (!precision) return precision.error();
   p.kernel.tf32 = *precision == PrecisionChoice::tf32;
+  for (const std::string& k : o.kernels) GEXEC_TRY(parse_forced_kernel(k, p.kernel.forced));
+  if (o.algo_space != "heuristic" && o.algo_space != "all")
+    return bad_input("--algo-space " + o.algo_space + ": expected heuristic or all");
+  p.kernel.algo_space_all = o.algo_space == "all";
+  p.kernel.tune_alternatives = o.autotune;
   p.seed = seed;
   p.verify = *verify;
   p.verify_budget = o.verify_budget;

@@ -73,11 +73,16 @@ Status prepare_rotation(Executor& ex, int64_t bytes, Rotation& rot) {
                std::to_string(ex.kernel_count()) + ": timed warm";
     return {};
   }
+  const std::string warm = "kernel of op " + ex.op_of_kernel(0).name + " cannot be rebound to other buffers: timed warm";
+  Tunable* k = ex.kernel(0).tunable();
+  if (!k && rotation_shape(ex, 0, bytes).extra > 0) {  // known before drawing the sets (128 MB of them)
+    rot.note = warm;
+    return {};
+  }
   auto sets = rotating_sets(ex, 0, bytes);
   if (!sets) return sets.error();
-  Tunable* k = ex.kernel(0).tunable();
   if (sets->size() > 1 && (!k || !k->rebind(sets->front()))) {
-    rot.note = "kernel of op " + ex.op_of_kernel(0).name + " cannot be rebound to other buffers: timed warm";
+    rot.note = warm;
     return {};
   }
   rot.kernel = k;

@@ -55,6 +55,17 @@ std::string declared_rejection(const KernelDef& k, const Graph& g, const Op& op,
   return {};
 }
 
+// The kernel --kernel forces for `op` on `backend`, or null: an op named explicitly is held to its
+// kernel whatever it is (a kernel of another op type or backend then leaves it without one, with
+// the reason); "*" applies only where the kernel is declared for the op's type on this backend.
+const std::string* forced_here(const KernelOptions& options, const Op& op, Backend backend) {
+  const std::string* f = options.forced_for(op);
+  if (!f || options.forced.count(op.name)) return f;
+  for (const KernelDef& k : kernel_table())
+    if (k.name == *f && k.backend == backend && k.op == op.type) return f;
+  return nullptr;
+}
+
 }  // namespace
 
 Result<Selection> select_kernels(const Graph& g, const DeviceCaps& caps, Backend backend,
@@ -67,8 +78,13 @@ Result<Selection> select_kernels(const Graph& g, const DeviceCaps& caps, Backend
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const Op& op = g.ops[i];
     OpChoice& choice = sel.ops[i];
+    const std::string* forced = forced_here(options, op, backend);
     for (const KernelDef& k : kernel_table()) {  // already in priority order
       if (k.backend != backend || k.op != op.type) continue;
+      if (forced && k.name != *forced) {
+        choice.rejected.push_back({k.name, "not the kernel forced by --kernel (" + *forced + ")"});
+        continue;
+      }
       if (choice.kernel) {
         choice.rejected.push_back({k.name, "not tried: " + choice.kernel->name + " was taken first"});
         continue;

@@ -39,6 +39,23 @@ std::string_view pad_policy_name(PadPolicy p) {
   return "auto";
 }
 
+Status parse_forced_kernel(std::string_view spec, std::map<std::string, std::string>& forced) {
+  const auto eq = spec.find('=');
+  const std::string op(eq == std::string_view::npos ? "*" : spec.substr(0, eq));
+  const std::string kernel(eq == std::string_view::npos ? spec : spec.substr(eq + 1));
+  if (op.empty() || kernel.empty())
+    return bad_input("--kernel: \"" + std::string(spec) + "\" is not OP=NAME (an op's name, or *, and a kernel of `gexec kernels`)");
+  bool known = false;
+  for (const KernelDef& k : kernel_table()) known |= k.name == kernel;
+  if (!known) {
+    std::string names;
+    for (const KernelDef& k : kernel_table()) names += (names.empty() ? "" : ", ") + k.name;
+    return bad_input("--kernel: no kernel \"" + kernel + "\"; the table has " + names);
+  }
+  forced[op] = kernel;
+  return {};
+}
+
 Result<PadPolicy> parse_pad_policy(std::string_view name) {
   for (PadPolicy p : {PadPolicy::automatic, PadPolicy::never, PadPolicy::always})
     if (name == pad_policy_name(p)) return p;

@@ -21,7 +21,7 @@ TEST_CASE("backend ops: every CUDA kernel, every declared case, against the refe
     if (cases.empty()) FAIL_CHECK(def.name << ": no case; add one to tests/backend_ops.hpp");
     for (const test::OpCase& c : cases) {
       INFO(def.name << ": " << c.what);
-      const test::CaseResult r = test::run_case(**dev, c.graph);
+      const test::CaseResult r = test::run_case(**dev, c.graph, nullptr, def.name);
       INFO(r.describe());
       CHECK(r.kernel == def.name);
       CHECK(r.pass());

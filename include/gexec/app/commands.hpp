@@ -44,6 +44,8 @@ struct RunOptions {
   std::string tuning_cache;          // save and reload the tuned choices in this file
   std::string pad = "auto";          // --pad: auto, never or always (parse_pad_policy)
   std::string precision = "tf32";    // --precision: f32 products on CUDA through TF32 (tf32) or in full f32 (f32)
+  std::string algo_space = "heuristic";  // --algo-space heuristic|all: KernelOptions::algo_space_all
+  std::vector<std::string> kernels;  // --kernel OP=NAME (repeatable; NAME alone: every op): KernelOptions::forced
   // A graph built in memory (gexec gemm): run instead of reading graph_path, which then only
   // names it in the report.
   std::shared_ptr<const Graph> graph;

@@ -39,6 +39,7 @@ std::vector<KernelDef> cublaslt_kernel_defs();        // src/backends/cuda/cubla
 std::vector<KernelDef> cuda_elementwise_kernel_defs(); // src/backends/cuda/elementwise_caps.cpp
 std::vector<KernelDef> cuda_fp8_kernel_defs();       // src/backends/cuda/fp8_caps.cpp
 std::vector<KernelDef> cuda_fused_kernel_defs();       // src/backends/cuda/fused_caps.cpp
+std::vector<KernelDef> cuda_skinny_kernel_defs();     // src/backends/cuda/skinny_caps.cpp
 std::vector<KernelDef> cpu_kernel_defs();             // src/backends/cpu/cpu_caps.cpp
 
 #if GEXEC_HAVE_CPU
@@ -59,6 +60,7 @@ inline constexpr KernelDeclarations kKernelDeclarations[] = {
     {cuda_elementwise_kernel_defs, true},
     {cuda_fp8_kernel_defs, true},
     {cuda_fused_kernel_defs, true},
+    {cuda_skinny_kernel_defs, true},
     {cpu_kernel_defs, kCpuBuilt},
 };
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,7 +41,30 @@ struct KernelOptions {
   // --precision: f32 products on cuBLASLt's TF32 tensor cores (true, the default) or in full f32
   // (CUBLAS_COMPUTE_32F: ONNX's semantics, the conformance tests). The CPU multiplies in f32 either way.
   bool tf32 = true;
+  // --kernel OP=NAME: the kernel that op OP must run on ("*": every op that kernel is declared
+  // for). The selector offers no other for it, and the kernel's cost model is not asked.
+  std::map<std::string, std::string> forced;
+  // --algo-space all: the cuBLASLt GEMM offers the autotuner every configuration of cuBLASLt's
+  // algorithm space that cublasLtMatmulAlgoCheck accepts (lt_algo_space.hpp), after the heuristic's.
+  bool algo_space_all = false;
+  // --autotune: a product that both the skinny GEMM and cuBLASLt can run gets both families'
+  // variants to time (src/backends/cuda/gemm_alternatives.hpp), unless a kernel was forced.
+  bool tune_alternatives = false;
+  // The kernel forced for `op`, or null.
+  const std::string* forced_for(const Op& op) const {
+    auto it = forced.find(op.name);
+    if (it == forced.end()) it = forced.find("*");
+    return it == forced.end() ? nullptr : &it->second;
+  }
+  // Whether `kernel` was forced for `op` by name (a "*" forces it where it is declared for the op type).
+  bool is_forced(const Op& op, const std::string& kernel) const {
+    const std::string* f = forced_for(op);
+    return f && *f == kernel;
+  }
 };
+
+// "OP=NAME" (or "NAME", meaning every op: "*=NAME") into `forced`; bad_input for an empty part.
+Status parse_forced_kernel(std::string_view spec, std::map<std::string, std::string>& forced);
 
 // The code that implements a declaration: each backend's Device::make_kernel switches on it in
 // one place. One value per kernel family (a family may serve several op types and dtypes); a
@@ -52,6 +76,7 @@ enum class KernelImpl : uint8_t {
   cublaslt_fp8_gemm,       // src/backends/cuda/fp8_gemm.cpp
   cuda_f8_cast,            // src/backends/cuda/f8_cast.cpp (kernels in f8_convert.cu)
   cuda_fused_elementwise,  // src/backends/cuda/fused_elementwise.cu (FUSED_ELEMENTWISE groups)
+  cuda_skinny_gemm,        // src/backends/cuda/skinny_gemm.cu (decode shapes, M <= 128)
   cpu_gemm,                // src/backends/cpu/cpu_gemm.cpp (f8 operands dequantized there)
   cpu_elementwise,         // src/backends/cpu/cpu_elementwise.cpp (f8 CAST in cpu_f8.cpp)
   cpu_fused_elementwise,   // src/backends/cpu/cpu_fused.cpp (FUSED_ELEMENTWISE groups)

@@ -8,6 +8,7 @@
 
 #include "elementwise.hpp"
 #include "lt_algo.hpp"
+#include "lt_algo_space.hpp"
 #include "lt_types.hpp"
 #include "pad_copy.hpp"
 
@@ -57,6 +58,7 @@ Result<std::unique_ptr<CublasLtGemm>> CublasLtGemm::create(CudaDevice& device, c
   k->device_ = &device;
   k->op_name_ = op.name;
   k->plan_ = std::move(plan);
+  k->algo_space_all_ = options.algo_space_all;
   k->epi_ = k->plan_.epi;
   k->a_ = binding.inputs[0];
   k->b_ = binding.inputs[1];
@@ -166,6 +168,15 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
   const cublasStatus_t st = ans.status;
   if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED)
     return cublas_error(st, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__).with(describe());
+  if (algo_space_all_ && st == CUBLAS_STATUS_SUCCESS) {  // --algo-space all: the heuristic's first stays the default
+    AlgoSpaceTypes at;
+    at.compute = compute;
+    at.a = at.b = lt_data_type(types.ab);
+    at.c = at.d = lt_data_type(types.d);
+    const int added = add_algo_space(device_->cublaslt(), at, *desc, *lx, *ly, *ld, *ld, usable);
+    spdlog::debug("op {}: --algo-space all added {} cuBLASLt configurations to the heuristic's {}", op_name_, added,
+                  ans.returned);
+  }
   if (fuse && epi != CUBLASLT_EPILOGUE_DEFAULT && fault::refuse_epilogue()) usable.clear();  // tests: fault.hpp
   if (usable.empty()) {
     if (fuse && epi != CUBLASLT_EPILOGUE_DEFAULT) {

@@ -95,6 +95,7 @@ class CublasLtGemm final : public Kernel, public Tunable {
   DeviceMemory a_conv_, b_conv_, bias_conv_, d_scratch_;
 
   bool prepared_ = false;
+  bool algo_space_all_ = false;  // KernelOptions::algo_space_all: the enumerated space after the heuristic's candidates
   bool fused_ = false;
   std::string fallback_reason_;
   void* workspace_ = nullptr;

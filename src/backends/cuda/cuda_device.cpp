@@ -12,6 +12,8 @@
 #include "f8_convert.hpp"
 #include "fp8_gemm.hpp"
 #include "fused_elementwise.hpp"
+#include "gemm_alternatives.hpp"
+#include "skinny_gemm.hpp"
 #include "gexec/rng/init.hpp"
 
 namespace gexec {
@@ -215,8 +217,17 @@ Result<std::unique_ptr<Kernel>> CudaDevice::make_kernel(const KernelDef& def, co
                                                         const Binding& binding, const KernelOptions& options) {
   if (def.backend != Backend::cuda || def.op != op.type)
     return runtime_error("kernel " + def.name + " cannot run op " + op.name + " on CUDA");
+  if (def.impl == KernelImpl::cublaslt_gemm || def.impl == KernelImpl::cuda_skinny_gemm) {
+    auto k = def.impl == KernelImpl::cublaslt_gemm ? make_cublaslt_gemm(*this, def, g, op, binding, options)
+                                                   : make_skinny_gemm(*this, def, g, op, binding);
+    if (!k) return k.error();
+    // --autotune: the other family's kernel beside it, where it can run the op.
+    auto other = make_alternative_gemm(*this, def, g, op, binding, options);
+    if (!other) return other.error();
+    if (!*other) return k;
+    return make_gemm_alternatives(std::move(*k), std::move(*other));
+  }
   switch (def.impl) {
-    case KernelImpl::cublaslt_gemm: return make_cublaslt_gemm(*this, def, g, op, binding, options);
     case KernelImpl::cuda_elementwise: return make_elementwise_kernel(def, g, op, binding, stream());
     case KernelImpl::cublaslt_fp8_gemm: return make_fp8_gemm(*this, g, op, binding, options);
     case KernelImpl::cuda_f8_cast: return make_f8_cast_kernel(g, op, binding, stream());

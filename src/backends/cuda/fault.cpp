@@ -15,6 +15,7 @@ struct Spec {
   bool epilogue = false;
   int64_t launch = 0;  // the elementwise launch to break, counted from 1; 0: none
   bool compile = false;
+  bool drop_split = false;
 };
 
 // The faults in force and the counts since they were set. Every field the backend queries is
@@ -24,7 +25,7 @@ struct State {
   std::mutex mutex;
   std::string text;
   std::atomic<int64_t> alloc_at{0}, launch_at{0};  // 0: none
-  std::atomic<bool> epilogue{false}, compile{false};
+  std::atomic<bool> epilogue{false}, compile{false}, drop_split{false};
   std::atomic<int64_t> allocs{0}, launches{0};
 };
 
@@ -51,6 +52,8 @@ Result<Spec> parse(std::string_view spec) {
       s.epilogue = true;
     } else if (item == "compile") {
       s.compile = true;
+    } else if (item == "skinny-drop-split") {
+      s.drop_split = true;
     } else if (item == "launch") {
       s.launch = 1;
     } else if (item.rfind("launch:", 0) == 0) {
@@ -59,7 +62,7 @@ Result<Spec> parse(std::string_view spec) {
       s.launch = *n;
     } else {
       return bad_input("GEXEC_FAULT: unknown fault \"" + std::string(item) +
-                       "\"; expected alloc:N, epilogue, compile, launch or launch:N");
+                       "\"; expected alloc:N, epilogue, compile, skinny-drop-split, launch or launch:N");
     }
   }
   return s;
@@ -84,9 +87,10 @@ Status configure(std::string_view spec) {
   st.launches = 0;
   st.epilogue = s->epilogue;
   st.compile = s->compile;
+  st.drop_split = s->drop_split;
   st.alloc_at = s->alloc;
   st.launch_at = s->launch;
-  st.text = s->alloc > 0 || s->epilogue || s->compile || s->launch > 0 ? std::string(spec) : std::string();
+  st.text = s->alloc > 0 || s->epilogue || s->compile || s->drop_split || s->launch > 0 ? std::string(spec) : std::string();
   return {};
 }
 
@@ -105,6 +109,8 @@ bool fail_allocation() {
 bool refuse_epilogue() { return state().epilogue.load(); }
 
 bool refuse_compile() { return state().compile.load(); }
+
+bool skinny_drop_split() { return state().drop_split.load(); }
 
 bool break_launch() {
   State& st = state();

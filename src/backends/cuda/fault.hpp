@@ -13,6 +13,8 @@
 //               takes its unfused path (plain product, then the bias/activation kernel)
 //   compile     every kernel generated at run time (a FUSED_ELEMENTWISE group's) is treated as
 //               failing to compile, so each group runs on the program interpreter
+//   skinny-drop-split  the skinny GEMM's split-K sum leaves out the last split's partial sums: a
+//               wrong kernel, for the tests that show the check refuses it
 //   launch[:N]  the N-th elementwise kernel launch (default the first) is given an invalid
 //               block size, so that the launch fails (CUDA 13.0 reports cudaErrorInvalidValue)
 //
@@ -41,6 +43,9 @@ bool refuse_epilogue();
 
 // True when generated kernels are to be treated as failing to compile.
 bool refuse_compile();
+
+// True when the skinny GEMM is to drop its last K split (a seeded error).
+bool skinny_drop_split();
 
 // Counts one elementwise launch; true when it is the one to break.
 bool break_launch();

@@ -1,0 +1,88 @@
+// The cost model that chooses between the skinny GEMM (skinny_gemm.cu) and cuBLASLt for a
+// decode-shaped product: estimated times from the bytes each moves and the rates measured on the
+// H200. Pure logic: the kernel table's check (skinny_caps.cpp) asks it, so the dry-run prints both
+// estimates. `--kernel` bypasses it and `--autotune` replaces it with timings.
+#pragma once
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "skinny_plan.hpp"
+
+namespace gexec::cuda {
+
+// Rates (measured on the H200 unless marked as a lead; docs/design.md):
+struct SkinnyRates {
+  double copy_gbps = 4069;        // device-to-device copy bandwidth, read + write counted once (measured)
+  // The fraction of copy_gbps the skinny kernel streams its weight at. A lead until
+  // scripts/bench_decode.py measures it (its table prints the kernel's time / floor).
+  double skinny_bw_fraction = 0.85;
+  double fma_tflops = 30;         // the kernel's f32 FMA rate in TFLOP/s (a lead: half of the 67 of the datasheet)
+  double l2_gbps = 10000;         // weight re-read from L2 by each further row tile (a lead)
+  double launch_us = 2.0;         // one more launch in a replayed graph (the split-K sum; a lead)
+  double tensor_tflops = 650;     // cuBLASLt's dense f16 rate (measured: 650-690 sustained)
+};
+
+struct SkinnyCost {
+  double skinny_us = 0, cublaslt_us = 0, floor_us = 0;
+  double weight_bytes = 0;
+  // The skinny kernel must win by this much on the model's figures: where the model is unsure,
+  // cuBLASLt stays (gexec is never slower than cuBLASLt because of this kernel).
+  static constexpr double kMargin = 0.95;
+  // Below this weight both kernels are bound by their launch, not by bandwidth, and the model's
+  // byte counts say nothing: cuBLASLt stays.
+  static constexpr double kMinWeightBytes = 8.0 * (1 << 20);
+  bool skinny_wins() const { return weight_bytes >= kMinWeightBytes && skinny_us <= kMargin * cublaslt_us; }
+  std::string describe() const {
+    char buf[200];
+    if (weight_bytes < kMinWeightBytes) {
+      std::snprintf(buf, sizeof buf, "cost model: a weight of %.0f KiB (below 8 MiB) is read in less than a launch takes",
+                    weight_bytes / 1024);
+      return buf;
+    }
+    std::snprintf(buf, sizeof buf, "cost model: skinny %.1f us, cuBLASLt %.1f us, floor %.1f us (weight at copy bandwidth)",
+                  skinny_us, cublaslt_us, floor_us);
+    return buf;
+  }
+};
+
+// The bytes from memory, in order: the weight, the activations, the output, bias and residual.
+inline double skinny_dram_bytes(const SkinnyPlan& p) {
+  const GemmShape& s = p.shape;
+  const double e = 2;  // f16 / bf16 operands
+  double bytes = double(s.n) * double(s.k) * e + double(s.m) * double(s.k) * e +
+                 double(s.m) * double(s.n) * (p.c == DType::f32 ? 4 : 2);
+  if (s.has_bias) bytes += double(s.n) * (p.bias == DType::f32 ? 4 : 2);
+  if (s.has_residual) bytes += double(s.m) * double(s.n) * (p.res == DType::f32 ? 4 : 2);
+  return bytes;
+}
+
+inline SkinnyCost skinny_cost(const SkinnyPlan& p, int sm_count, const SkinnyRates& r = {}) {
+  const GemmShape& s = p.shape;
+  const double sms = sm_count > 0 ? sm_count : 132;
+  const double weight = double(s.n) * double(s.k) * 2;
+  const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+  SkinnyCost c;
+  c.weight_bytes = weight;
+  c.floor_us = weight / (r.copy_gbps * 1e3);
+  // The skinny kernel: the slowest of streaming its bytes (plus the split-K partial sums written and
+  // read back), its FMAs, and the weight re-read by each further row tile; one more launch when split.
+  const double mem = (skinny_dram_bytes(p) + 2.0 * double(p.workspace_bytes())) / (r.copy_gbps * r.skinny_bw_fraction * 1e3);
+  const double fma = flops / (r.fma_tflops * 1e6);
+  const double l2 = double(p.row_tiles - 1) * weight / (r.l2_gbps * 1e3);
+  c.skinny_us = std::max({mem, fma, l2}) + (p.splits > 1 ? r.launch_us : 0);
+  // cuBLASLt: the time PyTorch's addmm (cuBLAS) took on the H200 with cold weights (docs/design.md),
+  // fitted by the share of the SMs its work occupies, taken as 128-column tiles, split along K
+  // once per 4096: N = 4096, K = 4096 gives 32 tiles and reached 0.62 of the copy bandwidth
+  // (time / floor 1.40 to 1.68 at M = 1 to 128), K = 11008 0.80 (1.25 at M = 16), N = 11008 0.86,
+  // N = 14336 0.93, N = 16384 1.0, as efficiency = 0.5 + 0.5 * min(1, tiles / SMs). Bounded below
+  // by its tensor-core rate. A lead for other shapes: --autotune measures both.
+  const double tiles = double(s.n) / 128.0 * std::max(1.0, double(s.k) / 4096.0);
+  const double fill = std::min(1.0, tiles / sms);
+  const double lt_eff = 0.5 + 0.5 * fill;
+  c.cublaslt_us = std::max(skinny_dram_bytes(p) / (r.copy_gbps * lt_eff * 1e3), flops / (r.tensor_tflops * 1e6));
+  return c;
+}
+
+}  // namespace gexec::cuda

@@ -1,0 +1,90 @@
+// The decode-shape switches end to end, without a GPU: the dry-run's choice between the skinny
+// GEMM and cuBLASLt with the cost model's figures, --kernel and --algo-space checked as usage,
+// and `gexec run --cold-l2` rotating operand sets (on the CPU backend) and saying so.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "catch.hpp"
+#include "process.hpp"
+
+using gexec::test::has;
+using gexec::test::run_gexec;
+
+namespace {
+
+// One f16 GEMM + bias of M x N x K, the weight [K,N] (or [N,K] with trans_b), written to a temp file.
+std::string decode_graph(int m, int n, int k, bool trans_b = false) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("gexec_decode_" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+                     (trans_b ? "t" : "") + "_" + std::to_string(getpid()) + ".json");
+  const std::string b = trans_b ? "[" + std::to_string(n) + ", " + std::to_string(k) + "]"
+                                : "[" + std::to_string(k) + ", " + std::to_string(n) + "]";
+  std::ofstream(path) << R"({"format": "gexec.graph", "version": 1, "name": "decode", "tensors": [
+    {"name": "A", "shape": [)" << m << ", " << k << R"(], "dtype": "f16"},
+    {"name": "W", "shape": )" << b << R"(, "dtype": "f16"},
+    {"name": "bias", "shape": [)" << n << R"(], "dtype": "f16"},
+    {"name": "C", "shape": [)" << m << ", " << n << R"(], "dtype": "f16"}],
+  "ops": [{"name": "proj", "op_type": "GEMM_BIAS_ACT", "inputs": ["A", "W", "bias"], "outputs": ["C"],
+           "attrs": {"act": "none", "trans_b": )" << (trans_b ? "true" : "false") << R"(}}],
+  "outputs": ["C"]})";
+  return path.string();
+}
+
+}  // namespace
+
+TEST_CASE("dry-run: the skinny GEMM for a decode shape, cuBLASLt where the model says, both with figures",
+          "[cli][skinny]") {
+  const auto one = run_gexec("run " + decode_graph(1, 4096, 4096, true) + " --dry-run --arch sm_90");
+  INFO(one.output);
+  CHECK(one.status == 0);
+  CHECK(has(one.output, "proj (GEMM_BIAS_ACT) -> cuda.skinny_gemm_bias_act"));
+  CHECK(has(one.output, "cost model: skinny"));
+  CHECK(has(one.output, "partial sums added in split order"));
+
+  const auto big = run_gexec("run " + decode_graph(128, 4096, 4096) + " --dry-run --arch sm_90");
+  INFO(big.output);
+  CHECK(big.status == 0);
+  CHECK(has(big.output, "-> cublaslt.gemm_bias_act"));
+  CHECK(has(big.output, "rejected cuda.skinny_gemm_bias_act: cost model"));
+
+  const auto odd = run_gexec("run " + decode_graph(1, 4100, 4096) + " --dry-run --arch sm_90");
+  INFO(odd.output);
+  CHECK(has(odd.output, "rejected cuda.skinny_gemm_bias_act: the weight's rows (N = 4100)"));
+}
+
+TEST_CASE("--kernel forces a kernel in the dry-run; bad names and --algo-space values are usage errors",
+          "[cli][skinny]") {
+  const std::string g = decode_graph(128, 4096, 4096);
+  const auto forced = run_gexec("run " + g + " --dry-run --kernel proj=cuda.skinny_gemm_bias_act");
+  INFO(forced.output);
+  CHECK(forced.status == 0);
+  CHECK(has(forced.output, "-> cuda.skinny_gemm_bias_act"));
+  CHECK(has(forced.output, "forced by --kernel"));
+  CHECK(has(forced.output, "rejected cublaslt.gemm_bias_act: not the kernel forced by --kernel"));
+
+  const auto bad = run_gexec("run " + g + " --dry-run --kernel proj=no.such_kernel");
+  CHECK(bad.status == 2);
+  CHECK(has(bad.output, "--kernel: no kernel \"no.such_kernel\""));
+  CHECK(run_gexec("run " + g + " --dry-run --algo-space most").status == 2);
+  CHECK(run_gexec("gemm --m 4 --n 64 --k 64 --backend cpu --kernel no.such_kernel").status == 2);
+
+  // A forced kernel that refuses the op: no kernel for it, with the reason.
+  const auto refused = run_gexec("run " + decode_graph(1, 4100, 4096) + " --dry-run --kernel cuda.skinny_gemm_bias_act");
+  INFO(refused.output);
+  CHECK(refused.status == 3);
+  CHECK(has(refused.output, "multiple of 8"));
+}
+
+// The CPU's GEMM cannot be rebound to other buffers, so the CPU backend says it timed warm and why;
+// on CUDA the same run prints "cold L2: each iteration rotates over N operand sets" (gpu_check.sh decode).
+TEST_CASE("run --cold-l2 asks for rotating operand sets and says what it did", "[cli][cpu][skinny]") {
+  const auto r = run_gexec("run " + decode_graph(4, 64, 64) + " --backend cpu --iters 3 --warmup 1 --cold-l2");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(has(r.output, "cannot be rebound to other buffers: timed warm"));
+  const auto warm = run_gexec("run " + decode_graph(4, 64, 64) + " --backend cpu --iters 3 --warmup 1");
+  CHECK_FALSE(has(warm.output, "timed warm"));
+}

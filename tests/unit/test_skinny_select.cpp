@@ -1,0 +1,157 @@
+// The skinny GEMM's plan (what it refuses, how it fills the SMs), its cost model, and the selector
+// with it: taken for decode shapes where the model says so, never where it refuses, --kernel
+// forcing either kernel, and the dry-run's printed reasons. No GPU needed.
+#include <string>
+
+#include "../../src/backends/cuda/skinny_cost.hpp"
+#include "../../src/backends/cuda/skinny_plan.hpp"
+#include "backend_ops.hpp"
+#include "catch.hpp"
+#include "gexec/kernels/select.hpp"
+
+using namespace gexec;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+constexpr const char* kSkinny = "cuda.skinny_gemm_bias_act";
+constexpr const char* kLt = "cublaslt.gemm_bias_act";
+
+test::OpCase decode(int64_t m, int64_t n, int64_t k, DType t = DType::f16, bool trans_b = false, Act act = Act::none) {
+  test::detail::GemmCase c;
+  c.m = m, c.n = n, c.k = k;
+  c.a = c.b = c.c = c.bias = t;
+  c.trans_b = trans_b;
+  c.act = act;
+  return test::detail::gemm_graph(OpType::GEMM_BIAS_ACT, c, "decode");
+}
+
+DeviceCaps h200() {
+  DeviceCaps caps;
+  caps.cc = 90;
+  caps.sm_count = 132;
+  return caps;
+}
+
+const OpChoice& choose(const Graph& g, const KernelOptions& o = {}) {
+  static Selection keep;
+  auto sel = select_kernels(g, h200(), Backend::cuda, o);
+  REQUIRE(sel.ok());
+  keep = std::move(*sel);
+  return keep.ops[0];
+}
+
+std::string reason(const OpChoice& c, const std::string& kernel) {
+  for (const Rejection& r : c.rejected)
+    if (r.kernel == kernel) return r.reason;
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("skinny plan: fills 132 SMs at every decode shape, splits K in whole steps", "[skinny]") {
+  for (int64_t m : {1, 7, 8, 16, 33, 64, 128})
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {11008, 4096}, {4096, 11008}, {14336, 4096},
+                        {4096, 14336}, {16384, 4096}})
+      for (bool nk : {false, true}) {
+        const test::OpCase c = decode(m, n, k, DType::f16, nk);
+        const cuda::SkinnyPlan p = cuda::plan_skinny(c.graph, c.graph.ops[0], 132);
+        INFO(m << "x" << n << "x" << k << (nk ? " nk" : " kn"));
+        REQUIRE(p.rejected.empty());
+        CHECK(p.ctas() >= 132);
+        CHECK(p.split_k % cuda::SkinnyGeometry::kKStep == 0);
+        CHECK(p.split_k <= cuda::SkinnyGeometry::kMaxStagedK);
+        CHECK(p.splits * p.split_k >= k);
+        CHECK((p.splits - 1) * p.split_k < k);  // no empty split
+        CHECK(p.row_tile * p.row_tiles >= m);
+        CHECK(p.row_tile * (p.row_tiles - 1) < m);
+      }
+}
+
+TEST_CASE("skinny plan: refusals say why", "[skinny]") {
+  auto refused = [](const test::OpCase& c) { return cuda::plan_skinny(c.graph, c.graph.ops[0], 132).rejected; };
+  CHECK(contains(refused(decode(129, 4096, 4096)), "M 129 is above 128"));
+  CHECK(contains(refused(decode(4, 4100, 4096)), "N = 4100"));
+  CHECK(refused(decode(4, 4096, 4100)).empty());  // [K,N]: K is free
+  CHECK(contains(refused(decode(4, 4096, 4100, DType::f16, true)), "K = 4100"));
+  CHECK(contains(refused(decode(4, 4096, 4096, DType::f32)), "f16 x f16 or bf16 x bf16"));
+  test::detail::GemmCase mixed;
+  mixed.a = DType::f16, mixed.b = DType::bf16, mixed.m = 4, mixed.n = 64, mixed.k = 64;
+  const test::OpCase mc = test::detail::gemm_graph(OpType::MATMUL, mixed, "mixed");
+  CHECK(contains(cuda::plan_skinny(mc.graph, mc.graph.ops[0], 132).rejected, "bf16"));
+}
+
+TEST_CASE("skinny cost model: wins at small M on N = 4096, loses where cuBLASLt fills the SMs or M is large",
+          "[skinny]") {
+  auto wins = [](int64_t m, int64_t n, int64_t k) {
+    const test::OpCase c = decode(m, n, k);
+    const cuda::SkinnyPlan p = cuda::plan_skinny(c.graph, c.graph.ops[0], 132);
+    REQUIRE(p.rejected.empty());
+    return cuda::skinny_cost(p, 132).skinny_wins();
+  };
+  CHECK(wins(1, 4096, 4096));
+  CHECK(wins(4, 4096, 4096));
+  CHECK_FALSE(wins(1, 16384, 4096));   // cuBLASLt measured at the floor there
+  CHECK_FALSE(wins(128, 4096, 4096));  // 4.3 GFLOP of FMAs: arithmetic-bound on CUDA cores
+  const test::OpCase c = decode(1, 4096, 4096);
+  const cuda::SkinnyCost cost = cuda::skinny_cost(cuda::plan_skinny(c.graph, c.graph.ops[0], 132), 132);
+  CHECK(cost.floor_us == Approx(8.25).epsilon(0.01));  // 32 MiB at 4069 GB/s, the measured floor
+  CHECK(cost.cublaslt_us > cost.floor_us);
+}
+
+TEST_CASE("selection: the skinny GEMM where the model says so, cuBLASLt elsewhere, with reasons", "[skinny]") {
+  {
+    const test::OpCase c = decode(1, 4096, 4096);
+    const OpChoice& ch = choose(c.graph);
+    REQUIRE(ch.kernel);
+    CHECK(ch.kernel->name == kSkinny);
+    const std::string printed = print_selection(c.graph, Selection{Backend::cuda, {ch}, {}});
+    CHECK(contains(printed, "cost model: skinny"));
+    CHECK(contains(printed, "split order"));
+  }
+  {
+    const test::OpCase c = decode(128, 4096, 4096);
+    const OpChoice& ch = choose(c.graph);
+    REQUIRE(ch.kernel);
+    CHECK(ch.kernel->name == kLt);
+    CHECK(contains(reason(ch, kSkinny), "cuBLASLt is expected to be as fast or faster"));
+  }
+  {  // refused whatever the model says: N not a multiple of 8
+    const test::OpCase c = decode(1, 4100, 4096);
+    const OpChoice& ch = choose(c.graph);
+    REQUIRE(ch.kernel);
+    CHECK(ch.kernel->name == kLt);
+    CHECK(contains(reason(ch, kSkinny), "multiple of 8"));
+  }
+}
+
+TEST_CASE("--kernel forces a kernel: the skinny one past its cost model, cuBLASLt past the skinny one", "[skinny]") {
+  KernelOptions o;
+  REQUIRE(parse_forced_kernel(std::string("*=") + kSkinny, o.forced).ok());
+  const test::OpCase big = decode(128, 4096, 4096);
+  const OpChoice& ch = choose(big.graph, o);
+  REQUIRE(ch.kernel);
+  CHECK(ch.kernel->name == kSkinny);
+  CHECK(contains(ch.notes.front(), "forced by --kernel"));
+
+  KernelOptions lt;
+  const test::OpCase small = decode(1, 4096, 4096);
+  REQUIRE(parse_forced_kernel(small.graph.ops[0].name + "=" + kLt, lt.forced).ok());
+  const OpChoice& ch2 = choose(small.graph, lt);
+  REQUIRE(ch2.kernel);
+  CHECK(ch2.kernel->name == kLt);
+  CHECK(contains(reason(ch2, kSkinny), "not the kernel forced by --kernel"));
+
+  // Forcing a kernel that refuses the op leaves it without one, and the error says why.
+  const test::OpCase odd = decode(1, 4100, 4096);
+  auto sel = select_kernels(odd.graph, h200(), Backend::cuda, o);
+  REQUIRE_FALSE(sel.ok());
+  CHECK(contains(sel.error().message, "multiple of 8"));
+
+  std::map<std::string, std::string> f;
+  CHECK_FALSE(parse_forced_kernel("x=no.such_kernel", f).ok());
+  CHECK_FALSE(parse_forced_kernel("=cuda.skinny_matmul", f).ok());
+  CHECK(parse_forced_kernel("cuda.skinny_matmul", f).ok());
+  CHECK(f.at("*") == "cuda.skinny_matmul");
+}
