@@ -69,6 +69,9 @@ struct RunCommand {
     cmd->add_option("--print-after", opts.print_after, "Print the graph after the named pass");
     cmd->add_option("--emit-graph", opts.emit_graph, "Write the graph after the passes to this file")
         ->check(gexec::cli::non_empty_path());
+    cmd->add_option("--emit-gemms", opts.emit_gemms,
+                    "Write each product as the 'gexec gemm' command that runs it alone (gexec gemm --from FILE runs them)")
+        ->check(gexec::cli::non_empty_path());
     cmd->add_option("--residual-costs", opts.residual_costs,
                         "fuse_residual keeps the product and a separate ADD where this table (M N K DTYPE FUSED_US "
                         "UNFUSED_US lines, from scripts/bench_blocks.py) measured fusing to lose")
@@ -241,12 +244,12 @@ struct CheckCommand {
 struct GemmCommand {
   gexec::GemmOptions opts;
   std::string seed;
-  double atol = 0, rtol = 0, peak = 0;
+  double atol = 0, rtol = 0, peak = 0, beta = 1;
   int algo = 0;
   bool no_graph = false;
   CLI::App* cmd = nullptr;
   CLI::Option *seed_opt = nullptr, *atol_opt = nullptr, *rtol_opt = nullptr, *iters_opt = nullptr,
-              *algo_opt = nullptr, *peak_opt = nullptr;
+              *algo_opt = nullptr, *peak_opt = nullptr, *beta_opt = nullptr;
 
   void add(CLI::App& app) {
     cmd = app.add_subcommand("gemm", "Profile GEMM + epilogue over a sweep of shapes and types, each point checked");
@@ -264,6 +267,21 @@ struct GemmCommand {
     cmd->add_option("--alpha", opts.sweep.alpha, "Scale of the product (default 1)")
         ->check(gexec::cli::finite_number());
     cmd->add_flag("--fast-accum", opts.sweep.fast_accum, "FP8 fast accumulation on the f8e4m3 points");
+    // One value each: what a graph's product may have beyond the sweep's axes (docs/gemm.md).
+    cmd->add_option("--dtype-b", opts.sweep.dtype_b, "B's dtype when it differs from A's (f8e4m3 x f8e5m2)");
+    cmd->add_option("--op", opts.sweep.op, "The op: gemm_bias_act (the default) or matmul")
+        ->check(CLI::IsMember({"gemm_bias_act", "matmul"}));
+    cmd->add_flag("--shared-b", opts.sweep.shared_b, "Batched A and C with one B (rank 2) for every batch entry");
+    cmd->add_option("--layout", opts.sweep.layout, "Storage of A, B and C: r (rowmajor) or c (colmajor), e.g. rcr");
+    cmd->add_option("--residual", opts.sweep.residual, "A residual R of C's shape, added inside the activation: none, f16, bf16, f32");
+    beta_opt = cmd->add_option("--beta", beta, "The residual's factor (default 1)")->check(gexec::cli::finite_number());
+    cmd->add_flag("--amax", opts.sweep.amax, "An amax output after the f8 C");
+    cmd->add_option("--scale-a", opts.sweep.scale_a, "A's f8 scale: X, row:X/Y/... or col:X/Y/... (row:X: X for every row)");
+    cmd->add_option("--scale-b", opts.sweep.scale_b, "B's f8 scale, as --scale-a");
+    cmd->add_option("--scale-c", opts.sweep.scale_c, "C's f8 scale, as --scale-a");
+    cmd->add_option("--constant", opts.sweep.constant, "The operands that are weights: a list of a, b, bias, or none (default bias)");
+    cmd->add_option("--from", opts.from, "Run the products of this file (one 'gexec gemm ...' line each, as run --emit-gemms writes)")
+        ->check(gexec::cli::non_empty_path());
     cmd->add_option("--backend", opts.run.backend, "auto, cuda or cpu")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
     cmd->add_option("--device", opts.run.device, "CUDA device ordinal")->check(gexec::cli::integer_in(0, 1023));
     seed_opt = cmd->add_option("--seed", seed, "Seed for the inputs (default 0)")
@@ -294,6 +312,11 @@ struct GemmCommand {
     cmd->add_flag("--autotune", opts.run.autotune, "Tune each point's cuBLASLt candidates first");
     cmd->add_option("--autotune-top", opts.run.autotune_top, "Candidates --autotune times (default 16)")
         ->check(gexec::cli::integer_in(1, 1000));
+    cmd->add_option("--tuning-cache", opts.run.tuning_cache,
+                    "Save each point's tuned choice to this file (with --autotune) and reload it; gexec run reads it")
+        ->check(gexec::cli::non_empty_path());
+    cmd->add_option("--precision", opts.run.precision, "f32 products on CUDA: tf32 (the default) or f32")
+        ->check(CLI::IsMember({"tf32", "f32"}));
     algo_opt = cmd->add_option("--algo", algo, "Run cuBLASLt candidate N (the table's algo index)")
                               ->check(gexec::cli::integer_in(0, 1000000));
     peak_opt = cmd->add_option("--peak-tflops", peak, "The device's peak for '% of peak'")
@@ -319,6 +342,7 @@ struct GemmCommand {
     if (atol_opt->count()) opts.run.atol = atol;
     if (rtol_opt->count()) opts.run.rtol = rtol;
     if (algo_opt->count()) opts.run.algo = algo;
+    if (beta_opt->count()) opts.sweep.beta = beta;
     if (!iters_opt->count()) opts.run.timing.iters = 100;
     opts.run.timing.cuda_graph = !no_graph;
     opts.progress = !quiet;

@@ -16,6 +16,7 @@
 
 #include "gemm_report.hpp"
 #include "gexec/app/csv.hpp"
+#include "gexec/app/gemm_replay.hpp"
 #include "gexec/app/nvml.hpp"
 #include "gexec/exec/rotation.hpp"
 #include "gexec/io/append_file.hpp"
@@ -59,11 +60,16 @@ void read_kernel(const RunReport& rep, GemmRow& row) {
   }
 }
 
-GemmRow run_point(const GemmOptions& opts, const RunOptions& base, const GemmPoint& p,
+GemmRow run_point(const GemmOptions& opts, const RunOptions& base, const GemmJob& job,
               const std::vector<double>& pcts) {
+  const GemmPoint& p = job.point;
   GemmRow row;
   row.p = p;
   RunOptions o = base;
+  // A replay line's own run options; with --autotune the tuner chooses the candidate.
+  if (job.run.algo && !o.autotune) o.algo = job.run.algo;
+  if (job.run.pad) o.pad = *job.run.pad;
+  if (job.run.precision) o.precision = *job.run.precision;
   o.graph = std::make_shared<const Graph>(gemm_graph(p));
   o.graph_path = "gemm " + point_label(p);
   o.report_path.clear();
@@ -101,7 +107,25 @@ GemmRow run_point(const GemmOptions& opts, const RunOptions& base, const GemmPoi
     else row.warnings.push_back(w.message);
   }
   for (std::string& w : row.power.warnings()) row.warnings.push_back(std::move(w));
+  ReplayRun ran{row.algo_count > 1 ? std::optional<int>(row.algo_index) : std::nullopt,
+                o.pad, o.precision};
+  row.command = gemm_command_line(p, ran);
   return row;
+}
+
+// The points: the sweep's, or every line's of a --from file (not both).
+Result<std::vector<GemmJob>> sweep_jobs(const GemmOptions& opts) {
+  if (!opts.from.empty()) {
+    if (opts.sweep != GemmSweepText{})
+      return bad_input("--from: the points come from the file; give no sweep option (--m, --dtype, ...) beside it");
+    return read_gemm_file(opts.from);
+  }
+  auto points = expand_sweep(opts.sweep);
+  if (!points) return points.error();
+  std::vector<GemmJob> jobs;
+  jobs.reserve(points->size());
+  for (GemmPoint& p : *points) jobs.push_back({std::move(p), {}, {}});
+  return jobs;
 }
 
 }  // namespace
@@ -110,7 +134,7 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
   // --json -: the JSON alone on stdout, the table on stderr.
   std::ostream& out = opts.json_path == "-" ? err : json_out;
   // Everything that can be wrong with the options is found before the first point runs.
-  auto points = expand_sweep(opts.sweep);
+  auto points = sweep_jobs(opts);
   if (!points) {
     err << "gexec: " << points.error().message << "\n";
     return points.error().code;
@@ -192,7 +216,7 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
       const GemmPoint& p = row.p;
       const std::string key = std::to_string(i) + "," + std::to_string(p.m) + "," + std::to_string(p.n) + "," +
                               std::to_string(p.k) + "," + std::to_string(p.batch) + "," +
-                              std::string(dtype_name(p.dtype)) + "," + bias_name(p) + "," +
+                              ab_name(p) + "," + bias_name(p) + "," +
                               std::string(act_name(p.act)) + "," + trans_name(p) + "," + row.l2 + ",";
       for (size_t s = 0; s < row.timing->samples.size(); ++s)
         times_csv += key + std::to_string(s) + "," + num(row.timing->samples[s], "%.4f") + "\n";

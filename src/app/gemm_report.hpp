@@ -19,6 +19,7 @@ namespace gexec {
 struct GemmRow {
   GemmPoint p;
   std::string backend, kernel, algo, l2 = "warm", error;
+  std::string command;  // the `gexec gemm` line that runs this point alone, with the candidate it ran
   RunReport::Result result = RunReport::Result::error;
   int algo_index = 0, algo_count = 0;
   std::optional<RunTiming> timing;

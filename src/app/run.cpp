@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "gexec/app/commands.hpp"
+#include "gexec/app/gemm_replay.hpp"
+#include "output_file.hpp"
 #include "gexec/app/prepared_run.hpp"
 #include "gexec/app/run_report.hpp"
 #include "gexec/exec/executor.hpp"
@@ -85,6 +87,24 @@ void fill_algos(const Executor& ex, std::vector<KernelChoice>& choices) {
       c.algo = kernel.algo_description();
     }
   }
+}
+
+// Each product's replay line, with the candidate it runs once `ex` is prepared.
+void fill_gemm_commands(const Graph& g, const Executor* ex, const RunOptions& o, std::vector<KernelChoice>& choices) {
+  for (const ProductCommand& p : product_commands(g, ex, {std::nullopt, o.pad, o.precision}))
+    for (KernelChoice& c : choices)
+      if (c.op == p.op) c.gemm_command = p.command;
+}
+
+// --emit-gemms FILE: the lines, one per product, after a comment naming the graph.
+Status emit_gemms(const RunOptions& o, const std::vector<KernelChoice>& choices, RunReport& rep) {
+  if (o.emit_gemms.empty()) return {};
+  std::string text = "# the products of " + o.graph_path + ", one gexec gemm command each (gexec gemm --from FILE runs them)\n";
+  for (const KernelChoice& c : choices)
+    if (!c.gemm_command.empty()) text += c.gemm_command + "  # " + c.op + "\n";
+  GEXEC_TRY(write_output_file(o.emit_gemms, text));
+  rep.emitted_gemms = o.emit_gemms;
+  return {};
 }
 
 // The options as given, for the JSON report: what a rerun needs besides the graph.
@@ -222,6 +242,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   tell();
   GEXEC_TRY(run.select());
   rep.kernels = kernel_choices(graph, run.selection());
+  fill_gemm_commands(graph, nullptr, opts, *rep.kernels);
   const BufferPlan& plan = run.plan();
   rep.buffers = buffer_summary(graph, plan);
   // --verify exact: integer inputs that keep every value exact, or the reason none exist.
@@ -233,6 +254,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     exact_range_r = *r;
   }
   if (opts.dry_run) {
+    GEXEC_TRY(emit_gemms(opts, *rep.kernels, rep));
     rep.result = RunReport::Result::dry_run;
     return {};
   }
@@ -296,6 +318,8 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   }
   if (opts.algo) GEXEC_TRY(select_algo(ex, *opts.algo));
   fill_algos(ex, *rep.kernels);
+  fill_gemm_commands(graph, &ex, opts, *rep.kernels);
+  GEXEC_TRY(emit_gemms(opts, *rep.kernels, rep));
   t0 = Clock::now();
   GEXEC_TRY(run.run());
   times.first_run = ms_since(t0);

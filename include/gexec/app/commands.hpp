@@ -30,6 +30,7 @@ struct RunOptions {
   bool print_after_all = false;
   std::string print_after;
   std::string emit_graph;            // write the graph after the passes here
+  std::string emit_gemms;            // write every product's `gexec gemm` line here (gemm_replay.hpp)
   std::string residual_costs;        // measured residual costs for fuse_residual (PipelineOptions)
   TimingOptions timing;              // timing.iters > 0 times the run
   std::optional<double> peak_tflops; // the device's peak for "% of peak"; default: measured once and cached
