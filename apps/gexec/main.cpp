@@ -131,6 +131,7 @@ struct RunCommand {
   gexec::Exit run(const std::string& command_line) {
     opts.command_line = command_line;
     opts.timing.count_iterations = true;
+    opts.timing_progress = true;  // drawn only on a terminal, never under -q (progress.hpp)
     if (seed_opt->count()) opts.seed = std::stoull(seed);  // checked above: digits, in range
     if (arch_opt->count()) opts.arch = arch;
     if (atol_opt->count()) opts.atol = atol;

@@ -24,6 +24,7 @@
 #include "json_report.hpp"
 #include "output_file.hpp"
 #include "output_paths.hpp"
+#include "interrupt.hpp"
 #include "progress.hpp"
 
 namespace gexec {
@@ -86,6 +87,7 @@ GemmRow run_point(const GemmOptions& opts, const RunOptions& base, const GemmJob
     watching = true;
   };
   const RunReport rep = run_graph(o, observer);
+  row.interrupted = rep.error && rep.error->code == Exit::interrupted;
   row.power = watch.stop();
   if (rep.device) row.backend = std::string(backend_name(rep.device->backend));
   read_kernel(rep, row);
@@ -196,11 +198,24 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
   std::set<std::string> warned;
   json exported = json::array();
   std::string times_csv = "point,m,n,k,batch,dtype,bias,act,trans,l2,sample,us\n";
-  Progress bar("gemm: " + std::to_string(points->size()) + " points", 1.0, opts.progress);
+  // Ctrl-C stops the sweep between points (or the point's timing between samples): the rows of
+  // the points finished are kept, in the CSV as they are and in the JSON written below.
+  const StopOnInterrupt stop;
+  base.timing.poll = check_interrupt;
+  Progress bar("gemm", 1.0, opts.progress);
   print_header(out, *pcts);
+  bool interrupted = false;
   for (size_t i = 0; i < points->size(); ++i) {
-    bar.update(double(i) / double(points->size()));
+    bar.update(int64_t(i), int64_t(points->size()));
+    if (interrupt_requested()) {
+      interrupted = true;
+      break;
+    }
     GemmRow row = run_point(opts, base, (*points)[i], *pcts);
+    if (row.interrupted) {
+      interrupted = true;
+      break;
+    }
     // The peak is measured (or read from its cache) once, not per point.
     if (!base.peak_tflops && row.timing && row.timing->peak_tflops) base.peak_tflops = row.timing->peak_tflops;
     bar.clear();
@@ -239,7 +254,8 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
     warned.insert(w);
   }
   out << rows.size() << " point" << (rows.size() == 1 ? "" : "s") << ", " << rows.size() - size_t(failed)
-      << " passed" << (failed ? ", " + std::to_string(failed) + " failed" : "") << "\n";
+      << " passed" << (failed ? ", " + std::to_string(failed) + " failed" : "")
+      << (interrupted ? " (interrupted: " + std::to_string(points->size() - rows.size()) + " not run)" : "") << "\n";
 
   Status written;
   if (!opts.json_path.empty()) {
@@ -251,13 +267,18 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
     json ws = json::array();
     for (const std::string& w : warned) ws.push_back(w);
     doc["warnings"] = ws;
-    doc["result"] = failed ? "fail" : "pass";
+    doc["result"] = interrupted ? "interrupted" : failed ? "fail" : "pass";
     written = write_output_file(opts.json_path, dump_json(doc, 2) + "\n", &json_out);
     if (!written) err << "gexec: --json: " << written.error().message << "\n";
   }
   if (written && !opts.export_times.empty()) {
     written = write_output_file(opts.export_times, times_csv, &out);
     if (!written) err << "gexec: --export-times: " << written.error().message << "\n";
+  }
+  if (interrupted) {
+    err << "gexec: interrupted (Ctrl-C) after " << rows.size() << " of " << points->size()
+        << " points; the rows of those are written\n";
+    return Exit::interrupted;
   }
   if (failed) return Exit::check_failed;
   return written ? Exit::ok : Exit::runtime;

@@ -28,6 +28,7 @@ struct GemmRow {
   PointPower power;
   std::vector<std::string> warnings;
   bool noisy = false;  // cv above kNoisyCv
+  bool interrupted = false;  // Ctrl-C stopped it: not a row
   bool passed() const { return result == RunReport::Result::pass; }
 };
 

@@ -255,6 +255,8 @@ void TextReport::update(const RunReport& r) {
     if (kSections[s].present(r)) last = s + 1;
   for (size_t s = next_section_; s < last; ++s)
     if (kSections[s].present(r)) kSections[s].print(out_, r);
+  // As the run goes, also into a file or a pipe (a long timing, then Ctrl-C: what was printed is there).
+  if (last > next_section_) out_.flush();
   next_section_ = last;
 }
 

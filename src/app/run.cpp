@@ -29,6 +29,7 @@
 #include "load_inputs.hpp"
 #include "gexec/app/nvml.hpp"
 #include "output_paths.hpp"
+#include "interrupt.hpp"
 #include "progress.hpp"
 #include "report.hpp"
 #include "timing_report.hpp"
@@ -299,6 +300,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     tune.top = opts.autotune_top;
     tune.cache_path = opts.tuning_cache;
     tune.cuda_graph = opts.timing.cuda_graph;
+    tune.poll = check_interrupt;
     Progress bar("autotune");
     tune.progress = [&bar](double done) { bar.update(done); };
     std::ostringstream log;
@@ -321,6 +323,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   fill_gemm_commands(graph, &ex, opts, *rep.kernels);
   GEXEC_TRY(emit_gemms(opts, *rep.kernels, rep));
   t0 = Clock::now();
+  GEXEC_TRY(check_interrupt());
   GEXEC_TRY(run.run());
   times.first_run = ms_since(t0);
   rep.notes = ex.notes();
@@ -350,10 +353,16 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   times.check = ms_since(t0);
   tell();
 
+  GEXEC_TRY(check_interrupt());  // Ctrl-C during the check: stop before the timing
   if (opts.timing.iters > 0) {
     RunTiming timing;
     std::string peak_unknown;
-    const Status s = run.time(opts.timing, opts.peak_tflops, timing, &peak_unknown);
+    TimingOptions how = opts.timing;
+    if (!how.poll) how.poll = check_interrupt;
+    Progress bar("timing", 1.0, opts.timing_progress);
+    if (opts.timing_progress) how.progress = [&bar](double done) { bar.update(done); };
+    const Status s = run.time(how, opts.peak_tflops, timing, &peak_unknown);
+    bar.clear();
     if (!peak_unknown.empty()) rep.warnings.push_back({RunWarning::Kind::peak_unknown, peak_unknown});
     if (timing.stats.samples > 0) {
       if (timing.noisy) rep.warnings.push_back({RunWarning::Kind::noisy_timings, noisy_message(timing)});
@@ -386,6 +395,9 @@ RunReport run_graph(const RunOptions& opts, const RunObserver& observer) {
 }
 
 Exit run_command(const RunOptions& opts, std::ostream& out, std::ostream& err) {
+  // Ctrl-C stops the run at its next step (the tuning and the timing ask between samples): the
+  // report says so and is written; exit 130.
+  const StopOnInterrupt stop;
   // --report -: the JSON alone on stdout, the text report on stderr.
   const bool json_on_stdout = opts.report_path == "-";
   TextReport text(json_on_stdout ? err : out);

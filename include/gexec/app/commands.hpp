@@ -51,6 +51,7 @@ struct RunOptions {
   std::optional<int> algo;           // --algo N: every GEMM runs its N-th cuBLASLt candidate
   std::string command_line;          // the command as typed, for the JSON report
   bool force = false;                // allow outputs to overwrite the run's own inputs (output_paths.hpp)
+  bool timing_progress = false;      // a progress line for the timing on a terminal (gexec run; not each gemm point)
   std::map<std::string, int64_t> dims;  // --dim NAME=VALUE: an ONNX model's open dimensions
   std::string expect_dir;            // --expect DIR: compare each output with DIR/<name>.npy or output_N.pb
   std::optional<double> expect_atol, expect_rtol;  // override --expect's per-dtype tolerance (expect.hpp)

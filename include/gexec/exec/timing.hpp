@@ -31,6 +31,9 @@ struct TimingOptions {
   // Where given, called between samples and warm-up steps: an error stops the timing and is
   // returned (the Python module's time() checks for Ctrl-C here).
   std::function<Status()> poll;
+  // Where given, told the share of the timed samples enqueued (0 to 1) as the timed loop goes:
+  // a progress line for long timings. Host-side, between samples.
+  std::function<void(double)> progress;
 };
 
 // opts.poll's verdict, or success where there is none.

@@ -63,6 +63,7 @@ Result<std::vector<double>> time_on_host(const std::function<Status()>& enqueue,
     const auto t0 = Clock::now();
     GEXEC_TRY(run_n(enqueue, reps));
     samples.push_back(us_between(t0, Clock::now()) / double(reps));
+    if (opts.progress) opts.progress(double(i + 1) / double(plan.samples));
   }
   if (opts.info) *opts.info = TimingInfo{reps, warm, warm_ms};
   return samples;

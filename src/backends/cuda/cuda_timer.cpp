@@ -183,6 +183,7 @@ Result<std::vector<double>> time_on_stream(cudaStream_t stream, const std::funct
     GEXEC_TRY(poll_timing(opts));
     for (int r = 0; r < reps; ++r) GEXEC_TRY(launch());
     GEXEC_CUDA_TRY(cudaEventRecord(marks[size_t(i) + 1].get(), stream));
+    if (opts.progress) opts.progress(double(i + 1) / double(plan.samples));
   }
   GEXEC_CUDA_TRY(cudaStreamSynchronize(stream));
 
