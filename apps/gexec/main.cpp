@@ -38,7 +38,7 @@ struct RunCommand {
   std::vector<std::string> dims;
   CLI::App* cmd = nullptr;
   CLI::Option *seed_opt = nullptr, *arch_opt = nullptr, *atol_opt = nullptr, *rtol_opt = nullptr, *peak_opt = nullptr,
-              *expect_atol_opt = nullptr, *expect_rtol_opt = nullptr;
+              *expect_atol_opt = nullptr, *expect_rtol_opt = nullptr, *iters_opt = nullptr;
 
   void add(CLI::App& app) {
     cmd = app.add_subcommand("run", "Run a graph and check its outputs against the CPU reference");
@@ -97,7 +97,7 @@ struct RunCommand {
                     "Replace graph inputs by DIR/<name>.npy, or DIR/input_N.pb (ONNX test data), where present")
         ->check(gexec::cli::non_empty_path());
     // Bounded so that the per-iteration samples always fit in memory (16 bytes each).
-    cmd->add_option("--iters", opts.timing.iters, "Time this many iterations after the checked run (at most 10^7)")
+    iters_opt = cmd->add_option("--iters", opts.timing.iters, "Time this many iterations after the checked run (at most 10^7)")
         ->check(gexec::cli::integer_in(0, 10000000));
     cmd->add_option("--warmup", opts.timing.warmup_iters, "Untimed iterations before timing (default 10)")
         ->check(gexec::cli::integer_in(0, 10000000));
@@ -106,6 +106,10 @@ struct RunCommand {
     auto* graph_flag = cmd->add_flag("--cuda-graph", graph, "Replay a captured CUDA graph when timing (the default)");
     cmd->add_flag("--no-cuda-graph", no_graph, "Time direct launches instead of a graph replay")->excludes(graph_flag);
     cmd->add_flag("--profile", opts.timing.profile, "Also time each op on its own");
+    cmd->add_flag("--profile-range", opts.timing.profile_range,
+                  "Exactly --iters timed iterations (no calibration), alone between cudaProfilerStart and "
+                  "cudaProfilerStop: the capture range of nsys --capture-range=cudaProfilerApi and ncu "
+                  "--profile-from-start off (docs/profiling.md)");
     cmd->add_flag("--autotune", opts.autotune,
                       "Time the top cuBLASLt candidates of each GEMM and keep the fastest that passes the check");
     cmd->add_option("--autotune-top", opts.autotune_top, "How many candidates --autotune times (default 16)")
@@ -140,6 +144,11 @@ struct RunCommand {
     if (expect_atol_opt->count()) opts.expect_atol = expect_atol;
     if (expect_rtol_opt->count()) opts.expect_rtol = expect_rtol;
     if (!parse_dims(dims, &opts.dims)) return gexec::Exit::bad_input;
+    // The profiler captures a count of iterations the user chose, never a calibrated one.
+    if (opts.timing.profile_range && (!iters_opt->count() || opts.timing.iters < 1)) {
+      std::cerr << "gexec: --profile-range needs a fixed --iters N (N >= 1): the iterations the profiler captures\n";
+      return gexec::Exit::bad_input;
+    }
     opts.timing.cuda_graph = !no_graph;
     return gexec::run_command(opts, std::cout, std::cerr);
   }

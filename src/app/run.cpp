@@ -15,6 +15,7 @@
 #include "gexec/app/prepared_run.hpp"
 #include "gexec/app/run_report.hpp"
 #include "gexec/exec/executor.hpp"
+#include "gexec/exec/trace.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/io/text.hpp"
 #include "gexec/ir/printer.hpp"
@@ -32,6 +33,7 @@
 #include "interrupt.hpp"
 #include "progress.hpp"
 #include "report.hpp"
+#include "target.hpp"
 #include "timing_report.hpp"
 
 namespace gexec {
@@ -119,6 +121,8 @@ nlohmann::json run_options_json(const RunOptions& o) {
             {"profile", o.timing.profile},
             {"autotune_top", o.autotune_top},
             {"tuning_cache", o.tuning_cache},
+            {"emit_gemms", o.emit_gemms},
+            {"profile_range", o.timing.profile_range},
             {"load_inputs", o.load_inputs_dir},
             {"dims", o.dims},
             {"expect", o.expect_dir},
@@ -181,8 +185,11 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
       rep.refused_outputs = "--report";
       return s;
     }
+  std::optional<TraceRange> load_range;
+  load_range.emplace("gexec load");
   auto loaded = opts.graph ? Result<ModelFile>(graph_model(*opts.graph))
                            : load_model_file(opts.graph_path, {opts.dims, opts.load_inputs_dir});
+  load_range.reset();
   if (!loaded) return loaded.error();
   const ModelFile& model = *loaded;
   const uint64_t seed = opts.seed.value_or(model.graph.seed.value_or(0));
@@ -379,6 +386,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
 }  // namespace
 
 RunReport run_graph(const RunOptions& opts, const RunObserver& observer) {
+  enable_tracing();
   RunReport rep;
   Status s;
   try {
