@@ -2,9 +2,12 @@
 # Everything to run on a GPU machine in one go: build, every test, every graph (checked, timed,
 # under compute-sanitizer), and the benchmark against PyTorch. A summary goes to stdout; the
 # build log, the sanitizer's full output and the benchmark's files go to $OUT (default out/).
-#   scripts/gpu_check.sh [all|build|tests|graphs|check|fullcheck|perf|gemm|sanitizer|bench|fp8|blocks|graphgen|onnx|decode]...
+#   scripts/gpu_check.sh [all|build|tests|graphs|check|fullcheck|perf|gemm|sanitizer|bench|fp8|blocks|graphgen|onnx|decode|profile]...
 # decode: the skinny GEMM's GPU tests, its dry-run choices, cold-L2 timings through gexec gemm and
 # gexec run, and scripts/bench_decode.py (files in $OUT/decode). Not part of all; about 5 minutes.
+# profile: Nsight Compute captures exactly the timed iterations of --profile-range (count and
+# NVTX op names), and replay lines tuned offline by gemm --from --autotune are read by run
+# (scripts/gpu_profile.sh; files in $OUT/profile).
 # fullcheck: the float64 device reference against the CPU's on every graph, the default check's
 # time at 8192^3 (f16, bf16, f32), and the mutation suite at 4096^3 and 8192^3 with the default
 # options (files in $OUT: fullcheck_*.json, mutation_large.tsv). About 3 minutes.
@@ -42,7 +45,7 @@ JSON
 note "device"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,clocks.max.sm --format=csv 2>&1
 
-if want build || want tests || want graphs || want check || want fullcheck || want perf || want gemm || want sanitizer || want bench || want fp8 || want blocks || want graphgen || want onnx || want decode; then
+if want build || want tests || want graphs || want check || want fullcheck || want perf || want gemm || want sanitizer || want bench || want fp8 || want blocks || want graphgen || want onnx || want decode || want profile; then
   note "build"
   bash scripts/setup.sh
   start=$(date +%s)
@@ -233,6 +236,11 @@ if want graphgen; then
   note "graphgen: 4000 generated graphs on the GPU against the reference (findings in $OUT/graphgen)"
   timeout 400 build/release/tests/gexec_graphgen --seed 1 --count 4000 --jobs "$(nproc)" --backend cuda \
     --out "$OUT/graphgen" 2>&1 | tail -25 || status=1
+fi
+
+if want profile; then
+  note "profile: ncu --profile-from-start off over --profile-range, NVTX ranges, replay lines tuned offline"
+  bash scripts/gpu_profile.sh "$gexec" "$OUT/profile" 2>&1 | tail -40 || status=1
 fi
 
 if want bench; then

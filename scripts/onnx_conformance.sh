@@ -11,12 +11,16 @@
 # a refusal that names no op. Exits 77 (skipped) when no test data is found, unless
 # GEXEC_CONFORMANCE_REQUIRED=1 (CI), which makes that a failure too.
 #
-#   scripts/onnx_conformance.sh [--gexec PATH] [--data DIR] [--backend cpu|cuda|all] [--tf32] [--filter REGEX] [-v]
+#   scripts/onnx_conformance.sh [--gexec PATH] [--data DIR] [--backend cpu|cuda|all] [--tf32] [--filter REGEX] [-v] [-q]
 #     --data: the test data folder (default: libonnx-testdata's /usr/include/onnx/backend/test/data,
 #       else the Python onnx package's onnx/backend/test/data; GEXEC_ONNX_TEST_DATA also sets it)
 #     --backend: all (the default) runs the CPU backend and CUDA where `gexec --version` counts a device
 #     --filter: only the tests whose folder (e.g. node/test_gemm_alpha) matches
 #     -v: print each failing run's output
+#     -q: no progress line (it is drawn on stderr only when stderr is a terminal: tests done of the
+#       total, elapsed, an estimate of the time left)
+# Ctrl-C stops it after the test running: the rows printed so far stand, a summary of those
+# follows, exit 130.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 gexec=build/release/gexec
@@ -25,6 +29,7 @@ backend=all
 precision=f32
 filter=""
 verbose=0
+quiet=0
 while [ $# -gt 0 ]; do
   case $1 in
     --gexec) gexec=$2; shift ;;
@@ -33,7 +38,8 @@ while [ $# -gt 0 ]; do
     --tf32) precision=tf32 ;;
     --filter) filter=$2; shift ;;
     -v) verbose=1 ;;
-    *) echo "usage: scripts/onnx_conformance.sh [--gexec PATH] [--data DIR] [--backend cpu|cuda|all] [--tf32] [--filter REGEX] [-v]" >&2; exit 2 ;;
+    -q) quiet=1 ;;
+    *) echo "usage: scripts/onnx_conformance.sh [--gexec PATH] [--data DIR] [--backend cpu|cuda|all] [--tf32] [--filter REGEX] [-v] [-q]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -135,9 +141,25 @@ awk -v ok="$tmp/ok" -v refused="$tmp/refused" '
 
 passed=0 failed=0 refused=0
 printf '%-58s %-34s %s\n' "test" "ops" "result"
-report() { printf '%-58s %-34s %s\n' "$1" "$2" "$3"; }
+# The progress line: on stderr when it is a terminal, erased before each row of the table.
+show_progress=0
+[ -t 2 ] && [ $quiet = 0 ] && show_progress=1
+progress() {  # DONE
+  [ $show_progress = 1 ] || return 0
+  local done=$1 total=${#models[@]} spent=$((SECONDS - start)) left=""
+  [ "$done" -gt 0 ] && left=", ~$(( spent * (total - done) / done )) s left"
+  printf '\r\033[Kconformance: %d/%d tests, %d s%s' "$done" "$total" "$spent" "$left" >&2
+}
+report() {
+  [ $show_progress = 1 ] && printf '\r\033[K' >&2
+  printf '%-58s %-34s %s\n' "$1" "$2" "$3"
+}
+interrupted=0
+trap 'interrupted=1' INT
 i=0
 while IFS=$'\t' read -r verdict ops why; do
+  [ $interrupted = 1 ] && break
+  progress "$i"
   m=${models[$i]}
   i=$((i + 1))
   t=${m#"$data"/}
@@ -153,6 +175,8 @@ while IFS=$'\t' read -r verdict ops why; do
     timeout 300 "$gexec" run "$m" --backend "$b" --precision "$precision" --load-inputs "$set_dir" --expect "$set_dir" \
       >"$log" 2>&1
     r=$?
+    # Ctrl-C reached gexec too: that test did not finish, and is not a row.
+    if [ $interrupted = 1 ]; then i=$((i - 1)); break 2; fi
     case $r in
       0) result+="${result:+, }pass ($b)" ;;
       1) result+="${result:+, }FAIL ($b: a check failed)" ;;
@@ -164,6 +188,11 @@ while IFS=$'\t' read -r verdict ops why; do
   if [[ $result == *FAIL* ]]; then failed=$((failed + 1)); else passed=$((passed + 1)); fi
   report "$t" "$ops" "$result"
 done <"$tmp/verdicts"
+[ $show_progress = 1 ] && printf '\r\033[K' >&2
+if [ $interrupted = 1 ]; then
+  echo "interrupted (Ctrl-C) after $i of ${#models[@]} tests: $passed passed, $failed failed, $refused refused"
+  exit 130
+fi
 echo "backends: ${backends[*]} (f32 products: $precision); test data: $data; $((SECONDS - start)) s"
 echo "$passed passed, $failed failed, $refused refused"
 [ $failed -eq 0 ]

@@ -41,7 +41,7 @@ struct RunCommand {
   std::vector<std::string> dims;
   CLI::App* cmd = nullptr;
   CLI::Option *seed_opt = nullptr, *arch_opt = nullptr, *atol_opt = nullptr, *rtol_opt = nullptr, *peak_opt = nullptr,
-              *expect_atol_opt = nullptr, *expect_rtol_opt = nullptr;
+              *expect_atol_opt = nullptr, *expect_rtol_opt = nullptr, *iters_opt = nullptr;
 
   void add(CLI::App& app) {
     cmd = app.add_subcommand("run", "Run a graph and check its outputs against the CPU reference");
@@ -72,6 +72,9 @@ struct RunCommand {
     cmd->add_option("--print-after", opts.print_after, "Print the graph after the named pass");
     cmd->add_option("--emit-graph", opts.emit_graph, "Write the graph after the passes to this file")
         ->check(gexec::cli::non_empty_path());
+    cmd->add_option("--emit-gemms", opts.emit_gemms,
+                    "Write each product as the 'gexec gemm' command that runs it alone (gexec gemm --from FILE runs them)")
+        ->check(gexec::cli::non_empty_path());
     cmd->add_option("--residual-costs", opts.residual_costs,
                         "fuse_residual keeps the product and a separate ADD where this table (M N K DTYPE FUSED_US "
                         "UNFUSED_US lines, from scripts/bench_blocks.py) measured fusing to lose")
@@ -97,7 +100,7 @@ struct RunCommand {
                     "Replace graph inputs by DIR/<name>.npy, or DIR/input_N.pb (ONNX test data), where present")
         ->check(gexec::cli::non_empty_path());
     // Bounded so that the per-iteration samples always fit in memory (16 bytes each).
-    cmd->add_option("--iters", opts.timing.iters, "Time this many iterations after the checked run (at most 10^7)")
+    iters_opt = cmd->add_option("--iters", opts.timing.iters, "Time this many iterations after the checked run (at most 10^7)")
         ->check(gexec::cli::integer_in(0, 10000000));
     cmd->add_option("--warmup", opts.timing.warmup_iters, "Untimed iterations before timing (default 10)")
         ->check(gexec::cli::integer_in(0, 10000000));
@@ -106,6 +109,10 @@ struct RunCommand {
     auto* graph_flag = cmd->add_flag("--cuda-graph", graph, "Replay a captured CUDA graph when timing (the default)");
     cmd->add_flag("--no-cuda-graph", no_graph, "Time direct launches instead of a graph replay")->excludes(graph_flag);
     cmd->add_flag("--profile", opts.timing.profile, "Also time each op on its own");
+    cmd->add_flag("--profile-range", opts.timing.profile_range,
+                  "Exactly --iters timed iterations (no calibration), alone between cudaProfilerStart and "
+                  "cudaProfilerStop: the capture range of nsys --capture-range=cudaProfilerApi and ncu "
+                  "--profile-from-start off (docs/profiling.md)");
     cmd->add_flag("--autotune", opts.autotune,
                       "Time the top cuBLASLt candidates of each GEMM and keep the fastest that passes the check");
     cmd->add_option("--autotune-top", opts.autotune_top, "How many candidates --autotune times (default 16)")
@@ -141,6 +148,7 @@ struct RunCommand {
   gexec::Exit run(const std::string& command_line) {
     opts.command_line = command_line;
     opts.timing.count_iterations = true;
+    opts.timing_progress = true;  // drawn only on a terminal, never under -q (progress.hpp)
     if (seed_opt->count()) opts.seed = std::stoull(seed);  // checked above: digits, in range
     if (arch_opt->count()) opts.arch = arch;
     if (atol_opt->count()) opts.atol = atol;
@@ -149,6 +157,11 @@ struct RunCommand {
     if (expect_atol_opt->count()) opts.expect_atol = expect_atol;
     if (expect_rtol_opt->count()) opts.expect_rtol = expect_rtol;
     if (!parse_dims(dims, &opts.dims)) return gexec::Exit::bad_input;
+    // The profiler captures a count of iterations the user chose, never a calibrated one.
+    if (opts.timing.profile_range && (!iters_opt->count() || opts.timing.iters < 1)) {
+      std::cerr << "gexec: --profile-range needs a fixed --iters N (N >= 1): the iterations the profiler captures\n";
+      return gexec::Exit::bad_input;
+    }
     opts.timing.cuda_graph = !no_graph;
     if (run_cold_l2 || run_rotating_mb > 0)
       opts.timing.rotate_bytes = run_rotating_mb > 0 ? int64_t(run_rotating_mb * 1e6) : gexec::kDefaultRotateBytes;
@@ -256,12 +269,12 @@ struct CheckCommand {
 struct GemmCommand {
   gexec::GemmOptions opts;
   std::string seed;
-  double atol = 0, rtol = 0, peak = 0;
+  double atol = 0, rtol = 0, peak = 0, beta = 1;
   int algo = 0;
   bool no_graph = false;
   CLI::App* cmd = nullptr;
   CLI::Option *seed_opt = nullptr, *atol_opt = nullptr, *rtol_opt = nullptr, *iters_opt = nullptr,
-              *algo_opt = nullptr, *peak_opt = nullptr;
+              *algo_opt = nullptr, *peak_opt = nullptr, *beta_opt = nullptr;
 
   void add(CLI::App& app) {
     cmd = app.add_subcommand("gemm", "Profile GEMM + epilogue over a sweep of shapes and types, each point checked");
@@ -279,6 +292,21 @@ struct GemmCommand {
     cmd->add_option("--alpha", opts.sweep.alpha, "Scale of the product (default 1)")
         ->check(gexec::cli::finite_number());
     cmd->add_flag("--fast-accum", opts.sweep.fast_accum, "FP8 fast accumulation on the f8e4m3 points");
+    // One value each: what a graph's product may have beyond the sweep's axes (docs/gemm.md).
+    cmd->add_option("--dtype-b", opts.sweep.dtype_b, "B's dtype when it differs from A's (f8e4m3 x f8e5m2)");
+    cmd->add_option("--op", opts.sweep.op, "The op: gemm_bias_act (the default) or matmul")
+        ->check(CLI::IsMember({"gemm_bias_act", "matmul"}));
+    cmd->add_flag("--shared-b", opts.sweep.shared_b, "Batched A and C with one B (rank 2) for every batch entry");
+    cmd->add_option("--layout", opts.sweep.layout, "Storage of A, B and C: r (rowmajor) or c (colmajor), e.g. rcr");
+    cmd->add_option("--residual", opts.sweep.residual, "A residual R of C's shape, added inside the activation: none, f16, bf16, f32");
+    beta_opt = cmd->add_option("--beta", beta, "The residual's factor (default 1)")->check(gexec::cli::finite_number());
+    cmd->add_flag("--amax", opts.sweep.amax, "An amax output after the f8 C");
+    cmd->add_option("--scale-a", opts.sweep.scale_a, "A's f8 scale: X, row:X/Y/... or col:X/Y/... (row:X: X for every row)");
+    cmd->add_option("--scale-b", opts.sweep.scale_b, "B's f8 scale, as --scale-a");
+    cmd->add_option("--scale-c", opts.sweep.scale_c, "C's f8 scale, as --scale-a");
+    cmd->add_option("--constant", opts.sweep.constant, "The operands that are weights: a list of a, b, bias, or none (default bias)");
+    cmd->add_option("--from", opts.from, "Run the products of this file (one 'gexec gemm ...' line each, as run --emit-gemms writes)")
+        ->check(gexec::cli::non_empty_path());
     cmd->add_option("--backend", opts.run.backend, "auto, cuda or cpu")->check(CLI::IsMember({"auto", "cuda", "cpu"}));
     cmd->add_option("--device", opts.run.device, "CUDA device ordinal")->check(gexec::cli::integer_in(0, 1023));
     seed_opt = cmd->add_option("--seed", seed, "Seed for the inputs (default 0)")
@@ -313,6 +341,11 @@ struct GemmCommand {
     cmd->add_flag("--autotune", opts.run.autotune, "Tune each point's cuBLASLt candidates first");
     cmd->add_option("--autotune-top", opts.run.autotune_top, "Candidates --autotune times (default 16)")
         ->check(gexec::cli::integer_in(1, 1000));
+    cmd->add_option("--tuning-cache", opts.run.tuning_cache,
+                    "Save each point's tuned choice to this file (with --autotune) and reload it; gexec run reads it")
+        ->check(gexec::cli::non_empty_path());
+    cmd->add_option("--precision", opts.run.precision, "f32 products on CUDA: tf32 (the default) or f32")
+        ->check(CLI::IsMember({"tf32", "f32"}));
     algo_opt = cmd->add_option("--algo", algo, "Run cuBLASLt candidate N (the table's algo index)")
                               ->check(gexec::cli::integer_in(0, 1000000));
     peak_opt = cmd->add_option("--peak-tflops", peak, "The device's peak for '% of peak'")
@@ -338,6 +371,7 @@ struct GemmCommand {
     if (atol_opt->count()) opts.run.atol = atol;
     if (rtol_opt->count()) opts.run.rtol = rtol;
     if (algo_opt->count()) opts.run.algo = algo;
+    if (beta_opt->count()) opts.sweep.beta = beta;
     if (!iters_opt->count()) opts.run.timing.iters = 100;
     opts.run.timing.cuda_graph = !no_graph;
     opts.progress = !quiet;

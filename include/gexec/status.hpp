@@ -9,7 +9,8 @@
 namespace gexec {
 
 // Process exit statuses; every failure carries one of these to main.
-enum class Exit : int { ok = 0, check_failed = 1, bad_input = 2, runtime = 3 };
+// interrupted: stopped cleanly at the user's Ctrl-C (128 + SIGINT, as a shell reports a process it killed).
+enum class Exit : int { ok = 0, check_failed = 1, bad_input = 2, runtime = 3, interrupted = 130 };
 
 struct Error {
   Exit code = Exit::runtime;

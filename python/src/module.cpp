@@ -307,6 +307,10 @@ the inputs after outputs are written.)doc")
                              "Names run() returns (and accepts in outputs).")
       .def_property_readonly("notes", method(&Runner::notes, kExecutor),
                              "\"op NAME: NOTE\" for each kernel with something to say.")
+      .def("gemm_commands", method(&Runner::gemm_commands, kExecutor),
+           "The `gexec gemm` command line of each product (MATMUL, GEMM_BIAS_ACT) after the passes, in op order, "
+           "as `gexec run --emit-gemms` writes them: each runs that product alone (`gexec gemm --from FILE` runs a "
+           "file of them), naming the cuBLASLt candidate it runs (--algo) where there are several.")
       .def_property_readonly("replaying", method(&Runner::replaying, kExecutor),
                              "Whether the last run was the replay of a captured CUDA graph.")
       .def_property_readonly("rebinds", method(&Runner::rebinds, kExecutor),

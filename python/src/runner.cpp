@@ -3,6 +3,8 @@
 // while the device works.
 #include "runner.hpp"
 
+#include "gexec/app/gemm_replay.hpp"
+
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -46,6 +48,7 @@ Runner::Runner(const PyGraph& g, const ExecutorOptions& o) {
   p.passes = o.passes;
   p.residual_costs = o.residual_costs;
   p.kernel.pad = *pad;
+  pad_ = o.pad;
   p.seed = o.seed.value_or(g.graph.seed.value_or(0));
   p.verify = *verify;
   p.samples = o.samples;
@@ -388,5 +391,12 @@ py::list Runner::output_names() const {
 }
 
 py::list Runner::notes() const { return py::cast(ex_->notes()); }
+
+py::list Runner::gemm_commands() const {
+  py::list l;
+  for (const ProductCommand& c : product_commands(run_->graph(), ex_, {std::nullopt, pad_, std::nullopt}))
+    l.append(c.command);
+  return l;
+}
 
 }  // namespace gexec::py_binding

@@ -71,6 +71,7 @@ class Runner {
   py::list input_names() const;
   py::list output_names() const;
   py::list notes() const;
+  py::list gemm_commands() const;
   int64_t rebinds() const { return rebinds_; }
   bool replaying() const { return replayed_; }
 
@@ -103,6 +104,7 @@ class Runner {
   std::shared_ptr<Device> device_;  // run_'s
   Executor* ex_ = nullptr;          // run_'s
   std::vector<std::pair<std::string, std::string>> selection_;
+  std::string pad_;  // --pad as given: the replay lines name it where it is not the default
   Place place_;
   std::vector<Slot> inputs_, outputs_;
   bool ran_ = false;

@@ -55,6 +55,18 @@ def test_selection_names_each_op_and_kernel(ex):
     assert isinstance(op, str) and kernel == "cpu.gemm_bias_act"
 
 
+@pytest.mark.parametrize("name", ["mlp3.json", "fp8_rowwise.json", "batched_shared_b.json", "transposed.json"])
+def test_gemm_commands_are_the_ones_run_emits(name, tmp_path):
+    ex = gexec.Executor(gexec.Graph.load(graph_path(name)), backend="cpu", pad="never")
+    commands = ex.gemm_commands()
+    assert commands and all(c.startswith("gexec gemm --m ") and "--pad never" in c for c in commands)
+    emitted = tmp_path / "g.gemms"
+    rc, _, err = cli("run", graph_path(name), "--backend", "cpu", "--pad", "never", "--emit-gemms", str(emitted))
+    assert rc == 0, err
+    lines = [l.split("  #")[0] for l in emitted.read_text().splitlines() if l and not l.startswith("#")]
+    assert lines == commands
+
+
 def test_run_binds_output_and_computes(ex):
     a, b, bias = arrays()
     c = np.zeros((64, 96), np.float16)

@@ -17,6 +17,7 @@
 
 #include "gemm_report.hpp"
 #include "gexec/app/csv.hpp"
+#include "gexec/app/gemm_replay.hpp"
 #include "gexec/app/nvml.hpp"
 #include "gexec/exec/rotation.hpp"
 #include "gexec/io/append_file.hpp"
@@ -24,6 +25,7 @@
 #include "json_report.hpp"
 #include "output_file.hpp"
 #include "output_paths.hpp"
+#include "interrupt.hpp"
 #include "progress.hpp"
 
 namespace gexec {
@@ -60,11 +62,16 @@ void read_kernel(const RunReport& rep, GemmRow& row) {
   }
 }
 
-GemmRow run_point(const GemmOptions& opts, const RunOptions& base, const GemmPoint& p,
+GemmRow run_point(const GemmOptions& opts, const RunOptions& base, const GemmJob& job,
               const std::vector<double>& pcts) {
+  const GemmPoint& p = job.point;
   GemmRow row;
   row.p = p;
   RunOptions o = base;
+  // A replay line's own run options; with --autotune the tuner chooses the candidate.
+  if (job.run.algo && !o.autotune) o.algo = job.run.algo;
+  if (job.run.pad) o.pad = *job.run.pad;
+  if (job.run.precision) o.precision = *job.run.precision;
   o.graph = std::make_shared<const Graph>(gemm_graph(p));
   o.graph_path = "gemm " + point_label(p);
   o.report_path.clear();
@@ -81,6 +88,7 @@ GemmRow run_point(const GemmOptions& opts, const RunOptions& base, const GemmPoi
     watching = true;
   };
   const RunReport rep = run_graph(o, observer);
+  row.interrupted = rep.error && rep.error->code == Exit::interrupted;
   row.power = watch.stop();
   if (rep.device) row.backend = std::string(backend_name(rep.device->backend));
   read_kernel(rep, row);
@@ -102,7 +110,25 @@ GemmRow run_point(const GemmOptions& opts, const RunOptions& base, const GemmPoi
     else row.warnings.push_back(w.message);
   }
   for (std::string& w : row.power.warnings()) row.warnings.push_back(std::move(w));
+  ReplayRun ran{row.algo_count > 1 ? std::optional<int>(row.algo_index) : std::nullopt,
+                o.pad, o.precision};
+  row.command = gemm_command_line(p, ran);
   return row;
+}
+
+// The points: the sweep's, or every line's of a --from file (not both).
+Result<std::vector<GemmJob>> sweep_jobs(const GemmOptions& opts) {
+  if (!opts.from.empty()) {
+    if (opts.sweep != GemmSweepText{})
+      return bad_input("--from: the points come from the file; give no sweep option (--m, --dtype, ...) beside it");
+    return read_gemm_file(opts.from);
+  }
+  auto points = expand_sweep(opts.sweep);
+  if (!points) return points.error();
+  std::vector<GemmJob> jobs;
+  jobs.reserve(points->size());
+  for (GemmPoint& p : *points) jobs.push_back({std::move(p), {}, {}});
+  return jobs;
 }
 
 }  // namespace
@@ -111,7 +137,7 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
   // --json -: the JSON alone on stdout, the table on stderr.
   std::ostream& out = opts.json_path == "-" ? err : json_out;
   // Everything that can be wrong with the options is found before the first point runs.
-  auto points = expand_sweep(opts.sweep);
+  auto points = sweep_jobs(opts);
   if (!points) {
     err << "gexec: " << points.error().message << "\n";
     return points.error().code;
@@ -179,11 +205,24 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
   std::set<std::string> warned;
   json exported = json::array();
   std::string times_csv = "point,m,n,k,batch,dtype,bias,act,trans,l2,sample,us\n";
-  Progress bar("gemm: " + std::to_string(points->size()) + " points", 1.0, opts.progress);
+  // Ctrl-C stops the sweep between points (or the point's timing between samples): the rows of
+  // the points finished are kept, in the CSV as they are and in the JSON written below.
+  const StopOnInterrupt stop;
+  base.timing.poll = check_interrupt;
+  Progress bar("gemm", 1.0, opts.progress);
   print_header(out, *pcts);
+  bool interrupted = false;
   for (size_t i = 0; i < points->size(); ++i) {
-    bar.update(double(i) / double(points->size()));
+    bar.update(int64_t(i), int64_t(points->size()));
+    if (interrupt_requested()) {
+      interrupted = true;
+      break;
+    }
     GemmRow row = run_point(opts, base, (*points)[i], *pcts);
+    if (row.interrupted) {
+      interrupted = true;
+      break;
+    }
     // The peak is measured (or read from its cache) once, not per point.
     if (!base.peak_tflops && row.timing && row.timing->peak_tflops) base.peak_tflops = row.timing->peak_tflops;
     bar.clear();
@@ -199,7 +238,7 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
       const GemmPoint& p = row.p;
       const std::string key = std::to_string(i) + "," + std::to_string(p.m) + "," + std::to_string(p.n) + "," +
                               std::to_string(p.k) + "," + std::to_string(p.batch) + "," +
-                              std::string(dtype_name(p.dtype)) + "," + bias_name(p) + "," +
+                              ab_name(p) + "," + bias_name(p) + "," +
                               std::string(act_name(p.act)) + "," + trans_name(p) + "," + row.l2 + ",";
       for (size_t s = 0; s < row.timing->samples.size(); ++s)
         times_csv += key + std::to_string(s) + "," + num(row.timing->samples[s], "%.4f") + "\n";
@@ -222,7 +261,8 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
     warned.insert(w);
   }
   out << rows.size() << " point" << (rows.size() == 1 ? "" : "s") << ", " << rows.size() - size_t(failed)
-      << " passed" << (failed ? ", " + std::to_string(failed) + " failed" : "") << "\n";
+      << " passed" << (failed ? ", " + std::to_string(failed) + " failed" : "")
+      << (interrupted ? " (interrupted: " + std::to_string(points->size() - rows.size()) + " not run)" : "") << "\n";
 
   Status written;
   if (!opts.json_path.empty()) {
@@ -234,13 +274,18 @@ Exit gemm_command(const GemmOptions& opts, std::ostream& json_out, std::ostream&
     json ws = json::array();
     for (const std::string& w : warned) ws.push_back(w);
     doc["warnings"] = ws;
-    doc["result"] = failed ? "fail" : "pass";
+    doc["result"] = interrupted ? "interrupted" : failed ? "fail" : "pass";
     written = write_output_file(opts.json_path, dump_json(doc, 2) + "\n", &json_out);
     if (!written) err << "gexec: --json: " << written.error().message << "\n";
   }
   if (written && !opts.export_times.empty()) {
     written = write_output_file(opts.export_times, times_csv, &out);
     if (!written) err << "gexec: --export-times: " << written.error().message << "\n";
+  }
+  if (interrupted) {
+    err << "gexec: interrupted (Ctrl-C) after " << rows.size() << " of " << points->size()
+        << " points; the rows of those are written\n";
+    return Exit::interrupted;
   }
   if (failed) return Exit::check_failed;
   return written ? Exit::ok : Exit::runtime;

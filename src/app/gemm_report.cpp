@@ -21,7 +21,7 @@ std::string opt_num(const std::optional<double>& v, const char* f) { return v ? 
 
 std::string point_label(const GemmPoint& p) {
   return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) +
-         (p.batch > 1 ? " batch " + std::to_string(p.batch) : "") + " " + std::string(dtype_name(p.dtype)) + "->" +
+         (p.batch > 1 ? " batch " + std::to_string(p.batch) : "") + " " + ab_name(p) + "->" +
          std::string(dtype_name(p.out_dtype)) + " bias " + bias_name(p) + " act " + std::string(act_name(p.act)) +
          " " + trans_name(p);
 }
@@ -66,7 +66,7 @@ std::vector<std::string> csv_fields(const GemmRow& r, const GemmOptions& opts, c
   const GemmPoint& p = r.p;
   const RunTiming* t = r.timing ? &*r.timing : nullptr;
   std::vector<std::string> f = {std::to_string(p.m), std::to_string(p.n), std::to_string(p.k),
-                                std::to_string(p.batch), std::string(dtype_name(p.dtype)),
+                                std::to_string(p.batch), ab_name(p),
                                 std::string(dtype_name(p.out_dtype)), bias_name(p), std::string(act_name(p.act)),
                                 trans_name(p), num(p.alpha, "%g"), r.backend, opts.run.pad, r.l2, r.kernel,
                                 std::to_string(r.algo_index), std::to_string(r.algo_count), r.algo,
@@ -101,7 +101,7 @@ json row_json(const GemmRow& r, const GemmOptions& opts, const std::vector<doubl
             {"n", p.n},
             {"k", p.k},
             {"batch", p.batch},
-            {"dtype", dtype_name(p.dtype)},
+            {"dtype", ab_name(p)},
             {"out_dtype", dtype_name(p.out_dtype)},
             {"bias", bias_name(p)},
             {"act", act_name(p.act)},
@@ -119,7 +119,8 @@ json row_json(const GemmRow& r, const GemmOptions& opts, const std::vector<doubl
             {"result", result_name(r.result)},
             {"error", r.error},
             {"warnings", r.warnings},
-            {"power", power_json(r.power)}};
+            {"power", power_json(r.power)},
+            {"command", r.command}};
   if (r.timing) {
     const RunTiming& t = *r.timing;
     j["samples"] = t.stats.samples;
@@ -178,7 +179,7 @@ void print_row(std::ostream& out, const GemmRow& r) {
   std::snprintf(line, sizeof line,
                 "%6lld %6lld %6lld %5lld %-5s %-5s %-5s %-5s %-2s %-4s %-22s %5s%s %6s %8s %8s %6s %9s %9s %6s %5s %-6s %s\n",
                 (long long)p.m, (long long)p.n, (long long)p.k, (long long)p.batch,
-                std::string(dtype_name(p.dtype)).c_str(), std::string(dtype_name(p.out_dtype)).c_str(),
+                ab_name(p).c_str(), std::string(dtype_name(p.out_dtype)).c_str(),
                 bias_name(p).c_str(), std::string(act_name(p.act)).c_str(), trans_name(p).c_str(), r.l2.c_str(),
                 r.kernel.substr(0, 22).c_str(), algo.c_str(), ps.c_str(), t ? num(t->stats.cv * 100, "%.1f%%").c_str() : "-",
                 t ? num(t->tflops, "%.2f").c_str() : "-", t ? num(t->gbps, "%.1f").c_str() : "-",
@@ -201,6 +202,20 @@ json options_json(const GemmOptions& o) {
             {"trans", o.sweep.trans},
             {"alpha", o.sweep.alpha},
             {"fast_accum", o.sweep.fast_accum},
+            {"dtype_b", o.sweep.dtype_b},
+            {"op", o.sweep.op},
+            {"shared_b", o.sweep.shared_b},
+            {"layout", o.sweep.layout},
+            {"residual", o.sweep.residual},
+            {"beta", o.sweep.beta ? json(*o.sweep.beta) : json(nullptr)},
+            {"amax", o.sweep.amax},
+            {"scale_a", o.sweep.scale_a},
+            {"scale_b", o.sweep.scale_b},
+            {"scale_c", o.sweep.scale_c},
+            {"constant", o.sweep.constant},
+            {"from", o.from},
+            {"tuning_cache", o.run.tuning_cache},
+            {"precision", o.run.precision},
             {"cold_l2", o.cold_l2},
             {"rotating_mb", o.rotating_mb},
             {"percentiles", o.percentiles},

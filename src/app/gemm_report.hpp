@@ -19,6 +19,7 @@ namespace gexec {
 struct GemmRow {
   GemmPoint p;
   std::string backend, kernel, algo, l2 = "warm", error;
+  std::string command;  // the `gexec gemm` line that runs this point alone, with the candidate it ran
   RunReport::Result result = RunReport::Result::error;
   int algo_index = 0, algo_count = 0;
   std::optional<RunTiming> timing;
@@ -27,6 +28,7 @@ struct GemmRow {
   PointPower power;
   std::vector<std::string> warnings;
   bool noisy = false;  // cv above kNoisyCv
+  bool interrupted = false;  // Ctrl-C stopped it: not a row
   bool passed() const { return result == RunReport::Result::pass; }
 };
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "gexec/ir/graph_build.hpp"
 
@@ -142,7 +144,96 @@ Result<std::vector<std::array<int64_t, 3>>> sweep_shapes(const GemmSweepText& t)
   return out;
 }
 
+// The single-valued options: a point with those fields set, the sweep's axes left to the caller.
+struct Extras {
+  GemmPoint point;
+  bool dtype_b_given = false;
+};
+
+Result<Extras> product_extras(const GemmSweepText& t) {
+  Extras e;
+  GemmPoint& p = e.point;
+  if (!trim(t.dtype_b).empty()) {
+    auto d = parse_ab_dtype(trim(t.dtype_b), "--dtype-b");
+    if (!d) return d.error();
+    p.dtype_b = *d;
+    e.dtype_b_given = true;
+  }
+  if (t.op != "gemm_bias_act" && t.op != "matmul")
+    return bad_input("--op: '" + t.op + "' is not gemm_bias_act or matmul");
+  p.matmul = t.op == "matmul";
+  p.shared_b = t.shared_b;
+  if (t.layout.size() != 3 || t.layout.find_first_not_of("rc") != std::string::npos)
+    return bad_input("--layout: '" + t.layout + "' is not three letters r (rowmajor) or c (colmajor), for A, B and C");
+  const auto layout = [&](size_t i) { return t.layout[i] == 'c' ? Layout::colmajor : Layout::rowmajor; };
+  p.layout_a = layout(0), p.layout_b = layout(1), p.layout_c = layout(2);
+  if (trim(t.residual) != "none") {
+    auto d = parse_ab_dtype(trim(t.residual), "--residual");
+    if (!d || is_f8(*d)) return bad_input("--residual: '" + t.residual + "' is not none, f16, bf16 or f32");
+    p.residual = *d;
+  }
+  if (t.beta && !p.residual) return bad_input("--beta: applies to a residual only (--residual DTYPE)");
+  if (t.beta && !std::isfinite(*t.beta)) return bad_input("--beta: " + std::to_string(*t.beta) + " is not a finite number");
+  p.beta = t.beta.value_or(1.0);
+  p.amax = t.amax;
+  const std::pair<const std::string*, Scale*> scales[] = {{&t.scale_a, &p.scale_a}, {&t.scale_b, &p.scale_b},
+                                                          {&t.scale_c, &p.scale_c}};
+  const char* names[] = {"--scale-a", "--scale-b", "--scale-c"};
+  for (size_t i = 0; i < 3; ++i) {
+    if (trim(*scales[i].first).empty()) continue;
+    auto s = parse_scale(*scales[i].first, names[i]);
+    if (!s) return s.error();
+    *scales[i].second = *s;
+  }
+  p.constant_bias = false;
+  for (std::string_view part : split(t.constant, ',')) {
+    part = trim(part);
+    if (part == "a") p.constant_a = true;
+    else if (part == "b") p.constant_b = true;
+    else if (part == "bias") p.constant_bias = true;
+    else if (part != "none" || t.constant != "none")
+      return bad_input("--constant: '" + std::string(part) + "' is not none or a list of a, b, bias");
+  }
+  return e;
+}
+
 }  // namespace
+
+Result<Scale> parse_scale(std::string_view text, std::string_view option) {
+  text = trim(text);
+  Scale s;
+  std::string_view values = text;
+  if (text.rfind("row:", 0) == 0 || text.rfind("col:", 0) == 0) {
+    s.axis = text[0] == 'r' ? 0 : 1;
+    values = text.substr(4);
+  }
+  s.values.clear();
+  for (std::string_view part : split(values, '/')) {
+    const std::string v(trim(part));
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !std::isfinite(x) || x <= 0)
+      return bad_input(std::string(option) + ": '" + v + "' is not a positive number; a scale is X, row:X/Y/... or col:X/Y/...");
+    s.values.push_back(x);
+  }
+  if (s.axis < 0 && s.values.size() != 1)
+    return bad_input(std::string(option) + ": several values need row: or col: before them");
+  return s;
+}
+
+std::string scale_text(const Scale& s) {
+  std::string out = s.axis == 0 ? "row:" : s.axis == 1 ? "col:" : "";
+  for (size_t i = 0; i < s.values.size(); ++i) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", s.values[i]);
+    out += (i ? "/" : "") + std::string(buf);
+  }
+  return out;
+}
+
+std::string ab_name(const GemmPoint& p) {
+  return std::string(dtype_name(p.dtype)) + (p.dtype_b == p.dtype ? "" : "x" + std::string(dtype_name(p.dtype_b)));
+}
 
 Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
   // A NaN or infinite alpha makes every point's output non-finite: nothing to check or time.
@@ -151,9 +242,9 @@ Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
   if (!shapes) return shapes.error();
   auto batches = parse_sizes(t.batch, "--batch");
   if (!batches) return batches.error();
-  auto dtypes = parse_list<DType>(t.dtype, "--dtype", [](std::string_view s) -> Result<DType> {
+  auto dtypes = parse_list<DType>(t.dtype, "--dtype", [&t](std::string_view s) -> Result<DType> {
     auto d = parse_ab_dtype(s, "--dtype");
-    if (d && *d == DType::f8e5m2)
+    if (d && *d == DType::f8e5m2 && trim(t.dtype_b).empty())
       return bad_input("--dtype: f8e5m2 for both A and B is not supported (f8e5m2 x f8e5m2); use f8e4m3");
     return d;
   });
@@ -165,7 +256,7 @@ Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
     auto o = parse_ab_dtype(trim(t.out_dtype), "--out-dtype");
     if (!o) return o.error();
     if (is_f8(*o) && !all_f8) return bad_input("--out-dtype: an f8 output needs f8 inputs (--dtype f8e4m3)");
-    if (*o == DType::f8e5m2) return bad_input("--out-dtype: an f8e5m2 output needs an f8e5m2 operand; use f8e4m3");
+    if (*o == DType::f8e5m2 && trim(t.dtype_b).empty()) return bad_input("--out-dtype: an f8e5m2 output needs an f8e5m2 operand; use f8e4m3");
     out_dtype = *o;
   }
   if (t.fast_accum && !any_f8) return bad_input("--fast-accum: applies to FP8 products only (--dtype f8e4m3)");
@@ -189,6 +280,9 @@ Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
   });
   if (!trans) return trans.error();
 
+  auto extra = product_extras(t);
+  if (!extra) return extra.error();
+
   const double count = double(shapes->size()) * double(batches->size()) *
                        double(dtypes->size()) * double(biases->size()) * double(acts->size()) * double(trans->size());
   if (count > double(kMaxSweepPoints)) return too_many_points(count);
@@ -198,9 +292,27 @@ Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
       for (DType d : *dtypes)
         for (const auto& bias : *biases)
           for (Act a : *acts)
-            for (const auto& [ta, tb] : *trans)
-              out.push_back({m, n, k, b, d, out_dtype.value_or(is_f8(d) ? DType::bf16 : d), bias, a, ta, tb, t.alpha,
-                             t.fast_accum && is_f8(d)});
+            for (const auto& [ta, tb] : *trans) {
+              GemmPoint p = extra->point;
+              p.m = m, p.n = n, p.k = k, p.batch = b, p.dtype = d, p.bias = bias, p.act = a, p.trans_a = ta,
+              p.trans_b = tb, p.alpha = t.alpha;
+              if (!extra->dtype_b_given) p.dtype_b = d;
+              p.out_dtype = out_dtype.value_or(is_f8(d) ? DType::bf16 : d);
+              p.fast_accum = t.fast_accum && is_f8(d);
+              // What does not apply keeps its default, so that equal products are equal points.
+              if (!p.bias) p.constant_bias = true;
+              if (b == 1) p.shared_b = false;
+              out.push_back(p);
+            }
+  for (const GemmPoint& p : out)
+    if (p.matmul && (p.bias || p.act != Act::none || p.residual))
+      return bad_input("--op matmul: a MATMUL has no bias, activation or residual (--op gemm_bias_act has)");
+  // The graph format's rules for what the single-valued options combine into (a residual with a
+  // MATMUL, a per-row scale of the wrong count): each point's graph checked as a loaded one is.
+  for (const GemmPoint& p : out)
+    if (const auto problems = verify(gemm_graph(p)); !problems.empty())
+      return bad_input("the product " + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) +
+                       " is not one the graph format allows: " + problems.front());
   return out;
 }
 
@@ -208,22 +320,43 @@ Graph gemm_graph(const GemmPoint& p) {
   Graph g;
   g.name = "gemm_" + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) +
            (p.batch > 1 ? "_b" + std::to_string(p.batch) : "");
-  const auto dims = [&](int64_t r, int64_t c) {
-    return p.batch > 1 ? std::vector<int64_t>{p.batch, r, c} : std::vector<int64_t>{r, c};
+  const auto dims = [&](int64_t r, int64_t c, bool batched = true) {
+    return p.batch > 1 && batched ? std::vector<int64_t>{p.batch, r, c} : std::vector<int64_t>{r, c};
+  };
+  // A per-axis scale given as one value holds it for every row (column).
+  const auto scaled = [&](TensorId id, const Scale& s) {
+    Tensor& t = g.tensor(id);
+    t.scale = s;
+    if (s.axis >= 0 && s.values.size() == 1 && t.rank() == 2)
+      t.scale.values.assign(size_t(t.shape[size_t(s.axis)]), s.values[0]);
   };
   std::vector<TensorId> inputs;
-  inputs.push_back(add_tensor(g, "A", p.trans_a ? dims(p.k, p.m) : dims(p.m, p.k), p.dtype));
-  inputs.push_back(add_tensor(g, "B", p.trans_b ? dims(p.n, p.k) : dims(p.k, p.n), p.dtype));
-  if (p.bias) inputs.push_back(add_tensor(g, "Bias", {p.n}, *p.bias, true));  // a layer's bias: a weight
-  const TensorId c = add_tensor(g, "C", dims(p.m, p.n), p.out_dtype);
-  Op& op = add_op(g, "gemm", OpType::GEMM_BIAS_ACT, std::move(inputs), c);
+  inputs.push_back(add_tensor(g, "A", p.trans_a ? dims(p.k, p.m) : dims(p.m, p.k), p.dtype, p.constant_a, p.layout_a));
+  scaled(inputs.back(), p.scale_a);
+  inputs.push_back(add_tensor(g, "B", p.trans_b ? dims(p.n, p.k, !p.shared_b) : dims(p.k, p.n, !p.shared_b), p.dtype_b,
+                              p.constant_b, p.layout_b));
+  scaled(inputs.back(), p.scale_b);
+  if (p.bias) inputs.push_back(add_tensor(g, "Bias", {p.n}, *p.bias, p.constant_bias));  // a layer's bias: a weight
+  if (p.residual) inputs.push_back(add_tensor(g, "R", dims(p.m, p.n), *p.residual));
+  const TensorId c = add_tensor(g, "C", dims(p.m, p.n), p.out_dtype, false, p.layout_c);
+  scaled(c, p.scale_c);
+  Op& op = add_op(g, "gemm", p.matmul ? OpType::MATMUL : OpType::GEMM_BIAS_ACT, std::move(inputs), c);
   op.attrs.trans_a = p.trans_a;
   op.attrs.trans_b = p.trans_b;
   op.attrs.alpha = p.alpha;
-  op.attrs.act = p.act;
   op.attrs.fast_accum = p.fast_accum;
-  op.attrs.mnk = std::array<int64_t, 3>{p.m, p.n, p.k};
+  if (!p.matmul) {
+    op.attrs.act = p.act;
+    op.attrs.mnk = std::array<int64_t, 3>{p.m, p.n, p.k};
+    op.attrs.residual = p.residual.has_value();
+    if (p.residual) op.attrs.beta = p.beta;
+  }
   g.outputs = {c};
+  if (p.amax) {
+    const TensorId amax = add_tensor(g, "C_amax", {1}, DType::f32);
+    g.ops.back().outputs.push_back(amax);
+    g.outputs.push_back(amax);
+  }
   return g;
 }
 

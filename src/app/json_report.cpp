@@ -51,6 +51,7 @@ json kernels_json(const std::vector<KernelChoice>& kernels) {
                  {"notes", c.notes},
                  {"rejected", rejected}});
     // Known once the kernel is prepared: the candidate it runs (--algo takes the index).
+    if (!c.gemm_command.empty()) a.back()["gemm_command"] = c.gemm_command;
     if (c.variants > 0)
       a.back()["algo"] = {{"index", c.variant}, {"candidates", c.variants}, {"config", c.algo}};
   }

@@ -138,6 +138,7 @@ Status check_run_paths(const RunOptions& opts, const Graph& original, std::strin
   // "-" is stdout, not a file.
   if (!opts.report_path.empty() && opts.report_path != "-") outputs.push_back({"--report", opts.report_path});
   if (!opts.emit_graph.empty()) outputs.push_back({"--emit-graph", opts.emit_graph});
+  if (!opts.emit_gemms.empty()) outputs.push_back({"--emit-gemms", opts.emit_gemms});
   if (!opts.tuning_cache.empty() && !opts.dry_run) outputs.push_back({"--tuning-cache", opts.tuning_cache});
   if (!opts.dump_dir.empty()) {
     const Named dir{"--dump", opts.dump_dir};

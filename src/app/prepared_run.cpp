@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "gexec/exec/trace.hpp"
 #include "gexec/verify/reference.hpp"
 
 #include "check.hpp"
@@ -13,11 +14,15 @@
 namespace gexec {
 
 PreparedRun::PreparedRun(Graph original, PrepareOptions opts)
-    : original_(std::move(original)), opts_(std::move(opts)) {}
+    : original_(std::move(original)), opts_(std::move(opts)) {
+  enable_tracing();
+}
 
 PreparedRun::~PreparedRun() = default;
 
+// Each phase is a trace range (exec/trace.hpp) named "gexec PHASE", for outside profilers.
 Status PreparedRun::run_passes(std::ostream& prints) {
+  const TraceRange range("gexec passes");
   auto names = parse_pass_list(opts_.passes);
   if (!names) return names.error();
   graph_ = original_;
@@ -35,6 +40,7 @@ Status PreparedRun::choose_target(Device* on) {
     device_ = std::shared_ptr<Device>(on, [](Device*) {});  // the caller's: not deleted here
     return {};
   }
+  const TraceRange range("gexec device");
   auto target = gexec::choose_target(opts_);
   if (!target) return target.error();
   backend_ = target->backend;
@@ -45,6 +51,7 @@ Status PreparedRun::choose_target(Device* on) {
 }
 
 Status PreparedRun::select() {
+  const TraceRange range("gexec select");
   auto selection = select_kernels(graph_, caps_, backend_, opts_.kernel);
   if (!selection) return selection.error();
   selection_ = std::move(*selection);
@@ -54,6 +61,7 @@ Status PreparedRun::select() {
 
 Status PreparedRun::create_executor(const HostTensors* host_inputs) {
   if (!device_) return runtime_error("a dry run has no device to run on");
+  const TraceRange range("gexec set-up");
   auto ex = Executor::create(*device_, graph_, *selection_, plan_, opts_.seed, host_inputs);
   if (!ex) return ex.error();
   ex_ = std::move(*ex);
@@ -72,6 +80,7 @@ Result<std::unique_ptr<PreparedRun>> PreparedRun::prepare(Graph original, const 
 }
 
 Result<std::vector<TunedKernel>> PreparedRun::tune(AutotuneOptions tune, std::ostream& log) {
+  const TraceRange range("gexec tune");
   tune.precision.tf32 = backend_ == Backend::cuda && opts_.kernel.tf32;
   tune.precision.merge(ex_->precision());
   return autotune(*ex_, caps_, tune, log);
@@ -94,6 +103,7 @@ VerifyMode PreparedRun::check_mode() {
 Status PreparedRun::check(const HostTensors& inputs, const HostTensors& outputs, std::optional<CheckSummary>& into,
                           const std::function<void(std::string)>& warn, const std::function<void()>& before_compare) {
   (void)check_mode();
+  const TraceRange range("gexec check");
   // A copy: where the device cannot take the products, this check's plan moves to the CPU.
   CheckPlan plan = *check_plan_;
   // What the kernels declare is read after tuning chose them.
@@ -128,6 +138,7 @@ Status PreparedRun::check(const HostTensors& inputs, const HostTensors& outputs,
 
 Status PreparedRun::time(const TimingOptions& opts, std::optional<double> peak_tflops, RunTiming& into,
                          std::string* peak_unknown) {
+  const TraceRange range("gexec timing");
   if (!peak_tflops) {
     auto measured = device_->peak_tflops();
     if (measured) peak_tflops = *measured;

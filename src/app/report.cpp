@@ -43,6 +43,21 @@ void print_kernels(std::ostream& out, const std::vector<KernelChoice>& kernels) 
   }
 }
 
+// Every product as the `gexec gemm` line that runs it alone, once its candidate is known (or in a dry run).
+void print_gemm_commands(std::ostream& out, const RunReport& r) {
+  out << "gemm commands (each product alone; gexec gemm --from FILE runs a file of them):\n";
+  for (const KernelChoice& c : *r.kernels)
+    if (!c.gemm_command.empty()) out << "  " << c.op << ": " << c.gemm_command << "\n";
+  if (!r.emitted_gemms.empty()) out << "wrote the gemm commands to " << r.emitted_gemms << "\n";
+}
+
+bool has_gemm_commands(const RunReport& r) {
+  if (!r.kernels || (!r.executed && r.result != RunReport::Result::dry_run)) return false;
+  for (const KernelChoice& c : *r.kernels)
+    if (!c.gemm_command.empty()) return true;
+  return false;
+}
+
 void print_exact(std::ostream& out, const RunReport& r) {
   out << "exact inputs: integers in -" << *r.exact_range << ".." << *r.exact_range
       << ", every product, sum and result exact\n";
@@ -129,6 +144,7 @@ const Section kSections[] = {
      [](std::ostream& o, const RunReport& r) {
        for (const std::string& note : r.notes) o << "note: " << note << "\n";
      }},
+    {has_gemm_commands, print_gemm_commands},
     {[](const RunReport& r) { return r.dump.has_value(); },
      [](std::ostream& o, const RunReport& r) { print_dump(o, *r.dump); }},
     {[](const RunReport& r) { return r.check.has_value(); },
@@ -239,6 +255,8 @@ void TextReport::update(const RunReport& r) {
     if (kSections[s].present(r)) last = s + 1;
   for (size_t s = next_section_; s < last; ++s)
     if (kSections[s].present(r)) kSections[s].print(out_, r);
+  // As the run goes, also into a file or a pipe (a long timing, then Ctrl-C: what was printed is there).
+  if (last > next_section_) out_.flush();
   next_section_ = last;
 }
 

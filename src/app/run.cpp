@@ -10,9 +10,12 @@
 #include <sstream>
 
 #include "gexec/app/commands.hpp"
+#include "gexec/app/gemm_replay.hpp"
+#include "output_file.hpp"
 #include "gexec/app/prepared_run.hpp"
 #include "gexec/app/run_report.hpp"
 #include "gexec/exec/executor.hpp"
+#include "gexec/exec/trace.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/io/text.hpp"
 #include "gexec/ir/printer.hpp"
@@ -27,8 +30,10 @@
 #include "load_inputs.hpp"
 #include "gexec/app/nvml.hpp"
 #include "output_paths.hpp"
+#include "interrupt.hpp"
 #include "progress.hpp"
 #include "report.hpp"
+#include "target.hpp"
 #include "timing_report.hpp"
 
 namespace gexec {
@@ -87,6 +92,24 @@ void fill_algos(const Executor& ex, std::vector<KernelChoice>& choices) {
   }
 }
 
+// Each product's replay line, with the candidate it runs once `ex` is prepared.
+void fill_gemm_commands(const Graph& g, const Executor* ex, const RunOptions& o, std::vector<KernelChoice>& choices) {
+  for (const ProductCommand& p : product_commands(g, ex, {std::nullopt, o.pad, o.precision}))
+    for (KernelChoice& c : choices)
+      if (c.op == p.op) c.gemm_command = p.command;
+}
+
+// --emit-gemms FILE: the lines, one per product, after a comment naming the graph.
+Status emit_gemms(const RunOptions& o, const std::vector<KernelChoice>& choices, RunReport& rep) {
+  if (o.emit_gemms.empty()) return {};
+  std::string text = "# the products of " + o.graph_path + ", one gexec gemm command each (gexec gemm --from FILE runs them)\n";
+  for (const KernelChoice& c : choices)
+    if (!c.gemm_command.empty()) text += c.gemm_command + "  # " + c.op + "\n";
+  GEXEC_TRY(write_output_file(o.emit_gemms, text));
+  rep.emitted_gemms = o.emit_gemms;
+  return {};
+}
+
 // The options as given, for the JSON report: what a rerun needs besides the graph.
 nlohmann::json run_options_json(const RunOptions& o) {
   nlohmann::json j = common_options_json(o);
@@ -98,6 +121,8 @@ nlohmann::json run_options_json(const RunOptions& o) {
             {"profile", o.timing.profile},
             {"autotune_top", o.autotune_top},
             {"tuning_cache", o.tuning_cache},
+            {"emit_gemms", o.emit_gemms},
+            {"profile_range", o.timing.profile_range},
             {"load_inputs", o.load_inputs_dir},
             {"dims", o.dims},
             {"expect", o.expect_dir},
@@ -166,8 +191,11 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
       rep.refused_outputs = "--report";
       return s;
     }
+  std::optional<TraceRange> load_range;
+  load_range.emplace("gexec load");
   auto loaded = opts.graph ? Result<ModelFile>(graph_model(*opts.graph))
                            : load_model_file(opts.graph_path, {opts.dims, opts.load_inputs_dir});
+  load_range.reset();
   if (!loaded) return loaded.error();
   const ModelFile& model = *loaded;
   const uint64_t seed = opts.seed.value_or(model.graph.seed.value_or(0));
@@ -228,6 +256,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   tell();
   GEXEC_TRY(run.select());
   rep.kernels = kernel_choices(graph, run.selection());
+  fill_gemm_commands(graph, nullptr, opts, *rep.kernels);
   const BufferPlan& plan = run.plan();
   rep.buffers = buffer_summary(graph, plan);
   // --verify exact: integer inputs that keep every value exact, or the reason none exist.
@@ -239,6 +268,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     exact_range_r = *r;
   }
   if (opts.dry_run) {
+    GEXEC_TRY(emit_gemms(opts, *rep.kernels, rep));
     rep.result = RunReport::Result::dry_run;
     return {};
   }
@@ -283,6 +313,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
     tune.top = opts.autotune_top;
     tune.cache_path = opts.tuning_cache;
     tune.cuda_graph = opts.timing.cuda_graph;
+    tune.poll = check_interrupt;
     Progress bar("autotune");
     tune.progress = [&bar](double done) { bar.update(done); };
     std::ostringstream log;
@@ -302,7 +333,10 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   }
   if (opts.algo) GEXEC_TRY(select_algo(ex, *opts.algo));
   fill_algos(ex, *rep.kernels);
+  fill_gemm_commands(graph, &ex, opts, *rep.kernels);
+  GEXEC_TRY(emit_gemms(opts, *rep.kernels, rep));
   t0 = Clock::now();
+  GEXEC_TRY(check_interrupt());
   GEXEC_TRY(run.run());
   times.first_run = ms_since(t0);
   rep.notes = ex.notes();
@@ -332,10 +366,16 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   times.check = ms_since(t0);
   tell();
 
+  GEXEC_TRY(check_interrupt());  // Ctrl-C during the check: stop before the timing
   if (opts.timing.iters > 0) {
     RunTiming timing;
     std::string peak_unknown;
-    const Status s = run.time(opts.timing, opts.peak_tflops, timing, &peak_unknown);
+    TimingOptions how = opts.timing;
+    if (!how.poll) how.poll = check_interrupt;
+    Progress bar("timing", 1.0, opts.timing_progress);
+    if (opts.timing_progress) how.progress = [&bar](double done) { bar.update(done); };
+    const Status s = run.time(how, opts.peak_tflops, timing, &peak_unknown);
+    bar.clear();
     if (!peak_unknown.empty()) rep.warnings.push_back({RunWarning::Kind::peak_unknown, peak_unknown});
     if (timing.stats.samples > 0) {
       if (timing.noisy) rep.warnings.push_back({RunWarning::Kind::noisy_timings, noisy_message(timing)});
@@ -352,6 +392,7 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
 }  // namespace
 
 RunReport run_graph(const RunOptions& opts, const RunObserver& observer) {
+  enable_tracing();
   RunReport rep;
   Status s;
   try {
@@ -368,6 +409,9 @@ RunReport run_graph(const RunOptions& opts, const RunObserver& observer) {
 }
 
 Exit run_command(const RunOptions& opts, std::ostream& out, std::ostream& err) {
+  // Ctrl-C stops the run at its next step (the tuning and the timing ask between samples): the
+  // report says so and is written; exit 130.
+  const StopOnInterrupt stop;
   // --report -: the JSON alone on stdout, the text report on stderr.
   const bool json_on_stdout = opts.report_path == "-";
   TextReport text(json_on_stdout ? err : out);

@@ -93,6 +93,13 @@ Result<std::unique_ptr<ProductEngine>> open_reference_engine(BackendChoice backe
   return std::unique_ptr<ProductEngine>();
 }
 
+void enable_tracing() {
+#if GEXEC_HAVE_CUDA
+  static const bool once = (enable_nvtx_ranges(), true);
+  (void)once;
+#endif
+}
+
 Result<Target> choose_target(const PrepareOptions& opts) {
   if (opts.backend == BackendChoice::cuda) return cuda_target(opts);
   if (opts.backend == BackendChoice::cpu) return cpu_target();

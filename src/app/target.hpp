@@ -21,6 +21,10 @@ struct Target {
 // The backend and device `opts` asks for (opts.backend, device, dry_run, arch).
 Result<Target> choose_target(const PrepareOptions& opts);
 
+// The run's trace ranges (exec/trace.hpp) as NVTX ranges where the build has the CUDA backend;
+// else nothing. Called by every run before its first range; idempotent.
+void enable_tracing();
+
 // The float64 reference engine of CUDA device `ordinal`, where the build has the CUDA backend.
 Result<std::unique_ptr<ProductEngine>> open_device_reference(int ordinal);
 

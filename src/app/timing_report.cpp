@@ -39,6 +39,8 @@ Result<std::vector<OpTime>> profile_ops(Executor& ex, const TimingOptions& opts)
   TimingOptions one = opts;
   one.cuda_graph = false;  // each op on its own, launched directly
   one.profile = false;
+  one.profile_range = false;  // the profiler's range holds the whole run's timed iterations only
+  one.progress = nullptr;
   one.info = nullptr;
   one.warmup_ms = std::min(opts.warmup_ms, kProfileWarmupMs);
   std::vector<OpTime> times;

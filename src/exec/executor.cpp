@@ -76,6 +76,7 @@ Result<std::unique_ptr<Executor>> Executor::create(Device& device, Graph graph, 
     } else {
       ex->kernels_.push_back(std::move(*k));
       ex->run_ops_.push_back(i);
+      ex->trace_names_.push_back(op.name + " [" + selection.ops[i].kernel->name + "]");
     }
   }
   if (Status s = device.synchronize(); !s) return s.error().with("running the hoisted ops");
@@ -137,7 +138,7 @@ Status Executor::enqueue() {
   size_t k = 0;
   for (const Op& op : graph_.ops) {
     if (op.hoisted) continue;
-    Status s = kernels_[k++]->run();
+    Status s = enqueue_op(k++);
     if (!s) return s.error().with("running op " + op.name);
   }
   return {};

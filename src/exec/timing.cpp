@@ -46,6 +46,7 @@ TimingStats summarize(std::vector<double> micros) {
 
 SamplePlan plan_samples(const TimingOptions& opts, int reps) {
   const int iters = std::max(opts.iters, 1);
+  if (opts.profile_range) return {1, iters};
   if (!opts.count_iterations) return {std::max(reps, 1), iters};
   const int r = std::clamp(std::min(reps, iters / kMinSamples), 1, std::max(reps, 1));
   return {r, (iters + r - 1) / r};

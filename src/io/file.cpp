@@ -59,6 +59,12 @@ void install_handlers() {
   }
 }
 
+}  // namespace
+
+void install_temp_file_cleanup() { install_handlers(); }
+
+namespace {
+
 // The template is copied into a slot marked used before mkstemp fills it in place and creates
 // the file: a signal at any moment finds the name of whatever file exists.
 int claim_slot(const std::string& temp) {

@@ -83,6 +83,7 @@ class Tuner {
     t.iters = opts_.iters;
     t.warmup_iters = 3;
     t.cuda_graph = opts_.cuda_graph;
+    t.poll = opts_.poll;
     auto samples = ex_.device().time_runs(enqueue, t, nullptr);
     if (!samples) return samples.error();
     return summarize(std::move(*samples)).median;

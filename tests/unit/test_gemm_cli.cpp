@@ -359,3 +359,12 @@ TEST_CASE("run --load-inputs warns about files that match no input, and when non
 GEXEC_SKIPPED_TEST("gemm and compare end to end on the CPU backend", "[cli][gemm][cpu]", GEXEC_NO_CPU_BACKEND)
 
 #endif  // GEXEC_HAVE_CPU
+
+TEST_CASE("gemm: --duration takes several rounds on the CPU backend", "[cli][gemm]") {
+  // The later rounds pass no graph_used flag: the CPU device once wrote through that null pointer.
+  auto r = run_gexec("gemm --m 32 --n 32 --k 32 --dtype f32 --backend cpu --iters 5 --warmup 0 --duration 0.3");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.signal == 0);
+  CHECK(has(r.output, "1 point, 1 passed"));
+}

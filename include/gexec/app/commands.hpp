@@ -30,6 +30,7 @@ struct RunOptions {
   bool print_after_all = false;
   std::string print_after;
   std::string emit_graph;            // write the graph after the passes here
+  std::string emit_gemms;            // write every product's `gexec gemm` line here (gemm_replay.hpp)
   std::string residual_costs;        // measured residual costs for fuse_residual (PipelineOptions)
   TimingOptions timing;              // timing.iters > 0 times the run
   std::optional<double> peak_tflops; // the device's peak for "% of peak"; default: measured once and cached
@@ -52,6 +53,7 @@ struct RunOptions {
   std::optional<int> algo;           // --algo N: every GEMM runs its N-th cuBLASLt candidate
   std::string command_line;          // the command as typed, for the JSON report
   bool force = false;                // allow outputs to overwrite the run's own inputs (output_paths.hpp)
+  bool timing_progress = false;      // a progress line for the timing on a terminal (gexec run; not each gemm point)
   std::map<std::string, int64_t> dims;  // --dim NAME=VALUE: an ONNX model's open dimensions
   std::string expect_dir;            // --expect DIR: compare each output with DIR/<name>.npy or output_N.pb
   std::optional<double> expect_atol, expect_rtol;  // override --expect's per-dtype tolerance (expect.hpp)

@@ -14,6 +14,7 @@ namespace gexec {
 
 struct GemmOptions {
   GemmSweepText sweep;
+  std::string from;                 // --from FILE: the points of a replay file (gemm_replay.hpp) instead
   RunOptions run;                   // every point's run: backend, device, seed, check, timing, tuning, pad, algo
   bool cold_l2 = false;             // --cold-l2: rotate over kDefaultRotateBytes of operand sets
   double rotating_mb = 0;           // --rotating MB: the same over this many MB

@@ -13,16 +13,27 @@
 
 namespace gexec {
 
-// One point of a sweep: C = act(alpha * op(A) op(B) + bias), batched when batch > 1.
+// One point of a sweep: C = act(alpha * op(A) op(B) + beta * R + bias), batched when batch > 1:
+// every product a graph can hold (gemm_replay.hpp writes any graph's product as one).
 struct GemmPoint {
   int64_t m = 0, n = 0, k = 0, batch = 1;
-  DType dtype = DType::f16;      // A and B
+  DType dtype = DType::f16;      // A
+  DType dtype_b = DType::f16;    // B (the same as A's unless --dtype-b)
   DType out_dtype = DType::f16;  // C
   std::optional<DType> bias;     // none: no bias
   Act act = Act::none;
   bool trans_a = false, trans_b = false;
   double alpha = 1.0;
   bool fast_accum = false;       // f8 points only: the product's fast_accum attribute
+  bool matmul = false;           // --op matmul: a MATMUL op (no bias, act or residual) instead of GEMM_BIAS_ACT
+  bool shared_b = false;         // batched with B rank 2, shared by every batch entry
+  Layout layout_a = Layout::rowmajor, layout_b = Layout::rowmajor, layout_c = Layout::rowmajor;
+  std::optional<DType> residual;  // R, added times beta inside the activation
+  double beta = 1.0;
+  bool amax = false;              // an f32 [1] amax output after an f8 C
+  Scale scale_a, scale_b, scale_c;  // f8 tensors' scales (default 1)
+  bool constant_a = false, constant_b = false, constant_bias = true;  // weights: fixed before the runs
+  bool operator==(const GemmPoint&) const = default;
 };
 
 // The sweep as typed: each field a value, a comma-separated list, and for the sizes also a range
@@ -38,6 +49,17 @@ struct GemmSweepText {
   std::string trans = "nn";
   double alpha = 1.0;
   bool fast_accum = false;  // --fast-accum: FP8 fast accumulation on the f8 points
+  // One value each (not lists): what a graph's product needs beyond the sweep's usual axes.
+  std::string dtype_b;      // B's dtype; empty: --dtype's
+  std::string op = "gemm_bias_act";  // or "matmul"
+  bool shared_b = false;    // --shared-b: batched A and C, B rank 2
+  std::string layout = "rrr";        // A, B, C: r (rowmajor) or c (colmajor, rank 2 only)
+  std::string residual = "none";     // none, f16, bf16 or f32
+  std::optional<double> beta;        // only with a residual
+  bool amax = false;                 // --amax: an amax output (f8 C)
+  std::string scale_a, scale_b, scale_c;  // "X", "row:X/Y/..." or "col:X/Y/..."; empty: 1
+  std::string constant = "bias";     // the operands that are weights: none or a list of a, b, bias (default bias)
+  bool operator==(const GemmSweepText&) const = default;
 };
 
 // Upper bounds that keep a typo (a range with a step of 1) from becoming a day of work.
@@ -62,6 +84,11 @@ Graph gemm_graph(const GemmPoint& p);
 
 // "nn", "nt", "tn" or "tt".
 std::string trans_name(const GemmPoint& p);
+// A's dtype, or "AxB" when B's differs ("f8e4m3xf8e5m2"): the dtype column.
+std::string ab_name(const GemmPoint& p);
+// "0.5", "row:0.5/0.25" (one per row), "col:2" (every column 2): the form --scale-a reads.
+std::string scale_text(const Scale& s);
+Result<Scale> parse_scale(std::string_view text, std::string_view option);
 // "none" or the bias dtype.
 std::string bias_name(const GemmPoint& p);
 

@@ -20,6 +20,7 @@
 #include "gexec/exec/buffer_plan.hpp"
 #include "gexec/exec/device.hpp"
 #include "gexec/exec/executor.hpp"
+#include "gexec/exec/trace.hpp"
 #include "gexec/ir/graph.hpp"
 #include "gexec/kernels/select.hpp"
 #include "gexec/passes/pipeline.hpp"
@@ -84,7 +85,10 @@ class PreparedRun {
   Result<std::vector<TunedKernel>> tune(AutotuneOptions tune, std::ostream& log);
 
   // One run, each kernel's launch checked.
-  Status run() { return executor().run_checked(); }
+  Status run() {
+    const TraceRange range("gexec run");
+    return executor().run_checked();
+  }
 
   // The stored bytes of every input of the graph as loaded (check.hpp's reference_inputs), and
   // its outputs read back by name.

@@ -53,6 +53,9 @@ struct KernelChoice {
   // candidates), which one runs, and that one as the kernel describes it (empty: no description).
   int variants = 0, variant = 0;
   std::string algo;
+  // A product's `gexec gemm` line that runs it alone (gemm_replay.hpp); once prepared, with the
+  // candidate it runs. Empty for other ops.
+  std::string gemm_command;
 };
 
 struct PlacedBuffer {
@@ -163,6 +166,7 @@ struct RunReport {
   std::optional<PassesSummary> passes;
   std::string printed_after;   // dry-run: the graph after the passes, printed
   std::string emitted_graph;   // --emit-graph: the file written
+  std::string emitted_gemms;   // --emit-gemms: the file written
   std::optional<DeviceSummary> device;
   KernelOptions kernel_options;  // what selection and preparation were given (--pad)
   std::optional<std::vector<KernelChoice>> kernels;

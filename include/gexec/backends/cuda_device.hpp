@@ -38,6 +38,10 @@ Result<DeviceCaps> detect_cuda_caps(int ordinal);
 // (the rows summed at once) below what memory allows: the tests' way to walk many panels.
 Result<std::unique_ptr<ProductEngine>> open_cuda_product_engine(int ordinal, int64_t panel_bytes = 0);
 
+// From now on the ranges of exec/trace.hpp (the run's phases, each op) are NVTX 3 ranges, which a
+// profiler attached to the process records (docs/profiling.md).
+void enable_nvtx_ranges();
+
 // A test aid: the faults the backend pretends to meet (src/backends/cuda/fault.hpp), in the
 // syntax of GEXEC_FAULT; empty turns them off. bad_input for a bad spec, which changes nothing.
 Status configure_cuda_faults(std::string_view spec);

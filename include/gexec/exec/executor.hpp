@@ -9,6 +9,7 @@
 
 #include "gexec/exec/buffer_plan.hpp"
 #include "gexec/exec/device.hpp"
+#include "gexec/exec/trace.hpp"
 #include "gexec/kernels/select.hpp"
 
 namespace gexec {
@@ -25,7 +26,10 @@ class Executor {
   // Enqueues one run: every op that is not hoisted, in order. No allocation, no synchronisation.
   Status enqueue();
   // Enqueues the k-th op that runs every time (for per-op timing); k < kernel_count().
-  Status enqueue_op(size_t k) { return kernels_[k]->run(); }
+  Status enqueue_op(size_t k) {
+    const TraceRange range(trace_names_[k]);
+    return kernels_[k]->run();
+  }
   // The op of the k-th kernel that runs every time.
   const Op& op_of_kernel(size_t k) const { return graph_.ops[run_ops_[k]]; }
   // Poisons the outputs, enqueues one run and waits for it: a run whose outputs are checked.
@@ -84,6 +88,7 @@ class Executor {
   char* base_ = nullptr;
   std::vector<std::unique_ptr<Kernel>> kernels_;  // the ops that run every time, in order
   std::vector<size_t> run_ops_;                   // their op indexes
+  std::vector<std::string> trace_names_;          // their trace ranges: "OP [KERNEL]"
   std::vector<std::unique_ptr<Kernel>> once_;     // hoisted ops, kept alive with their buffers
   std::vector<const KernelDef*> defs_;            // per op: its kernel, to build it again
   KernelOptions options_;                         // what the kernels were selected and built with

@@ -27,10 +27,17 @@ struct TimingOptions {
   bool count_iterations = false;
   double duration_s = 0;    // keep taking samples (in rounds of `iters`) until this many seconds of them
   int64_t rotate_bytes = 0; // > 0: rotate over operand sets of this many bytes in all (cold L2)
+  // --profile-range: exactly `iters` timed iterations, one per sample, with no calibration, and on
+  // the CUDA backend only those between cudaProfilerStart and cudaProfilerStop (an outside
+  // profiler's capture range); the other backends have nothing to start.
+  bool profile_range = false;
   TimingInfo* info = nullptr;  // where given, Device::time_runs writes what it did here
   // Where given, called between samples and warm-up steps: an error stops the timing and is
   // returned (the Python module's time() checks for Ctrl-C here).
   std::function<Status()> poll;
+  // Where given, told the share of the timed samples enqueued (0 to 1) as the timed loop goes:
+  // a progress line for long timings. Host-side, between samples.
+  std::function<void(double)> progress;
 };
 
 // opts.poll's verdict, or success where there is none.
@@ -57,6 +64,7 @@ constexpr int kMaxReps = 10000;
 int reps_for_sample(double micros_per_iter);
 
 // How a timer spends opts.iters once calibrated to `reps` iterations a sample: with
+// profile_range, iters samples of one iteration (the timers then skip the calibration); with
 // count_iterations, batches of at most reps and at most iters / kMinSamples iterations (at least
 // one), as many samples as make up iters; otherwise iters samples of reps.
 constexpr int kMinSamples = 10;

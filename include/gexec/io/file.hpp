@@ -41,6 +41,11 @@ class InputFile {
   std::string path_;
 };
 
+// Installs, once, the handlers of SIGINT, SIGTERM and SIGHUP that remove OutputFile's temporary
+// files and end the process (else installed by the first OutputFile): a handler installed
+// afterwards can pass a signal on to them.
+void install_temp_file_cleanup();
+
 // Whether `path` names a regular file, refusing like InputFile::open (without opening it).
 Status check_regular_file(const std::string& path);
 

@@ -22,6 +22,8 @@ struct AutotuneOptions {
   // Told the fraction of the tuning done, now and then; the caller draws it (the app: a
   // progress line on a terminal). May be empty.
   std::function<void(double done)> progress;
+  // Asked between timing samples (TimingOptions::poll): an error stops the tuning (Ctrl-C). May be empty.
+  std::function<Status()> poll;
   Precision precision;      // what the kernels declare: candidates are checked against the reference with it
 };
 

@@ -40,8 +40,9 @@ Result<std::vector<double>> time_on_host(const std::function<Status()>& enqueue,
   }
 
   // Calibration (counted as warm-up): batches grow until one lasts kMinSampleMicros.
+  // None with profile_range: the iterations are a fixed count, one per sample.
   double per_iter_us = 0;
-  for (int64_t n = 1;;) {
+  for (int64_t n = 1; !opts.profile_range;) {
     GEXEC_TRY(poll_timing(opts));
     const auto t0 = Clock::now();
     GEXEC_TRY(run_n(enqueue, n));
@@ -63,6 +64,7 @@ Result<std::vector<double>> time_on_host(const std::function<Status()>& enqueue,
     const auto t0 = Clock::now();
     GEXEC_TRY(run_n(enqueue, reps));
     samples.push_back(us_between(t0, Clock::now()) / double(reps));
+    if (opts.progress) opts.progress(double(i + 1) / double(plan.samples));
   }
   if (opts.info) *opts.info = TimingInfo{reps, warm, warm_ms};
   return samples;

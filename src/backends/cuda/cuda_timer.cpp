@@ -24,6 +24,11 @@
 #include <cmath>
 #include <string>
 
+#include <cuda_profiler_api.h>
+
+#include <optional>
+
+#include "gexec/exec/trace.hpp"
 #include "raii.hpp"
 
 namespace gexec::cuda {
@@ -60,6 +65,22 @@ Result<double> elapsed_us(const Event& from, const Event& to) {
   GEXEC_CUDA_TRY(cudaEventElapsedTime(&ms, from.get(), to.get()));
   return double(ms) * 1000.0;
 }
+
+// cudaProfilerStop on every way out of the timed loop once started: an error in it must not leave
+// the profiler's capture range open.
+struct ProfilerRange {
+  bool open;
+  explicit ProfilerRange(bool started) : open(started) {}
+  Status stop() {
+    if (!open) return {};
+    open = false;
+    GEXEC_CUDA_TRY(cudaProfilerStop());
+    return {};
+  }
+  ~ProfilerRange() {
+    if (open) (void)cudaProfilerStop();
+  }
+};
 
 }  // namespace
 
@@ -156,8 +177,9 @@ Result<std::vector<double>> time_on_stream(cudaStream_t stream, const std::funct
 
   // 3. Calibration: the batch size. Aims at twice the minimum so that the last batch is
   // measured well above the events' resolution.
+  // None with profile_range: the iterations are a fixed count, one per sample.
   double per_iter_us = 0;
-  for (int64_t n = 1;;) {
+  for (int64_t n = 1; !opts.profile_range;) {
     GEXEC_TRY(poll_timing(opts));
     GEXEC_CUDA_TRY(cudaEventRecord(cal0->get(), stream));
     GEXEC_TRY(launch_n(n));
@@ -176,15 +198,23 @@ Result<std::vector<double>> time_on_stream(cudaStream_t stream, const std::funct
   const int reps = plan.reps;
   const double warm_ms = ms_since(warm_start);
 
-  // 4. The timed loop.
+  // 4. The timed loop, in an NVTX range, and with profile_range alone between cudaProfilerStart
+  // and cudaProfilerStop (stopped after the last iteration has finished on the device).
+  std::optional<TraceRange> traced;
+  traced.emplace("gexec timed iterations");
+  ProfilerRange profiler(opts.profile_range);
+  if (opts.profile_range) GEXEC_CUDA_TRY(cudaProfilerStart());
   GEXEC_CUDA_TRY(cudaEventRecord(marks[0].get(), stream));
   for (int i = 0; i < plan.samples; ++i) {
     // Host-side only (the launches are asynchronous): the device's time is not interrupted.
     GEXEC_TRY(poll_timing(opts));
     for (int r = 0; r < reps; ++r) GEXEC_TRY(launch());
     GEXEC_CUDA_TRY(cudaEventRecord(marks[size_t(i) + 1].get(), stream));
+    if (opts.progress) opts.progress(double(i + 1) / double(plan.samples));
   }
   GEXEC_CUDA_TRY(cudaStreamSynchronize(stream));
+  GEXEC_TRY(profiler.stop());
+  traced.reset();
 
   std::vector<double> samples;
   samples.reserve(size_t(plan.samples));
