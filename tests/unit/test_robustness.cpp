@@ -453,13 +453,20 @@ TEST_CASE("SIGINT during --dump leaves each file whole or absent, and no tempora
     if (!seen) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   if (!exited) {
-    kill(pid, seen ? SIGINT : SIGKILL);
+    // Ctrl-C twice: the first asks the run to stop at its next step (the file being written is
+    // finished), the second, where it comes before that, ends it through the handler that removes
+    // the temporary (the two signals may also arrive as one).
+    if (seen) {
+      kill(pid, SIGINT);
+      kill(pid, SIGINT);
+    } else {
+      kill(pid, SIGKILL);
+    }
     waitpid(pid, &status, 0);
   }
-  INFO("temporary seen: " << seen);
+  INFO("temporary seen: " << seen << ", status " << status);
   REQUIRE(seen);
-  CHECK(WIFSIGNALED(status));
-  CHECK(WTERMSIG(status) == SIGINT);
+  CHECK(((WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) || (WIFEXITED(status) && WEXITSTATUS(status) == 130)));
   CHECK(no_temporaries(dump));
   // What is there is complete: it reads back with its full shape.
   for (const auto& e : fs::directory_iterator(dump)) {
