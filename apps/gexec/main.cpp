@@ -14,7 +14,6 @@
 #include "gexec/app/gemm_command.hpp"
 #include "gexec/app/model_file.hpp"
 #include "gexec/app/version.hpp"
-#include "gexec/exec/rotation.hpp"
 #include "openblas_limit.hpp"
 #include "option_checks.hpp"
 
@@ -163,8 +162,7 @@ struct RunCommand {
       return gexec::Exit::bad_input;
     }
     opts.timing.cuda_graph = !no_graph;
-    if (run_cold_l2 || run_rotating_mb > 0)
-      opts.timing.rotate_bytes = run_rotating_mb > 0 ? int64_t(run_rotating_mb * 1e6) : gexec::kDefaultRotateBytes;
+    opts.timing.rotate_bytes = gexec::rotation_bytes(run_cold_l2, run_rotating_mb);
     return gexec::run_command(opts, std::cout, std::cerr);
   }
 };

@@ -75,8 +75,7 @@ GemmRow run_point(const GemmOptions& opts, const RunOptions& base, const GemmJob
   o.graph = std::make_shared<const Graph>(gemm_graph(p));
   o.graph_path = "gemm " + point_label(p);
   o.report_path.clear();
-  if (opts.cold_l2 || opts.rotating_mb > 0)
-    o.timing.rotate_bytes = opts.rotating_mb > 0 ? int64_t(opts.rotating_mb * 1e6) : kDefaultRotateBytes;
+  o.timing.rotate_bytes = rotation_bytes(opts.cold_l2, opts.rotating_mb);
   Nvml& nvml = Nvml::instance();
   PowerWatch watch(nvml, o.device);
   bool watching = false;

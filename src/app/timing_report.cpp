@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gexec/app/commands.hpp"
 #include "gexec/exec/rotation.hpp"
 #include "gexec/exec/work.hpp"
 
@@ -222,6 +223,11 @@ Status time_and_report(Executor& ex, const TimingOptions& opts, std::optional<do
   if (!s.ok()) return s;
   if (json_out) *json_out = timing_json(t);
   return {};
+}
+
+int64_t rotation_bytes(bool cold_l2, double rotating_mb) {
+  if (rotating_mb > 0) return int64_t(rotating_mb * 1e6);
+  return cold_l2 ? kDefaultRotateBytes : 0;
 }
 
 }  // namespace gexec

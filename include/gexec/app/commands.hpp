@@ -63,6 +63,10 @@ struct RunOptions {
 // and with --report the JSON written. Returns the report's exit status.
 Exit run_command(const RunOptions& opts, std::ostream& out, std::ostream& err);
 
+// --cold-l2 and --rotating MB (run and gemm) as TimingOptions::rotate_bytes: MB where given, else
+// with --cold-l2 the default rotation (twice the H200's L2), else 0 (warm).
+int64_t rotation_bytes(bool cold_l2, double rotating_mb);
+
 // `gexec check GRAPH --inputs DIR --outputs DIR`: outputs produced by anyone, checked against
 // gexec's reference of the graph with the rules and report of `run`.
 struct CheckOptions {
