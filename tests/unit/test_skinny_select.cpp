@@ -101,9 +101,19 @@ TEST_CASE("skinny cost model: wins at small M on N = 4096, loses where cuBLASLt 
 }
 
 TEST_CASE("selection: the skinny GEMM where the model says so, cuBLASLt elsewhere, with reasons", "[skinny]") {
-  {
+  {  // not by default until measured on a GPU: cuBLASLt, with the model's figures and why
     const test::OpCase c = decode(1, 4096, 4096);
     const OpChoice& ch = choose(c.graph);
+    REQUIRE(ch.kernel);
+    CHECK(ch.kernel->name == kLt);
+    CHECK(contains(reason(ch, kSkinny), "cost model: skinny"));
+    CHECK(contains(reason(ch, kSkinny), "not chosen by default"));
+  }
+  {  // --autotune offers it where the model says it wins
+    KernelOptions o;
+    o.tune_alternatives = true;
+    const test::OpCase c = decode(1, 4096, 4096);
+    const OpChoice& ch = choose(c.graph, o);
     REQUIRE(ch.kernel);
     CHECK(ch.kernel->name == kSkinny);
     const std::string printed = print_selection(c.graph, Selection{Backend::cuda, {ch}, {}});

@@ -12,6 +12,11 @@
 namespace gexec {
 namespace {
 
+// The kernel has not yet run on a GPU: until its tests and bench_decode.py have run there, the
+// selector takes it only when asked (--kernel, or --autotune, which checks and times it beside
+// cuBLASLt), never by the cost model's figures alone.
+constexpr bool kChosenByDefault = false;
+
 Verdict check_skinny(const std::string& name, const Graph& g, const Op& op, const DeviceCaps& caps,
                      const KernelOptions& options) {
   const cuda::SkinnyPlan p = cuda::plan_skinny(g, op, caps.sm_count);
@@ -22,6 +27,10 @@ Verdict check_skinny(const std::string& name, const Graph& g, const Op& op, cons
     v.notes.push_back("forced by --kernel; " + cost.describe());
   } else if (!cost.skinny_wins()) {
     v.rejected = cost.describe() + ": cuBLASLt is expected to be as fast or faster";
+    return v;
+  } else if (!kChosenByDefault && !options.tune_alternatives) {
+    v.rejected = cost.describe() + ": not chosen by default until it has been measured on a GPU (--kernel OP=" + name +
+                 " or --autotune takes it)";
     return v;
   } else {
     v.notes.push_back(cost.describe());
