@@ -317,6 +317,7 @@ py::list Runner::check() {
     d["norm_ratio"] = c.norm_ratio;
     d["max_ratio"] = c.max_ratio;
     d["beyond"] = c.beyond;
+    d["unbounded"] = c.unbounded;
     d["worst"] = c.worst;
     d["worst_got"] = c.worst_got;
     d["worst_ref"] = c.worst_ref;

@@ -85,6 +85,7 @@ json output_json(const CheckedOutput& o) {
                                        {"ref", finite_or_null(c.worst_ref)},
                                        {"bound", finite_or_null(c.worst_bound)}}},
           {"beyond", c.beyond},
+          {"unbounded", c.unbounded},
           {"atol", c.tol.atol},
           {"rtol", c.tol.rtol},
           {"exact", c.tol.exact},

@@ -229,6 +229,10 @@ void print_checks(std::ostream& out, const std::vector<CheckedOutput>& checks) {
                     value_text(c.worst_got).c_str(), value_text(c.worst_ref).c_str(), bound);
       out << line;
     }
+    if (c.unbounded > 0)
+      out << "      " << c.unbounded << " element" << (c.unbounded == 1 ? " has" : "s have")
+          << " no finite bound (a divisor, or a POW base under a fractional exponent, whose error can reach 0):"
+             " not compared\n";
     // Non-finite values that are not the reference's own are failures: said so rather than left to puzzle over.
     if (c.got_nonfinite > 0 || c.ref_nonfinite > 0)
       out << "      the output holds " << c.got_nonfinite << " non-finite value" << (c.got_nonfinite == 1 ? "" : "s")

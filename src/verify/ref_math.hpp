@@ -113,8 +113,8 @@ inline DType bias_read_dtype(bool f8_product, DType out) {
 // SUB is ADD's rules. DIV x / y: the divisor a device sees is at least m = |y| - kTail sd(y) in
 // magnitude, so the error (ex y - x ey) / (y y') is at most (|ex| + |r| |ey|) / m: variance
 // (var(x) + r^2 var(y)) / m^2, scale scale(x) / m; where m <= 0 the divisor's error may reach 0
-// and nothing bounds the quotient (variance infinite: compare.cpp counts the element beyond its
-// bound, as it cannot vouch for it), except for an exact divisor of 0, whose result (an infinity
+// and nothing bounds the quotient (variance infinite: compare.cpp counts the element as unbounded
+// and does not compare it, as the reference vouches for no value there), except for an exact divisor of 0, whose result (an infinity
 // or NaN) compare.cpp matches by value. SIGMOID, TANH, ERF: the slope at the |x'| nearest 0 that
 // x's error reaches (nearest_to_zero) times x's error, plus the f32 evaluation error
 // (bound::libm_eval_var); their results are bounded by 1. POW by the constant p (y's value):

@@ -404,6 +404,42 @@ TEST_CASE("compare: a small error on every element fails the normwise rule only"
   CHECK(c.norm_ratio == 0);
 }
 
+// An element whose finite reference no finite bound covers (a DIV by a computed value whose error
+// reaches 0) is not compared: any value may be right there, so a correct kernel never fails on it;
+// the rest keeps both rules, and a non-finite reference is still matched by value only.
+TEST_CASE("compare: an unbounded element is counted, not compared; the others still are", "[reference]") {
+  Tensor t;
+  t.name = "Q";
+  t.shape = {4, 16};
+  t.dtype = DType::f32;
+  RefTensor ref;
+  for (int i = 0; i < 64; ++i) ref.value.push_back(1.0 + i), ref.scale.push_back(1.0 + i), ref.var.push_back(0);
+  ref.rounded = true;
+  const double inf = std::numeric_limits<double>::infinity();
+  ref.var[5] = inf;  // the quotient at 5: its divisor's error reaches 0
+  std::vector<float> got(ref.value.begin(), ref.value.end());
+  got[5] = -3e30f;  // anything passes there
+  OutputCheck c = compare_output(t, got.data(), ref, default_tolerance(DType::f32));
+  CHECK(c.unbounded == 1);
+  CHECK(c.beyond == 0);
+  CHECK(c.pass);
+  CHECK(std::isfinite(c.norm_ratio));
+  got[9] = float(ref.value[9]) * 1.01f;  // a bounded element off by 1%: still fails
+  c = compare_output(t, got.data(), ref, default_tolerance(DType::f32));
+  CHECK(c.beyond == 1);
+  CHECK(c.worst == 9);
+  CHECK_FALSE(c.pass);
+  got[9] = float(ref.value[9]);
+  ref.value[7] = inf, ref.var[7] = inf;  // an infinite reference: only that infinity matches
+  got[7] = 1.0f;
+  c = compare_output(t, got.data(), ref, default_tolerance(DType::f32));
+  CHECK(c.unbounded == 1);
+  CHECK(c.beyond == 1);
+  CHECK_FALSE(c.pass);
+  got[7] = std::numeric_limits<float>::infinity();
+  CHECK(compare_output(t, got.data(), ref, default_tolerance(DType::f32)).pass);
+}
+
 TEST_CASE("compare: identical passes, a perturbation beyond the bound fails at its index", "[reference]") {
   for (DType dt : {DType::f16, DType::bf16, DType::f32}) {
     Tensor t;

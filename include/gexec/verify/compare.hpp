@@ -56,6 +56,7 @@ struct OutputCheck {
   int64_t beyond = 0;               // elements over their bound (NaN and infinity included)
   int64_t got_nonfinite = 0;        // checked elements whose output is inf or NaN, other than the reference's
   int64_t ref_nonfinite = 0;        // checked elements whose reference is inf or NaN, other than the output's
+  int64_t unbounded = 0;            // elements whose finite reference no finite bound covers: not compared
   Tolerance tol;
   bool pass = false;                // beyond == 0 and norm_ratio <= 1
   // What checked it, set by the caller that chose the reference: where the products were summed
