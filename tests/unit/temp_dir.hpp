@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace gexec::test {
 
@@ -34,5 +36,13 @@ inline std::string read(const std::string& path) {
 }
 
 inline void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+// The lines of a text (a file's, a command's output), without their newlines.
+inline std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream s(text);
+  for (std::string l; std::getline(s, l);) out.push_back(l);
+  return out;
+}
 
 }  // namespace gexec::test

@@ -9,6 +9,7 @@
 
 #include "catch.hpp"
 #include "process.hpp"
+#include "temp_dir.hpp"
 #include "skip.hpp"
 
 using gexec::test::has;
@@ -24,19 +25,8 @@ std::string temp_dir(const std::string& what) {
   return dir.string();
 }
 
-std::string read(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream s(text);
-  for (std::string l; std::getline(s, l);) out.push_back(l);
-  return out;
-}
+using gexec::test::lines;
+using gexec::test::read;
 
 }  // namespace
 

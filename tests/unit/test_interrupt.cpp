@@ -15,6 +15,7 @@
 
 #include "catch.hpp"
 #include "process.hpp"
+#include "temp_dir.hpp"
 
 using gexec::test::has;
 using gexec::test::run_gexec;
@@ -30,19 +31,8 @@ std::string temp_dir(const std::string& what) {
   return dir.string();
 }
 
-std::string read(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream s(text);
-  for (std::string l; std::getline(s, l);) out.push_back(l);
-  return out;
-}
+using gexec::test::lines;
+using gexec::test::read;
 
 // Starts the binary with `args` (no shell), its output into `log`; SIGINT at its default in the
 // child whatever the test runner set (a background job ignores SIGINT).
