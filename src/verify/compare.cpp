@@ -30,11 +30,11 @@ Tolerance default_tolerance(DType output) {
 
 double element_bound(DType dt, const RefTensor& ref, size_t i, const Tolerance& tol) {
   if (tol.exact) return 0.0;
-  const double rounding = ref.rounded || ref.var[i] > 0 ? bound::kOutputUlps * ulp_of(dt, ref.value[i]) : 0.0;
+  const double rounding = ref.rounded || ref.var[i] != 0 ? bound::kOutputUlps * ulp_of(dt, ref.value[i]) : 0.0;
   // rtol (0 unless asked for) times the scale: not 0 times an infinite scale, which is NaN (a
   // RELU of -inf is 0 exactly, its scale infinite).
   const double relative = tol.rtol > 0 ? tol.rtol * ref.scale[i] : 0.0;
-  return tol.atol + relative + rounding + bound::kTail * std::sqrt(ref.var[i]);
+  return tol.atol + relative + rounding + bound::kTail * std::sqrt(bound::known_var(ref.var[i]));
 }
 
 double element_norm_var(DType dt, const RefTensor& ref, size_t i) {
@@ -81,7 +81,8 @@ void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTenso
       // an unwritten element passes only where the right answer is NaN itself.)
       if (!std::isfinite(r) && (std::isnan(r) ? std::isnan(g) : g == r)) continue;
       // A finite reference that no finite bound covers (a divisor, or a POW base under a
-      // fractional exponent, whose error can reach 0: ref_math.hpp) vouches for no value there:
+      // fractional exponent, whose error can reach 0: ref_math.hpp; an infinite operand whose
+      // terms leave a NaN variance: bound::known_var) vouches for no value there:
       // any result may be right, so the element is counted as unbounded and not compared.
       if (std::isfinite(r) && std::isinf(bound)) {
         ++p.unbounded;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "gexec/ir/dtype.hpp"
 #include "gexec/kernels/precision.hpp"
@@ -170,6 +171,10 @@ inline double approx_gelu_var(double x, double r) {
 // reaches that step exactly, so one ulp alone would leave no margin: the 0.25 is the margin, and
 // it bounds the ratio of a lone rounding step at 0.8.
 constexpr double kOutputUlps = 1.25;
+// A variance that came out NaN (an infinite one times 0, or infinite terms of both signs, where
+// an operand is an infinity or its error unbounded) says nothing about the error: it is infinite,
+// so that the element is counted as unbounded (compare.cpp), never compared against a NaN bound.
+inline double known_var(double var) { return std::isnan(var) ? std::numeric_limits<double>::infinity() : var; }
 // The errors carried from intermediates, the accumulation and TF32 are sums of many independent
 // rounding errors: kTail standard deviations (6 sigma: 2e-9 per element for a normal spread,
 // less for these bounded ones; for a handful of terms, more than their worst case).
@@ -177,7 +182,7 @@ constexpr double kTail = 6.0;
 // RELU passes an error through only where its input may be positive: where the reference's
 // input is below -kTail standard deviations of its error, a correct device's is negative too and
 // both give 0 exactly.
-inline double relu_var(double x, double var) { return x < -kTail * std::sqrt(var) ? 0.0 : var; }
+inline double relu_var(double x, double var) { return x < -kTail * std::sqrt(known_var(var)) ? 0.0 : known_var(var); }
 // Normwise: ||got - ref||_F <= kNorm(N) * sqrt(sum var_i), the sum of the variances of all N
 // elements including the output's roundings. For independent errors ||e||^2 / sum var has mean
 // <= 1 and a spread of sqrt(2 sum var_i^2) / sum var_i = sqrt(2 / N_eff), where N_eff =
