@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "gexec/ir/real_value.hpp"
@@ -37,9 +39,14 @@ double element_bound(DType dt, const RefTensor& ref, size_t i, const Tolerance& 
   return tol.atol + relative + rounding + bound::kTail * std::sqrt(bound::known_var(ref.var[i]));
 }
 
-double element_norm_var(DType dt, const RefTensor& ref, size_t i) {
-  return ref.var[i] + (ref.rounded ? bound::output_rounding_var(dt, ref.value[i]) : 0.0);
+double element_norm_var(DType dt, const RefTensor& ref, size_t i, double ulp_floor) {
+  // Both the reference and the device round (output_rounding_var's ulp^2 / 6), on the grid's
+  // real spacing: near 0 an f8 output's is its subnormal step, which ulp_of leaves to atol, so
+  // that outputs of a few tiny elements, one a step off, failed the normwise rule alone.
+  return ref.var[i] + (ref.rounded ? bound::output_rounding_var(dt, ref.value[i], ulp_floor) : 0.0);
 }
+
+double subnormal_step(const Tensor& t) { return is_f8(t.dtype) ? output_tolerance(t).atol : 0.0; }
 
 namespace {
 
@@ -60,6 +67,48 @@ struct Partial {
   }
 };
 
+// Elements whose references are equal are often one computation on the same values (an output of
+// `ones`, a broadcast bias, a repeated row), whose errors are then one error, not independent
+// ones: 16 equal elements each a rounding step off failed the normwise rule of 16 independent
+// elements. This estimates, for N_eff (bound::effective_count), the sum of w_i w_j over pairs
+// i != j of equal finite references, w the elements' normwise variances: exactly from all of an
+// output of up to kPairSample elements, else from a fixed pseudo-random sample of that many,
+// scaled to all pairs. Elements of tiny variance (RELU's exact zeros) weigh nothing.
+constexpr int64_t kPairSample = 4096;
+double equal_value_pairs(DType dt, const RefTensor& ref, int64_t n, double ulp_floor) {
+  std::vector<int64_t> at;
+  if (n <= kPairSample) {
+    at.resize(size_t(n));
+    for (int64_t k = 0; k < n; ++k) at[size_t(k)] = k;
+  } else {
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int64_t j = 0; j < kPairSample; ++j) {  // splitmix64: positions with no stride to alias
+      uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      at.push_back(int64_t((z ^ (z >> 31)) % uint64_t(n)));
+    }
+    std::sort(at.begin(), at.end());
+    at.erase(std::unique(at.begin(), at.end()), at.end());
+  }
+  std::vector<std::pair<double, double>> vw;  // (reference, its variance)
+  for (int64_t k : at) {
+    const double r = ref.value[size_t(k)], w = element_norm_var(dt, ref, size_t(k), ulp_floor);
+    if (std::isfinite(r) && std::isfinite(w)) vw.emplace_back(r, w);
+  }
+  std::sort(vw.begin(), vw.end());
+  double pairs = 0;
+  for (size_t i = 0; i < vw.size();) {
+    size_t j = i;
+    double sum = 0, sq = 0;
+    for (; j < vw.size() && vw[j].first == vw[i].first; ++j) sum += vw[j].second, sq += vw[j].second * vw[j].second;
+    pairs += sum * sum - sq;
+    i = j;
+  }
+  const double m = double(at.size());
+  return m > 1 ? pairs * (double(n) * double(n - 1)) / (m * (m - 1)) : 0.0;
+}
+
 // The statistics over elements at(k), k < n, of t: element k is stored at index(k) in `got`
 // and its reference is ref.value[k], ref.scale[k], ref.var[k]. Stretches of elements run on the
 // machine's threads; their sums are merged in a fixed order, so the result has the same bits on
@@ -68,6 +117,7 @@ template <typename Index>
 void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTensor& ref, int64_t n, Index index) {
   const double inf = std::numeric_limits<double>::infinity();
   const Tolerance tol = c.tol;
+  const double ulp_floor = subnormal_step(t);
   std::vector<Partial> parts(size_t(std::max<int64_t>(1, (n + ref::kChunk - 1) / ref::kChunk)));
   ref::for_chunks(n, ref::kChunk, [&](int64_t chunk, int64_t k0, int64_t k1) {
     Partial& p = parts[size_t(chunk)];
@@ -101,7 +151,7 @@ void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTenso
         p.ref2 += r * r;
       }
       if (!tol.exact) {
-        const double v = element_norm_var(t.dtype, ref, size_t(k));
+        const double v = element_norm_var(t.dtype, ref, size_t(k), ulp_floor);
         p.var += v;
         p.var2 += v * v;
       }
@@ -134,7 +184,8 @@ void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTenso
   if (c.max_abs == inf) c.rel_fro = inf;
   else if (ref2 > 0) c.rel_fro = std::sqrt(err2) / std::sqrt(ref2);
   else c.rel_fro = err2 > 0 ? inf : 0.0;
-  const double norm_bound = bound::norm_factor(bound::effective_count(var, var2)) * std::sqrt(var);
+  const double pairs = tol.exact ? 0.0 : equal_value_pairs(t.dtype, ref, n, ulp_floor);
+  const double norm_bound = bound::norm_factor(bound::effective_count(var, var2, pairs)) * std::sqrt(var);
   c.rel_fro_bound = ref2 > 0 ? norm_bound / std::sqrt(ref2) : (norm_bound > 0 ? inf : 0.0);
   if (c.max_abs == inf) c.norm_ratio = inf;
   else c.norm_ratio = norm_bound > 0 ? std::sqrt(err2) / norm_bound : (err2 > 0 ? inf : 0.0);

@@ -64,8 +64,17 @@ constexpr double kSiluSlope = 1.1;
 
 inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 // The slopes of SIGMOID, TANH and ERF at t: each peaks at 0 and falls with |t|.
-inline double sigmoid_slope(double t) { return sigmoid(t) * (1.0 - sigmoid(t)); }
-inline double tanh_slope(double t) { return 1.0 - std::tanh(t) * std::tanh(t); }
+// The slopes in exp(-|t|): sigmoid(t) (1 - sigmoid(t)) and 1 - tanh(t)^2 lose everything to
+// cancellation once sigmoid or tanh rounds to 1 (|t| above 37 or 19), where the slope of a tiny
+// result (sigmoid(-47) = 4e-21) is still its whole relative error: a correct kernel failed there.
+inline double sigmoid_slope(double t) {
+  const double e = std::exp(-std::fabs(t));
+  return e / ((1.0 + e) * (1.0 + e));
+}
+inline double tanh_slope(double t) {
+  const double e = std::exp(-2.0 * std::fabs(t));
+  return 4.0 * e / ((1.0 + e) * (1.0 + e));
+}
 inline double erf_slope(double t) { return 2.0 / std::sqrt(std::numbers::pi) * std::exp(-t * t); }
 // The |x'| nearest 0 that a device may see for a value x whose error has variance var (kTail
 // standard deviations away): where those slopes are steepest, so that slope(nearest) * error
@@ -82,11 +91,14 @@ inline double constant_value(double c) { return round_to_f32(c); }
 
 // A value with its error scale and variance (bound.hpp); `rounded` when the op that made it
 // rounded it (to `dtype`), which adds that rounding's variance to what it carries into readers.
+// ulp_floor: an f8 tensor's subnormal step in real units (compare.hpp's subnormal_step), which
+// ulp_of leaves out; 0 for other dtypes.
 struct Elem {
   double value = 0, scale = 0, var = 0;
   bool rounded = false;
   DType dtype = DType::f32;
-  double carried() const { return var + (rounded ? bound::rounding_var(dtype, value) : 0.0); }
+  double ulp_floor = 0;
+  double carried() const { return var + (rounded ? bound::rounding_var(dtype, value, ulp_floor) : 0.0); }
 };
 
 // A constant operand as a value: exact, of the scale of its own magnitude.

@@ -9,6 +9,7 @@
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/ir/rounding.hpp"
 #include "ref_math.hpp"
+#include "gexec/verify/compare.hpp"
 #include "gexec/verify/product_engine.hpp"
 #include "gexec/verify/zeros.hpp"
 #include "parallel.hpp"
@@ -37,8 +38,10 @@ struct Vals {
   std::vector<double> value, scale, var;
   bool rounded = false;
   DType dtype = DType::f32;
+  double ulp_floor = 0;  // as ref::Elem's: an f8 tensor's subnormal step
   // The variance this element carries into the ops that read it.
-  double carried(size_t l) const { return var[l] + (rounded ? bound::rounding_var(dtype, value[l]) : 0.0); }
+  double carried(size_t l) const { return var[l] + (rounded ? bound::rounding_var(dtype, value[l], ulp_floor) : 0.0); }
+  ref::Elem elem(size_t l) const { return {value[l], scale[l], var[l], rounded, dtype, ulp_floor}; }
 };
 
 using ref::gelu_erf;
@@ -236,10 +239,10 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
       const size_t j = op.type == OpType::BIAS_ADD ? l % bias_len : l;
       const Vals& a = *in[0];
       ref::Elem second;
-      if (in.size() > 1) second = {in[1]->value[j], in[1]->scale[j], in[1]->var[j], in[1]->rounded, in[1]->dtype};
+      if (in.size() > 1) second = in[1]->elem(j);
       else if (op.attrs.constant) second = ref::constant_elem(*op.attrs.constant);
       const ref::Elem r = ref::elementwise(op.type, op.attrs.approximate, y.dtype, x.dtype, y2,
-                                           {a.value[l], a.scale[l], a.var[l], a.rounded, a.dtype}, second,
+                                           a.elem(l), second,
                                            prec.gelu_tanh_rel, ref::scale_of(y, int64_t(l)));
       // The amax (a CAST's second output) is of the value before its rounding.
       if (op.type == OpType::CAST) amaxes[size_t(chunk)].add(a.value[l], a.scale[l], a.carried(l));
@@ -281,7 +284,7 @@ Result<std::vector<Vals>> run_group(const Graph& g, const Op& op, const std::vec
       for (size_t i = 0; i < in.size(); ++i) {
         const Vals& v = *in[i];
         const size_t at = v.value.size() == n ? l : l % cols;  // a bias input is read at the column
-        vals.push_back({v.value[at], v.scale[at], v.var[at], v.rounded, v.dtype});
+        vals.push_back(v.elem(at));
       }
       ref::group_values(op.attrs, vals, dtypes, prec.gelu_tanh_rel);
       for (size_t o = 0; o < outs.size(); ++o) {
@@ -417,6 +420,7 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
       r = run_elementwise(g, op, in, prec, amax);
     }
     if (!r) return r.error().with("reference, op " + op.name);
+    r->ulp_floor = subnormal_step(g.tensor(op.outputs[0]));  // f8 outputs: products and CASTs
     vals[op.outputs[0]] = std::move(r.value());
     ready[op.outputs[0]] = true;
     if (op.outputs.size() == 2) {

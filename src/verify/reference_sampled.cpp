@@ -11,6 +11,7 @@
 
 #include "gexec/ir/f8_rules.hpp"
 #include "gexec/ir/gemm_shape.hpp"
+#include "gexec/verify/compare.hpp"
 #include "gexec/verify/reference.hpp"
 #include "parallel.hpp"
 #include "ref_math.hpp"
@@ -38,7 +39,9 @@ class ElementEval {
  public:
   ElementEval(const Graph& g, const GraphIndex& idx, const Precision& prec)
       : g_(g), idx_(idx), prec_(prec), bytes_(g.tensors.size()), full_(g.tensors.size()), shape_(g.ops.size()),
-        dense_(g.ops.size()) {}
+        dense_(g.ops.size()), floor_(g.tensors.size()) {
+    for (size_t t = 0; t < g.tensors.size(); ++t) floor_[t] = subnormal_step(g.tensors[t]);
+  }
 
   void set_bytes(TensorId t, const std::vector<uint8_t>* b) { bytes_[size_t(t)] = b; }
   void set_full(TensorId t, const RefTensor* r) { full_[size_t(t)] = r; }
@@ -84,6 +87,13 @@ class ElementEval {
 
   // Element `l` (logical, row-major) of t.
   VS at(TensorId t, int64_t l) const {
+    VS v = computed_at(t, l);
+    v.ulp_floor = floor_[size_t(t)];  // f8: the rounding's step below the normal range
+    return v;
+  }
+
+ private:
+  VS computed_at(TensorId t, int64_t l) const {
     const Tensor& tensor = g_.tensor(t);
     if (const RefTensor* r = full_[size_t(t)]) {
       const int64_t s = storage_of(tensor, l);
@@ -99,24 +109,26 @@ class ElementEval {
     return is_product(op) ? product_at(op, *shape_[size_t(p)], *dense_[size_t(p)], l) : elementwise_at(op, l);
   }
 
- private:
   // A product's operand, which is always a graph input or computed in full: read directly in
   // the inner loop, which runs K times per element.
   struct Operand {
     const Tensor* t = nullptr;
     const RefTensor* full = nullptr;
     const uint8_t* bytes = nullptr;
+    double floor = 0;  // ref::Elem::ulp_floor
     bool carries() const { return full != nullptr; }
     VS at(int64_t l) const {
       const int64_t s = storage_of(*t, l);
-      if (full) return {full->value[size_t(s)], full->scale[size_t(s)], full->var[size_t(s)], full->rounded, t->dtype};
+      if (full)
+        return {full->value[size_t(s)], full->scale[size_t(s)], full->var[size_t(s)], full->rounded, t->dtype,
+                floor};
       const double v = load_real(bytes, *t, s);
       return {v, std::fabs(v), 0.0, false, t->dtype};
     }
   };
   Operand operand(TensorId t) const {
     // (carries: whether the operand has variances of its own; graph inputs do not)
-    return {&g_.tensor(t), full_[size_t(t)], bytes_[size_t(t)] ? bytes_[size_t(t)]->data() : nullptr};
+    return {&g_.tensor(t), full_[size_t(t)], bytes_[size_t(t)] ? bytes_[size_t(t)]->data() : nullptr, floor_[size_t(t)]};
   }
 
   VS product_at(const Op& op, const GemmShape& s, const Dense& d, int64_t l) const {
@@ -223,6 +235,7 @@ class ElementEval {
   std::vector<const RefTensor*> full_;
   std::vector<std::optional<GemmShape>> shape_;
   std::vector<std::unique_ptr<Dense>> dense_;
+  std::vector<double> floor_;  // per tensor: its subnormal step where f8 (ref::Elem::ulp_floor)
 };
 
 // The same checks reference.cpp makes before it computes an op, so that both refuse the same graphs.

@@ -387,7 +387,8 @@ TEST_CASE("compare: a small error on every element fails the normwise rule only"
   t.shape = {64, 64};
   t.dtype = DType::f32;
   RefTensor ref;
-  for (double v : pattern(64 * 64, 3)) ref.value.push_back(1.0 + std::fabs(v)), ref.scale.push_back(2), ref.var.push_back(0);
+  // Distinct values: equal ones may be one computation with one error, which the rule counts once.
+  for (int i = 0; i < 64 * 64; ++i) ref.value.push_back(1.0 + i / 8192.0), ref.scale.push_back(2), ref.var.push_back(0);
   ref.rounded = true;
   std::vector<float> got(ref.value.begin(), ref.value.end());
   // One ulp of f32 on every element: within 1.25 ulps per element; normwise far beyond the
@@ -445,6 +446,30 @@ TEST_CASE("compare: an unbounded element is counted, not compared; the others st
   c = compare_output(t, got.data(), ref, default_tolerance(DType::f32));
   CHECK(c.unbounded == 2);
   CHECK(c.pass);
+}
+
+// Equal references with equal errors (an output of `ones`: one computation, one rounding
+// step off everywhere) are one error, not 16 independent ones: the normwise rule counts them as
+// one element and passes them; the same step on 128 distinct values fails it.
+TEST_CASE("compare: equal elements one step off are one error to the normwise rule", "[reference]") {
+  Tensor t;
+  t.name = "C";
+  t.shape = {8, 16};
+  t.dtype = DType::bf16;
+  for (bool equal : {true, false}) {
+    RefTensor ref;
+    for (int i = 0; i < 128; ++i) {
+      const double v = equal ? 0.3359375 : 0.25 + i / 512.0;  // bf16 values in [0.25, 0.5): one step is 2^-9
+      ref.value.push_back(v), ref.scale.push_back(v), ref.var.push_back(0);
+    }
+    ref.rounded = true;
+    std::vector<uint8_t> got = bytes_of(t, ref.value);
+    for (int i = 0; i < 128; ++i) store_from_float(got.data(), DType::bf16, i, float(ref.value[size_t(i)] - 0x1p-9));
+    const OutputCheck c = compare_output(t, got.data(), ref, default_tolerance(DType::bf16));
+    INFO((equal ? "equal" : "distinct") << " values: norm_ratio " << c.norm_ratio);
+    CHECK(c.beyond == 0);
+    CHECK(c.pass == equal);
+  }
 }
 
 TEST_CASE("compare: identical passes, a perturbation beyond the bound fails at its index", "[reference]") {

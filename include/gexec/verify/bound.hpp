@@ -56,13 +56,15 @@ namespace bound {
 // two or three of a MATMUL -> BIAS_ADD -> act chain), and a device that stores it too rounds
 // nearly the same value where the errors before it are small, the same way. 1.5 roundings per
 // intermediate (ulp^2 / 8) is the count of a fused chain of two (3 roundings for 2 tensors),
-// and more than that of longer chains.
-inline double rounding_var(DType t, double x) {
-  const double q = ulp_of(t, x);
+// and more than that of longer chains. floor: as output_rounding_var's.
+inline double rounding_var(DType t, double x, double floor = 0.0) {
+  const double q = std::max(ulp_of(t, x), floor);
   return q * q / 8;
 }
-inline double output_rounding_var(DType t, double x) {
-  const double q = ulp_of(t, x);
+// floor: the grid's spacing below its normal range where ulp_of leaves it out (f8's subnormal
+// step in real units, compare.hpp's subnormal_step).
+inline double output_rounding_var(DType t, double x, double floor = 0.0) {
+  const double q = std::max(ulp_of(t, x), floor);
   return q * q / 6;
 }
 
@@ -184,18 +186,27 @@ constexpr double kTail = 6.0;
 // both give 0 exactly.
 inline double relu_var(double x, double var) { return x < -kTail * std::sqrt(known_var(var)) ? 0.0 : known_var(var); }
 // Normwise: ||got - ref||_F <= kNorm(N) * sqrt(sum var_i), the sum of the variances of all N
-// elements including the output's roundings. For independent errors ||e||^2 / sum var has mean
-// <= 1 and a spread of sqrt(2 sum var_i^2) / sum var_i = sqrt(2 / N_eff), where N_eff =
-// (sum var_i)^2 / sum var_i^2 is N for equal variances and 1 where one element holds them all
-// (an output whose largest element dwarfs the rest: one rounding step there is the whole error);
-// kNorm leaves 6 such spreads, plus a fixed margin of kNormMargin for the variances that are not
-// upper bounds (the ulp-uniform model of a rounding).
+// elements including the output's roundings. For independent errors ||e||^2 / sum var behaves as
+// a chi-square of N_eff degrees of freedom over N_eff, where N_eff = (sum var_i)^2 / sum var_i^2
+// is N for equal variances and 1 where one element holds them all (an output whose largest
+// element dwarfs the rest: one rounding step there is the whole error). kNorm is the square root
+// of its quantile at the per-element rule's tail, kTail sigma (Wilson-Hilferty's cube-root normal
+// approximation, (1 - 2/(9n) + kTail sqrt(2/(9n)))^3), so that the sum of squares is held to the
+// same odds as each element: 6.85 at N_eff = 1 (no tighter than one element's 6 sigma, which a
+// correct kernel's single element reached in a few of a million generated graphs when this was
+// 3.1), 2.20 at 16, 1.04 at 10^4. kNormMargin covers the variances that are not upper bounds
+// (the ulp-uniform model of a rounding).
 constexpr double kNormMargin = 1.25;
 inline double norm_factor(double n_eff) {
-  return kNormMargin * std::sqrt(1.0 + 6.0 * std::sqrt(2.0 / std::max(n_eff, 1.0)));
+  const double c = 2.0 / (9.0 * std::max(n_eff, 1.0));
+  const double q = 1.0 - c + kTail * std::sqrt(c);
+  return kNormMargin * std::sqrt(q * q * q);
 }
-inline double effective_count(double var_sum, double var_sq_sum) {
-  return var_sq_sum > 0 ? var_sum * var_sum / var_sq_sum : 1.0;
+// equal_pairs: sum of var_i var_j over pairs i != j whose errors are one error (compare.cpp's
+// equal-value estimate), which counts them as a single element.
+inline double effective_count(double var_sum, double var_sq_sum, double equal_pairs = 0.0) {
+  const double d = var_sq_sum + equal_pairs;
+  return d > 0 ? var_sum * var_sum / d : 1.0;
 }
 
 }  // namespace bound

@@ -29,8 +29,13 @@ bool has_f8_product(const Graph& g);
 bool has_fast_accum(const Graph& g);
 
 // The per-element bound of element i (storage order) of a reference, and its normwise variance.
+// ulp_floor: the spacing of the output's grid below its normal range, where ulp_of (which leaves
+// f8's to atol) does not see it: subnormal_step(t).
 double element_bound(DType dt, const RefTensor& ref, size_t i, const Tolerance& tol);
-double element_norm_var(DType dt, const RefTensor& ref, size_t i);
+double element_norm_var(DType dt, const RefTensor& ref, size_t i, double ulp_floor = 0.0);
+// An f8 tensor's subnormal step in real units (at its largest scale); 0 for other dtypes, whose
+// ulp_of has the floor already.
+double subnormal_step(const Tensor& t);
 
 // How an output was compared: every element (full), a sample by strata, or bit for bit (exact).
 enum class CompareMode : uint8_t { full, sample, exact };
