@@ -472,6 +472,31 @@ TEST_CASE("compare: equal elements one step off are one error to the normwise ru
   }
 }
 
+// Beyond 4096 elements the pairs of equal references are estimated from a sample: an output of
+// one value still counts as one error, and 65536 distinct values one rounding step off in the
+// same direction still fail the normwise rule (the estimate finds no pair among them).
+TEST_CASE("compare: the sampled estimate of equal pairs, on a large output", "[reference]") {
+  Tensor t;
+  t.name = "C";
+  t.shape = {256, 256};
+  t.dtype = DType::f32;
+  for (bool equal : {true, false}) {
+    RefTensor ref;
+    for (int i = 0; i < 256 * 256; ++i) {
+      const double v = equal ? 1.5 : 1.0 + i * 0x1p-17;  // distinct f32 values in [1, 1.5)
+      ref.value.push_back(v), ref.scale.push_back(v), ref.var.push_back(0);
+    }
+    ref.rounded = true;
+    std::vector<float> got(ref.value.begin(), ref.value.end());
+    for (float& g : got) g = std::nextafter(g, 0.0f);  // one step down everywhere
+    const OutputCheck c = compare_output(t, got.data(), ref, {0, 0});
+    INFO((equal ? "equal" : "distinct") << " values: norm_ratio " << c.norm_ratio);
+    CHECK(c.beyond == 0);
+    CHECK(c.pass == equal);
+    if (!equal) CHECK(c.norm_ratio > 1.5);  // 256 ulps against 1.27 sqrt(65536 / 6) = 133
+  }
+}
+
 TEST_CASE("compare: identical passes, a perturbation beyond the bound fails at its index", "[reference]") {
   for (DType dt : {DType::f16, DType::bf16, DType::f32}) {
     Tensor t;
