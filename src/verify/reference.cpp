@@ -8,6 +8,7 @@
 #include "gexec/ir/f8_rules.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/ir/rounding.hpp"
+#include "in_step.hpp"
 #include "ref_math.hpp"
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/product_engine.hpp"
@@ -145,6 +146,18 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
   out.var = std::move(sums->var);
   const size_t count = out.value.size();
   if (out.var.empty()) assign_zeros(out.var, count);
+  // Operand errors that move in step along K (in_step.hpp), from the lines of op(A) and op(B)^T.
+  ref::KLines lines_a, lines_b;
+  if (job.kind.carried) {
+    lines_a = ref::k_lines(s.batch * s.m, s.k, [&](int64_t r, int64_t kk) {
+      const int64_t l = (r / s.m) * s.m * s.k + (s.trans_a ? kk * s.m + r % s.m : (r % s.m) * s.k + kk);
+      return std::pair<double, double>{a.op.at(l), a.op.carried_at(l)};
+    });
+    lines_b = ref::k_lines(b_count * s.n, s.k, [&](int64_t q, int64_t kk) {
+      const int64_t l = (q / s.n) * s.k * s.n + (s.trans_b ? (q % s.n) * s.k + kk : kk * s.n + q % s.n);
+      return std::pair<double, double>{b.op.at(l), b.op.carried_at(l)};
+    });
+  }
 
   const bool has_bias = s.has_bias;
   if (has_bias && static_cast<int64_t>(in[2]->value.size()) != s.n)
@@ -167,6 +180,10 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
   ref::for_chunks(int64_t(count), ref::kChunk, [&](int64_t chunk, int64_t x0, int64_t x1) {
     for (size_t x = size_t(x0); x < size_t(x1); ++x) {
       double v = out.value[x], sc = out.scale[x], var = out.var[x];
+      if (job.kind.carried) {
+        const int64_t e = int64_t(x) / (s.m * s.n), j = int64_t(x) % s.n;
+        var += ref::in_step_var(a2, lines_a, int64_t(x) / s.n, lines_b, (s.b_batched ? e : 0) * s.n + j);
+      }
       if (tf32_operands > 0) var += bound::tf32_var(tf32_operands, squares[x]);
       var += bound::product_accumulation_var(prec, s.k, sc, block_sq.empty() ? 0.0 : block_sq[x] * a2);
       var += bound::coefficient_var(s.alpha, sc);

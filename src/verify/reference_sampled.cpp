@@ -14,6 +14,7 @@
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/reference.hpp"
 #include "parallel.hpp"
+#include "in_step.hpp"
 #include "ref_math.hpp"
 
 namespace gexec {
@@ -34,6 +35,7 @@ class ElementEval {
   struct Dense {
     std::vector<double> a, ca, b, cb;
     bool carries = false;
+    ref::KLines lines_a, lines_b;  // with carries: in_step.hpp's lines, as reference.cpp's
   };
 
  public:
@@ -82,6 +84,15 @@ class ElementEval {
           if (d->carries) d->cb[size_t(q * s.k + kk)] = y.carried();
         }
     }, s.k);
+    if (d->carries) {
+      const Dense& dd = *d;
+      d->lines_a = ref::k_lines(rows_a, s.k, [&](int64_t r, int64_t kk) {
+        return std::pair<double, double>{dd.a[size_t(r * s.k + kk)], dd.ca[size_t(r * s.k + kk)]};
+      });
+      d->lines_b = ref::k_lines(rows_b, s.k, [&](int64_t q, int64_t kk) {
+        return std::pair<double, double>{dd.b[size_t(q * s.k + kk)], dd.cb[size_t(q * s.k + kk)]};
+      });
+    }
     dense_[size_t(p)] = std::move(d);
   }
 
@@ -166,6 +177,7 @@ class ElementEval {
     sc *= std::fabs(s.alpha);
     const double a2 = s.alpha * s.alpha;
     double var = carries ? cx * a2 + cy * std::fabs(a2) : 0.0;
+    if (carries) var += ref::in_step_var(a2, d.lines_a, e * s.m + i, d.lines_b, be * s.n + j);  // as reference.cpp
     if (tf32_operands) var += bound::tf32_var(tf32_operands, sq * a2);
     var += bound::product_accumulation_var(prec_, s.k, sc, block_sq * a2);
     var += bound::coefficient_var(s.alpha, sc);

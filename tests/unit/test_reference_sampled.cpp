@@ -156,6 +156,32 @@ TEST_CASE("sampled reference: chains and elementwise graphs", "[sample]") {
     CHECK(check_same_bits(g, 5, 9) == 18);
     CHECK(check_same_bits(g, 5, 1000) == 30 + 144);
   }
+  SECTION("products of a product of ones: lines of one value along K, on either side") {
+    Graph g;
+    const TensorId ones = add(g, "ONES", {5, 5}), t = add(g, "T", {5, 3});
+    g.tensor(ones).init = Init{InitKind::ones};
+    const TensorId h = add(g, "H", {5, 3}, DType::f16), w = add(g, "W", {5, 2}), v = add(g, "V", {4, 5});
+    const TensorId o = add(g, "O", {3, 2}), p = add(g, "P", {4, 3});
+    add_op(g, OpType::MATMUL, {ones, t}, h);                  // every row of H the same
+    add_op(g, OpType::MATMUL, {h, w}, o).attrs.trans_a = true;  // op(A) = H^T: its rows one value
+    add_op(g, OpType::MATMUL, {v, h}, p);                      // op(B) = H: its columns one value
+    g.outputs = {o, p};
+    for (const Op& op : g.ops) REQUIRE(check_op(g, op).empty());
+    CHECK(check_same_bits(g, 3, 4) == 8);
+    CHECK(check_same_bits(g, 3, 100) == 6 + 12);
+  }
+  SECTION("every graph that the generator found (tests/data/graphgen)") {
+    int graphs = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(test::source_path("tests/data/graphgen"))) {
+      if (entry.path().extension() != ".json") continue;
+      auto g = load_graph_file(entry.path().string());
+      REQUIRE(g.ok());
+      INFO(entry.path().string());
+      CHECK(check_same_bits(*g, g->seed.value_or(0), 300) > 0);
+      ++graphs;
+    }
+    CHECK(graphs >= 10);
+  }
   SECTION("every graph under graphs/") {
     int graphs = 0;
     for (const auto& entry : std::filesystem::directory_iterator(test::source_path("graphs"))) {
