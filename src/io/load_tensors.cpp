@@ -48,6 +48,20 @@ std::optional<std::vector<int64_t>> load_shape(Problems& p, const json& v, const
   return shape;
 }
 
+// An element of init.values: a number, or "nan", "inf", "-inf" (JSON has no non-finite numbers;
+// an ONNX constant may hold them, as an attention mask holds -inf).
+std::optional<double> get_value(Problems& p, const json& v, const std::string& ptr) {
+  if (v.is_string()) {
+    const std::string& s = v.get_ref<const std::string&>();
+    if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "inf" || s == "-inf") return s == "inf" ? std::numeric_limits<double>::infinity()
+                                                      : -std::numeric_limits<double>::infinity();
+    p.add(ptr, "expected a number or \"nan\", \"inf\", \"-inf\", found " + describe(v));
+    return std::nullopt;
+  }
+  return get_number(p, v, ptr);
+}
+
 // Reads "scale": a number, or {"axis": 0 | 1, "values": [...]}; the rules on its values are
 // check_scale's, applied once the shape is known.
 std::optional<Scale> load_scale(Problems& p, const json& v, const std::string& ptr) {
@@ -281,7 +295,7 @@ void load_init(LoadState& s, TensorId id) {
     }
     init.values.reserve(vals.size());
     for (size_t i = 0; i < vals.size(); ++i) {
-      auto d = get_number(p, vals[i], ptr_index(vptr, i));
+      auto d = get_value(p, vals[i], ptr_index(vptr, i));
       ok = ok && d.has_value();
       if (d) init.values.push_back(*d);
     }

@@ -4,6 +4,7 @@
 // is pass state with no place in the format, and is not written, nor is the `constant` mark that
 // fold_constant_casts puts on a hoisted op's output (the format keeps `constant` for graph
 // inputs; the pass marks it again when the file runs).
+#include <cmath>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +22,17 @@ using ojson = nlohmann::ordered_json;
 // Names are bytes to the IR; invalid UTF-8 is replaced rather than thrown on.
 std::string dump(const ojson& j) { return dump_json(j, -1); }
 
+// init.values: numbers, and the strings "nan", "inf", "-inf" where JSON has no number.
+ojson values_json(const std::vector<double>& values) {
+  ojson a = ojson::array();
+  for (double v : values) {
+    if (std::isnan(v)) a.push_back("nan");
+    else if (std::isinf(v)) a.push_back(v > 0 ? "inf" : "-inf");
+    else a.push_back(v);
+  }
+  return a;
+}
+
 ojson init_json(const Init& in) {
   ojson j = ojson::object();
   switch (in.kind) {
@@ -28,7 +40,7 @@ ojson init_json(const Init& in) {
     case InitKind::uniform: j["dist"] = "uniform", j["low"] = in.low, j["high"] = in.high; break;
     case InitKind::zeros: j["dist"] = "zeros"; break;
     case InitKind::ones: j["dist"] = "ones"; break;
-    case InitKind::values: j["values"] = in.values; break;
+    case InitKind::values: j["values"] = values_json(in.values); break;
     case InitKind::file: j["file"] = in.file; break;
   }
   return j;

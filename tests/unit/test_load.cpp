@@ -1,8 +1,10 @@
 // Tests of loading, checking and saving graph files.
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "catch.hpp"
@@ -130,6 +132,35 @@ TEST_CASE("seeds, attributes and inits are read", "[load]") {
   CHECK(at.alpha == 0.25);
   CHECK(at.act == Act::gelu);
   CHECK(at.mnk == std::array<int64_t, 3>{3, 4, 2});
+}
+
+// JSON has no NaN or infinity: init.values writes them as "nan", "inf", "-inf", and such a graph
+// (an ONNX constant with -inf, as an attention mask) saves and loads back to the same values.
+TEST_CASE("init.values: non-finite values as strings, saved and loaded back", "[load]") {
+  const std::string text = R"({"format": "gexec.graph", "version": 1, "tensors": [
+    {"name": "X", "shape": [4], "dtype": "f32", "constant": true, "init": {"values": ["nan", "inf", "-inf", 1.5]}},
+    {"name": "Y", "shape": [4], "dtype": "f32"}],
+    "ops": [{"op_type": "RELU", "inputs": ["X"], "outputs": ["Y"]}], "outputs": ["Y"]})";
+  auto g = load_graph_text(text, "nf.json", ".");
+  if (!g) FAIL(g.error().message);
+  const std::vector<double>& v = g->tensors[0].init->values;
+  REQUIRE(v.size() == 4);
+  CHECK(std::isnan(v[0]));
+  CHECK(v[1] == std::numeric_limits<double>::infinity());
+  CHECK(v[2] == -std::numeric_limits<double>::infinity());
+  CHECK(v[3] == 1.5);
+  const std::string saved = save_graph(*g);
+  CHECK(saved.find(R"(["nan","inf","-inf",1.5])") != std::string::npos);
+  auto again = load_graph_text(saved, "nf.json", ".");
+  if (!again) FAIL(again.error().message);
+  CHECK(save_graph(*again) == saved);
+  // Any other string is refused where it stands.
+  std::string bad = text;
+  bad.replace(bad.find("\"inf\""), 5, "\"Inf\"");
+  auto refused = load_graph_text(bad, "nf.json", ".");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.find("/tensors/0/init/values/1") != std::string::npos);
+  CHECK(refused.error().message.find("\"nan\", \"inf\", \"-inf\"") != std::string::npos);
 }
 
 TEST_CASE("init.file reads .npy data into the tensor's storage order", "[load]") {

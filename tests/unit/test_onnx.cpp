@@ -11,9 +11,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "gexec/app/commands.hpp"
+#include "gexec/io/load.hpp"
 #include "gexec/onnx/onnx_import.hpp"
 #include "gexec/passes/pipeline.hpp"
 #include "onnx_builder.hpp"
@@ -174,6 +176,27 @@ TEST_CASE("onnx: Gemm's C as a bias, a residual, a constant filled in, or refuse
     CHECK(has(refusal(gemm({3, 1}, false, 1.0f)), "broadcasts along N"));
     CHECK(has(refusal(gemm({5}, false, 0.5f)), "with beta 0.500000"));
   }
+}
+
+// A constant with NaN and -inf (an attention mask) imports, and the mapped graph saves as a graph
+// file that loads back (the fuzzer's finding: JSON wrote them as null).
+TEST_CASE("onnx: a constant with non-finite values saves as a graph file that loads back", "[onnx]") {
+  OnnxBuilder b;
+  b.input("X", kF32, {int64_t(2), int64_t(2)});
+  b.output("Z", kF32, {int64_t(2), int64_t(2)});
+  const float inf = std::numeric_limits<float>::infinity();
+  b.init_f32("M", {2, 2}, {-inf, std::numeric_limits<float>::quiet_NaN(), inf, 0.5f});
+  b.node("Add", {"X", "M"}, {"Z"});
+  auto m = load(b);
+  REQUIRE(m.ok());
+  const std::string saved = save_graph(m->graph);
+  auto again = load_graph_text(saved, "mask.json", ".");
+  if (!again) FAIL(again.error().message);
+  CHECK(save_graph(*again) == saved);
+  const Tensor& mask = named(*again, "M");
+  REQUIRE(mask.init);
+  CHECK(mask.init->values[0] == -double(inf));
+  CHECK(std::isnan(mask.init->values[1]));
 }
 
 TEST_CASE("onnx: Add and Mul: one shape, a bias along the last dimension, constants expanded", "[onnx]") {
