@@ -1,6 +1,8 @@
 // A tensor of the graph: name, shape, dtype, layout, and how a graph input is initialised.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,7 +24,12 @@ struct Init {
   double low = -1.0, high = 1.0;  // uniform
   std::vector<double> values;     // values, and file (the file's data, read at load time)
   std::string file;               // file: the path as written in the graph
-  bool operator==(const Init&) const = default;
+  // Equal data, NaN equal to NaN: a graph that holds NaN (init.values "nan") equals itself.
+  bool operator==(const Init& o) const {
+    return kind == o.kind && mean == o.mean && std == o.std && low == o.low && high == o.high && file == o.file &&
+           std::equal(values.begin(), values.end(), o.values.begin(), o.values.end(),
+                      [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); });
+  }
 };
 
 // The scale of an f8 tensor: real value = stored value x scale. One value for the whole tensor
