@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gexec/app/prepared_run.hpp"
@@ -800,8 +801,8 @@ inline Builder edge_unary_graph(OpType t, DType dt, std::optional<double> consta
   return b;
 }
 
-inline Builder edge_divide_graph(DType dt) {
-  Builder b;
+// X (the edge values) and Y (the divisors), of dtype dt.
+inline std::pair<TensorId, TensorId> edge_inputs(Builder& b, DType dt) {
   const int64_t n = int64_t(kEdges.size());
   const TensorId x = b.tensor("X", {n}, dt), y = b.tensor("Y", {n}, dt);
   Init in;
@@ -810,7 +811,13 @@ inline Builder edge_divide_graph(DType dt) {
   b.g.tensor(x).init = in;
   in.values = kDivisors;
   b.g.tensor(y).init = in;
-  const TensorId z = b.tensor("Z", {n}, dt);
+  return {x, y};
+}
+
+inline Builder edge_divide_graph(DType dt) {
+  Builder b;
+  const auto [x, y] = edge_inputs(b, dt);
+  const TensorId z = b.tensor("Z", {int64_t(kEdges.size())}, dt);
   b.op(OpType::DIV, {x, y}, z);
   b.g.outputs = {z};
   return b;
@@ -857,13 +864,7 @@ inline std::vector<OpCase> edge_value_cases() {
       cases.push_back({"POW " + std::to_string(p) + " " + d, edge_unary_graph(OpType::POW, dt, p).g});
     cases.push_back(detail::group_graph("a group of SUB, DIV, SIGMOID, TANH, ERF, POW on edge values " + d, [&](Builder& b) {
       const int64_t n = int64_t(kEdges.size());
-      const TensorId x = b.tensor("X", {n}, dt), y = b.tensor("Y", {n}, dt);
-      Init in;
-      in.kind = InitKind::values;
-      in.values = kEdges;
-      b.g.tensor(x).init = in;
-      in.values = kDivisors;
-      b.g.tensor(y).init = in;
+      const auto [x, y] = edge_inputs(b, dt);
       std::vector<TensorId> t;
       for (int i = 0; i < 7; ++i) t.push_back(b.tensor(std::string{'t', char('0' + i)}, {n}, dt));
       b.op(OpType::DIV, {x, y}, t[0]);

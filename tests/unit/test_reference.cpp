@@ -448,6 +448,22 @@ TEST_CASE("compare: an unbounded element is counted, not compared; the others st
   CHECK(c.pass);
 }
 
+namespace {
+
+// A rounded output's reference of n exact values value(i), each its own scale.
+template <class Value>
+RefTensor rounded_ref(int n, Value value) {
+  RefTensor ref;
+  for (int i = 0; i < n; ++i) {
+    const double v = value(i);
+    ref.value.push_back(v), ref.scale.push_back(v), ref.var.push_back(0);
+  }
+  ref.rounded = true;
+  return ref;
+}
+
+}  // namespace
+
 // Equal references with equal errors (an output of `ones`: one computation, one rounding
 // step off everywhere) are one error, not 16 independent ones: the normwise rule counts them as
 // one element and passes them; the same step on 128 distinct values fails it.
@@ -457,12 +473,9 @@ TEST_CASE("compare: equal elements one step off are one error to the normwise ru
   t.shape = {8, 16};
   t.dtype = DType::bf16;
   for (bool equal : {true, false}) {
-    RefTensor ref;
-    for (int i = 0; i < 128; ++i) {
-      const double v = equal ? 0.3359375 : 0.25 + i / 512.0;  // bf16 values in [0.25, 0.5): one step is 2^-9
-      ref.value.push_back(v), ref.scale.push_back(v), ref.var.push_back(0);
-    }
-    ref.rounded = true;
+    const RefTensor ref = rounded_ref(128, [&](int i) {
+      return equal ? 0.3359375 : 0.25 + i / 512.0;  // bf16 values in [0.25, 0.5): one step is 2^-9
+    });
     std::vector<uint8_t> got = bytes_of(t, ref.value);
     for (int i = 0; i < 128; ++i) store_from_float(got.data(), DType::bf16, i, float(ref.value[size_t(i)] - 0x1p-9));
     const OutputCheck c = compare_output(t, got.data(), ref, default_tolerance(DType::bf16));
@@ -481,12 +494,9 @@ TEST_CASE("compare: the sampled estimate of equal pairs, on a large output", "[r
   t.shape = {256, 256};
   t.dtype = DType::f32;
   for (bool equal : {true, false}) {
-    RefTensor ref;
-    for (int i = 0; i < 256 * 256; ++i) {
-      const double v = equal ? 1.5 : 1.0 + i * 0x1p-17;  // distinct f32 values in [1, 1.5)
-      ref.value.push_back(v), ref.scale.push_back(v), ref.var.push_back(0);
-    }
-    ref.rounded = true;
+    const RefTensor ref = rounded_ref(256 * 256, [&](int i) {
+      return equal ? 1.5 : 1.0 + i * 0x1p-17;  // distinct f32 values in [1, 1.5)
+    });
     std::vector<float> got(ref.value.begin(), ref.value.end());
     for (float& g : got) g = std::nextafter(g, 0.0f);  // one step down everywhere
     const OutputCheck c = compare_output(t, got.data(), ref, {0, 0});
