@@ -11,7 +11,8 @@ gexec has no LayerNorm), at d 4096 and d 256, in f32 and f16, the token count a 
 Per model and dtype: `gexec run --dry-run` (the ops after the passes: one GEMM per Linear, the
 activations in epilogues or groups); on the GPU, for each --gpu-tokens, gexec's checked run
 (reference check and --expect against onnxruntime's outputs on the same input) and its time, and
-PyTorch eager, eager in a CUDA graph and torch.compile(max-autotune-no-cudagraphs); on the CPU,
+PyTorch eager, eager in a CUDA graph and torch.compile (--compile-mode, default
+max-autotune-no-cudagraphs); on the CPU,
 for each --cpu-tokens (f32), gexec's CPU backend and onnxruntime's CPU provider, both with
 --threads threads (OPENBLAS_NUM_THREADS, intra_op_num_threads). f32 products run in full f32
 (gexec --precision f32; PyTorch's default, TF32 off). Every step is in a try: a failure is
@@ -50,6 +51,8 @@ def parse_args():
     p.add_argument("--iters", type=int, default=30)
     p.add_argument("--warmup-ms", type=float, default=200)
     p.add_argument("--timeout", type=float, default=600, help="seconds for one gexec command")
+    p.add_argument("--compile-mode", default="max-autotune-no-cudagraphs",
+                   help="torch.compile's mode (\"default\" compiles in seconds, max-autotune in minutes per model)")
     p.add_argument("--small-only", action="store_true", help="d 256 only (a quick trial)")
     a = p.parse_args()
     a.dims = [256] if a.small_only else [int(v) for v in a.dims.split(",")]
@@ -187,7 +190,7 @@ def torch_times(args, torch, module, x, row):
         if g:
             row["us"]["torch CUDA graph"] = step(row, "torch CUDA graph",
                                                  lambda: bvt.time_torch(torch, g[0].replay, args.iters, args.warmup_ms)[0])
-        c = step(row, "torch.compile", lambda: torch.compile(module, mode="max-autotune-no-cudagraphs", dynamic=False))
+        c = step(row, "torch.compile", lambda: torch.compile(module, mode=args.compile_mode, dynamic=False))
         if c:
             step(row, "torch.compile (first call)", c, x)
             row["us"]["torch.compile"] = step(row, "torch.compile timing",

@@ -24,6 +24,11 @@ cp "$src/pyproject.toml" "$src/setup.py" "$src/README.md" "$src/CMakeLists.txt" 
 cp -r "$src/python/package" "$src/python/gexec.pyi" "$tmp/src/python/"
 # Debian's setuptools and NumPy serve the venv: no registry is asked for anything.
 "$python" -m venv --system-site-packages "$tmp/venv"
+# --system-site-packages reaches the base installation's packages; where PYTHON is itself a venv's
+# (the GPU machine's Python 3.12 with NumPy), its own site-packages are what serve: a .pth file in
+# the new venv adds them too.
+"$python" -c 'import site; print("\n".join(site.getsitepackages()))' \
+  > "$("$tmp/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/_from_parent.pth"
 GEXEC_BUILD_DIR=$build "$tmp/venv/bin/pip" install --no-build-isolation --no-index -q "$tmp/src"
 
 fail() { echo "FAILED: $*"; exit 1; }

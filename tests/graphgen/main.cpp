@@ -3,7 +3,7 @@
 // the reference; every failure minimised and written as a graph file.
 //
 //   gexec_graphgen [--seed S] [--count N] [--seconds T] [--jobs J] [--out DIR] [--max-ops N] [--max-dim D]
-//                  [--backend cpu|cuda]
+//                  [--backend cpu|cuda] [--minimise N]
 //
 // Graph i is generate_graph(S + i): `--seed S+i --count 1` runs it alone. Worker processes run the
 // graphs (J at a time), so that a crash or a hang (a graph over kGraphSeconds) is reported as a
@@ -38,7 +38,6 @@ using namespace gexec::graphgen;
 namespace {
 
 constexpr unsigned kGraphSeconds = 60;  // one graph's runs; beyond it the graph hangs
-constexpr int kMaxMinimised = 10;        // failures minimised and written; the others are listed
 constexpr double kMinimiseSeconds = 30;  // per failure: then the smallest graph so far is written
 
 struct Options {
@@ -48,6 +47,9 @@ struct Options {
   int jobs = 1;
   std::string out;
   std::string backend = "cpu";
+  // Failing graphs minimised and written; the others are listed. On the GPU each candidate starts a
+  // device, so a long list is better listed first (--minimise 0) and its seeds minimised one by one.
+  int minimise = 10;
   GenOptions gen;
 };
 
@@ -182,6 +184,7 @@ Verdict judge_isolated(const Graph& g, const RunSpec& run) {
 void report_failure(const Options& o, const Failure& f, bool minimise) {
   std::printf("FAIL seed %llu, %s: %s: %s\n", (unsigned long long)f.seed, f.run.args().c_str(), f.kind.c_str(),
               f.message.c_str());
+  std::fflush(stdout);
   if (!minimise) return;
   const Graph original = generate_graph(f.seed, o.gen);
   const auto start = std::chrono::steady_clock::now();
@@ -210,12 +213,13 @@ void report_failure(const Options& o, const Failure& f, bool minimise) {
     return;
   }
   std::printf("  reproduce: gexec run %s.json %s\n", base.c_str(), f.run.args().c_str());
+  std::fflush(stdout);  // a run cut short by an outer timeout keeps what was minimised
 }
 
 int usage(const std::string& why) {
   std::fprintf(stderr,
                "gexec_graphgen: %s\nusage: gexec_graphgen [--seed S] [--count N] [--seconds T] [--jobs J] [--out DIR] "
-               "[--max-ops N] [--max-dim D] [--backend cpu|cuda]\n",
+               "[--max-ops N] [--max-dim D] [--backend cpu|cuda] [--minimise N]\n",
                why.c_str());
   return 2;
 }
@@ -237,14 +241,15 @@ int main(int argc, char** argv) {
       else if (a == "--max-ops") o.gen.max_ops = std::stoi(v);
       else if (a == "--max-dim") o.gen.max_dim = std::stoi(v);
       else if (a == "--backend") o.backend = v;
+      else if (a == "--minimise") o.minimise = std::stoi(v);
       else return usage("unknown option " + a);
     } catch (const std::exception&) {
       return usage("bad value \"" + v + "\" for " + a);
     }
   }
   if (o.backend != "cpu" && o.backend != "cuda") return usage("--backend takes cpu or cuda");
-  if (o.jobs < 1 || o.gen.max_ops < 1 || o.gen.max_dim < 1 || (o.count && *o.count < 1) || o.seconds < 0)
-    return usage("--jobs, --count, --max-ops and --max-dim must be positive, --seconds not negative");
+  if (o.jobs < 1 || o.gen.max_ops < 1 || o.gen.max_dim < 1 || (o.count && *o.count < 1) || o.seconds < 0 || o.minimise < 0)
+    return usage("--jobs, --count, --max-ops and --max-dim must be positive, --seconds and --minimise not negative");
   if (!o.count && o.seconds == 0) o.count = 1000;
   spdlog::set_level(spdlog::level::err);
   const uint64_t end = o.count ? o.seed + uint64_t(*o.count) : UINT64_MAX;
@@ -363,7 +368,7 @@ int main(int argc, char** argv) {
   for (const auto& [line, n] : missing) std::printf("no kernel %lld x: %s\n", (long long)n, line.c_str());
   std::set<uint64_t> minimised;  // one graph file per failing graph, the first pass list's
   for (const Failure& f : failures)
-    report_failure(o, f, int(minimised.size()) < kMaxMinimised && minimised.insert(f.seed).second);
+    report_failure(o, f, int(minimised.size()) < o.minimise && minimised.insert(f.seed).second);
   std::printf(
       "graphgen: %lld graphs (seeds %llu..%llu), %lld runs: %lld passed, %lld refused, %lld overflowed, %s%zu failed; "
       "%.1f s\n",

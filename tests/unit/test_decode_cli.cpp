@@ -35,17 +35,19 @@ std::string decode_graph(int m, int n, int k, bool trans_b = false) {
 
 }  // namespace
 
-TEST_CASE("dry-run: the skinny GEMM for a decode shape, cuBLASLt where the model says, both with figures",
+TEST_CASE("dry-run: cuBLASLt for a decode shape where the model says, the skinny GEMM forced, both with figures",
           "[cli][skinny]") {
-  // Not taken by default until it has run on a GPU (skinny_caps.cpp): the model's figures and why.
+  // The model with the rates measured on the H200 (skinny_cost.hpp): cuBLASLt, with both figures.
   const auto by_default = run_gexec("run " + decode_graph(1, 4096, 4096, true) + " --dry-run --arch sm_90");
   INFO(by_default.output);
   CHECK(by_default.status == 0);
   CHECK(has(by_default.output, "-> cublaslt.gemm_bias_act"));
   CHECK(has(by_default.output, "rejected cuda.skinny_gemm_bias_act: cost model: skinny"));
-  CHECK(has(by_default.output, "not chosen by default until it has been measured on a GPU"));
+  CHECK(has(by_default.output, "cuBLASLt is expected to be as fast or faster"));
 
-  const auto one = run_gexec("run " + decode_graph(1, 4096, 4096, true) + " --dry-run --arch sm_90 --autotune");
+  // Forced, the dry-run says how it would run: CTAs, splits and the summation order.
+  const auto one = run_gexec("run " + decode_graph(1, 4096, 4096, true) +
+                             " --dry-run --arch sm_90 --kernel proj=cuda.skinny_gemm_bias_act");
   INFO(one.output);
   CHECK(one.status == 0);
   CHECK(has(one.output, "proj (GEMM_BIAS_ACT) -> cuda.skinny_gemm_bias_act"));

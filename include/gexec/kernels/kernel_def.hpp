@@ -47,9 +47,13 @@ struct KernelOptions {
   // --algo-space all: the cuBLASLt GEMM offers the autotuner every configuration of cuBLASLt's
   // algorithm space that cublasLtMatmulAlgoCheck accepts (lt_algo_space.hpp), after the heuristic's.
   bool algo_space_all = false;
-  // --autotune: a product that both the skinny GEMM and cuBLASLt can run gets both families'
-  // variants to time (src/backends/cuda/gemm_alternatives.hpp), unless a kernel was forced.
+  // --autotune or --tuning-cache: a product that both the skinny GEMM and cuBLASLt can run gets
+  // both families' variants (src/backends/cuda/gemm_alternatives.hpp), unless a kernel was forced:
+  // to time them, or to take the one a cache names (its entry is keyed by both families).
   bool tune_alternatives = false;
+  // --autotune: every variant is timed and checked before one is kept, so a kernel that the cost
+  // model alone does not yet choose (skinny_caps.cpp) may be offered first.
+  bool timed_choice = false;
   // The kernel forced for `op`, or null.
   const std::string* forced_for(const Op& op) const {
     auto it = forced.find(op.name);

@@ -15,10 +15,13 @@ namespace gexec::cuda {
 // Rates (measured on the H200 unless marked as a lead; docs/design.md):
 struct SkinnyRates {
   double copy_gbps = 4069;        // device-to-device copy bandwidth, read + write counted once (measured)
-  // The fraction of copy_gbps the skinny kernel streams its weight at. A lead until
-  // scripts/bench_decode.py measures it (its table prints the kernel's time / floor).
-  double skinny_bw_fraction = 0.85;
-  double fma_tflops = 30;         // the kernel's f32 FMA rate in TFLOP/s (a lead: half of the 67 of the datasheet)
+  // The fraction of copy_gbps the skinny kernel streams its weight at, and its f32 FMA rate in
+  // TFLOP/s, measured by scripts/bench_decode.py on the H200 (f16, [N,K] weight, cold weights,
+  // 2026-12-02): 0.61 at M = 1, N = K = 4096 (13.27 us against a floor of 8.12; 0.76 at 11008 x 4096,
+  // the lower one taken), and 7.1 to 8.1 TFLOP/s at M = 16 and 128 (far below the datasheet's 67:
+  // the shared-memory reads of the activations bound it). The [K,N] path shares the design: a lead.
+  double skinny_bw_fraction = 0.61;
+  double fma_tflops = 7.5;
   double l2_gbps = 10000;         // weight re-read from L2 by each further row tile (a lead)
   double launch_us = 2.0;         // one more launch in a replayed graph (the split-K sum; a lead)
   double tensor_tflops = 650;     // cuBLASLt's dense f16 rate (measured: 650-690 sustained)
