@@ -166,7 +166,6 @@ Result<PrepareOptions> prepare_options(const RunOptions& o, uint64_t seed) {
     return bad_input("--algo-space " + o.algo_space + ": expected heuristic or all");
   p.kernel.algo_space_all = o.algo_space == "all";
   p.kernel.tune_alternatives = o.autotune || !o.tuning_cache.empty();
-  p.kernel.timed_choice = o.autotune;
   p.seed = seed;
   p.verify = *verify;
   p.verify_budget = o.verify_budget;

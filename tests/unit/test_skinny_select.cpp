@@ -120,7 +120,7 @@ TEST_CASE("selection: cuBLASLt where the model says so, with both figures; --aut
   }
   {  // --autotune and --tuning-cache build both families (gemm_alternatives.cpp); the primary stays cuBLASLt
     KernelOptions o;
-    o.tune_alternatives = o.timed_choice = true;
+    o.tune_alternatives = true;
     const test::OpCase c = decode(1, 4096, 4096, DType::f16, true);
     const OpChoice& ch = choose(c.graph, o);
     REQUIRE(ch.kernel);

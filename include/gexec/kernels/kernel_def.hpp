@@ -51,9 +51,6 @@ struct KernelOptions {
   // both families' variants (src/backends/cuda/gemm_alternatives.hpp), unless a kernel was forced:
   // to time them, or to take the one a cache names (its entry is keyed by both families).
   bool tune_alternatives = false;
-  // --autotune: every variant is timed and checked before one is kept, so a kernel that the cost
-  // model alone does not yet choose (skinny_caps.cpp) may be offered first.
-  bool timed_choice = false;
   // The kernel forced for `op`, or null.
   const std::string* forced_for(const Op& op) const {
     auto it = forced.find(op.name);

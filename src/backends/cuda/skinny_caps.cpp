@@ -12,12 +12,6 @@
 namespace gexec {
 namespace {
 
-// Whether the cost model's figures alone may choose the kernel. A kernel that has not run on a GPU
-// is taken only when asked (--kernel, or --autotune, which checks and times it beside cuBLASLt).
-// This one has: its GPU tests passed on the H200 and bench_decode.py measured the rates the model
-// uses (skinny_cost.hpp), with which the model leaves every measured decode shape to cuBLASLt.
-constexpr bool kChosenByDefault = true;
-
 Verdict check_skinny(const std::string& name, const Graph& g, const Op& op, const DeviceCaps& caps,
                      const KernelOptions& options) {
   const cuda::SkinnyPlan p = cuda::plan_skinny(g, op, caps.sm_count);
@@ -28,10 +22,6 @@ Verdict check_skinny(const std::string& name, const Graph& g, const Op& op, cons
     v.notes.push_back("forced by --kernel; " + cost.describe());
   } else if (!cost.skinny_wins()) {
     v.rejected = cost.describe() + ": cuBLASLt is expected to be as fast or faster";
-    return v;
-  } else if (!kChosenByDefault && !options.timed_choice) {
-    v.rejected = cost.describe() + ": not chosen by default until it has been measured on a GPU (--kernel OP=" + name +
-                 " or --autotune takes it)";
     return v;
   } else {
     v.notes.push_back(cost.describe());
