@@ -163,7 +163,9 @@ def gexec_checked(args, model, folder, tokens, backend, expect):
     rc, out, err = gexec(args, cmd, {"OPENBLAS_NUM_THREADS": str(args.threads)} if backend == "cpu" else None)
     if rc not in (0, 1):
         raise RuntimeError(f"gexec exited {rc}: {(err.strip().splitlines() or ['no output'])[-1]}")
-    lines = [ln.strip() for ln in out.splitlines() if ln.strip().startswith(("result:", "expect"))]
+    # The check's and --expect's tables whole (their worst elements say what failed), not only the verdict.
+    text = out.split("\ncheck:", 1)
+    lines = [ln.rstrip() for ln in ("check:" + text[1] if len(text) > 1 else out).splitlines() if ln.strip()][:40]
     return ("pass" if rc == 0 else "FAIL") + (" (expect)" if expect else " (reference only)"), lines
 
 
@@ -187,11 +189,11 @@ def torch_times(args, torch, module, x, row):
         eager = lambda: module(x)  # noqa: E731
         row["us"]["torch eager"] = step(row, "torch eager", lambda: bvt.time_torch(torch, eager, args.iters, args.warmup_ms)[0])
         g = step(row, "torch CUDA graph capture", bvt.cuda_graph_of, torch, eager)
-        if g:
+        if g is not None:
             row["us"]["torch CUDA graph"] = step(row, "torch CUDA graph",
                                                  lambda: bvt.time_torch(torch, g[0].replay, args.iters, args.warmup_ms)[0])
         c = step(row, "torch.compile", lambda: torch.compile(module, mode=args.compile_mode, dynamic=False))
-        if c:
+        if c is not None:  # a compiled module: its truth value would ask the module for len()
             step(row, "torch.compile (first call)", c, x)
             row["us"]["torch.compile"] = step(row, "torch.compile timing",
                                               lambda: bvt.time_torch(torch, lambda: c(x), args.iters, args.warmup_ms)[0])

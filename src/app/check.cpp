@@ -257,8 +257,8 @@ Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
   auto checks = compare_all(*ref, compare_output);
   if (!checks) return checks;
   spdlog::debug("check: reference {:.1f} ms ({}), comparison {:.1f} ms", ms(t0, t1),
-                device ? fmt::format("device sums {:.1f} ms, their CPU cross-check {:.1f} ms", device->device_ms(),
-                                     device->cross_check_ms())
+                device ? fmt::format("device sums {:.1f} ms (the last product's: {}), their CPU cross-check {:.1f} ms",
+                                     device->device_ms(), device->device_phases(), device->cross_check_ms())
                        : std::string("on the CPU"),
                 ms(t1, Clock::now()));
   const GraphIndex idx(original);

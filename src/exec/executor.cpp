@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "gexec/ir/zeros.hpp"
+
 namespace gexec {
 
 void* Executor::address(TensorId t) const {
@@ -175,7 +177,8 @@ Precision Executor::precision() const {
 Result<std::vector<uint8_t>> Executor::read(TensorId t) const {
   if (!has_buffer(t))
     return runtime_error("internal: tensor " + graph_.tensor(t).name + " has no buffer (no op reads or writes it)");
-  std::vector<uint8_t> bytes(size_t(graph_.tensor(t).bytes()));
+  std::vector<uint8_t> bytes;
+  assign_zeros(bytes, size_t(graph_.tensor(t).bytes()));  // a large output's pages faulted in on all threads
   Status s = device_.download(bytes.data(), address(t), bytes.size());
   if (!s) return s.error().with("reading " + graph_.tensor(t).name);
   return bytes;

@@ -168,5 +168,10 @@ Status map_flatten(Node& n);
 Status map_squeeze(Node& n);
 Status map_unsqueeze(Node& n);
 Status map_transpose(Node& n);
+// map_shape.cpp
+Status map_shape(Node& n);
+Status map_gather(Node& n);
+Status map_slice(Node& n);
+Status map_concat(Node& n);
 
 }  // namespace gexec::onnx_import

@@ -120,7 +120,8 @@ void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTenso
   const double ulp_floor = subnormal_step(t);
   std::vector<Partial> parts(size_t(std::max<int64_t>(1, (n + ref::kChunk - 1) / ref::kChunk)));
   ref::for_chunks(n, ref::kChunk, [&](int64_t chunk, int64_t k0, int64_t k1) {
-    Partial& p = parts[size_t(chunk)];
+    // Kept here and stored once: neighbouring chunks' partials share cache lines (false sharing).
+    Partial p;
     for (int64_t k = k0; k < k1; ++k) {
       const int64_t i = index(k);
       const double g = load_real(got, t, i), r = ref.value[size_t(k)];
@@ -164,6 +165,7 @@ void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTenso
         p.worst_bound = bound;
       }
     }
+    parts[size_t(chunk)] = p;
   });
   Partial all;
   for (const Partial& p : parts) all.merge(p);

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "gexec/ir/real_value.hpp"
-#include "gexec/verify/zeros.hpp"
+#include "gexec/ir/zeros.hpp"
 #include "reference_gemm.hpp"
 
 namespace gexec {

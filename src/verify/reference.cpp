@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
 #include <numbers>
+#include <thread>
 
 #include "gexec/ir/f8_rules.hpp"
 #include "gexec/ir/gemm_shape.hpp"
@@ -12,7 +14,7 @@
 #include "ref_math.hpp"
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/product_engine.hpp"
-#include "gexec/verify/zeros.hpp"
+#include "gexec/ir/zeros.hpp"
 #include "parallel.hpp"
 
 namespace gexec {
@@ -138,14 +140,27 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
   if (bound::blocked_accumulation(prec, s.k)) job.kind.block = prec.accumulate_block;
   job.a = a.op;
   job.b = b.op;
+  const size_t count = size_t(s.batch * s.m * s.n);
+  // Operands that carry nothing give no variance sums: C's variances start from zeros, filled on
+  // another thread while the engine sums (512 MiB at 8192^2, ~0.1 s of first touch).
+  std::vector<double> zero_var;
+  std::jthread fill;
+  if (!job.kind.carried)
+    fill = std::jthread([&zero_var, count] {
+      try {
+        assign_zeros(zero_var, count);
+      } catch (const std::bad_alloc&) {  // left empty: reported below
+      }
+    });
   auto sums = engine.sums(job, progress);
+  if (fill.joinable()) fill.join();
   if (!sums) return sums.error();
   Vals out;
   out.value = std::move(sums->value);
   out.scale = std::move(sums->scale);
-  out.var = std::move(sums->var);
-  const size_t count = out.value.size();
-  if (out.var.empty()) assign_zeros(out.var, count);
+  out.var = job.kind.carried ? std::move(sums->var) : std::move(zero_var);
+  if (out.value.size() != count || out.var.size() != count)
+    return runtime_error("the reference's arrays for " + std::to_string(count) + " elements: out of host memory");
   // Operand errors that move in step along K (in_step.hpp), from the lines of op(A) and op(B)^T.
   ref::KLines lines_a, lines_b;
   if (job.kind.carried) {
@@ -178,6 +193,9 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
   const int64_t chunks = (int64_t(count) + ref::kChunk - 1) / ref::kChunk;
   std::vector<Amax> amaxes(size_t(std::max<int64_t>(chunks, 1)));
   ref::for_chunks(int64_t(count), ref::kChunk, [&](int64_t chunk, int64_t x0, int64_t x1) {
+    // Kept here and stored once: neighbouring chunks' maxima share cache lines, and updating them
+    // per element from several threads took most of this loop's time (false sharing).
+    Amax local;
     for (size_t x = size_t(x0); x < size_t(x1); ++x) {
       double v = out.value[x], sc = out.scale[x], var = out.var[x];
       if (job.kind.carried) {
@@ -212,13 +230,14 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
       if (act == Act::gelu)
         var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec.gelu_tanh_rel),
         v = gelu_tanh(v), sc *= kGeluSlope;
-      amaxes[size_t(chunk)].add(v, sc, var);
+      local.add(v, sc, var);
       // A batched C is rank 3 and has no per-axis scale, so x indexes it whole.
       out.value[x] = ref::round_real(ct, int64_t(x), v);
       // A rounding up to f8 may exceed the magnitudes that produced the value; the scale bounds both.
       out.scale[x] = is_f8(dt) ? std::max(sc, std::fabs(out.value[x])) : sc;
       out.var[x] = var;
     }
+    amaxes[size_t(chunk)] = local;
   });
   for (const Amax& m : amaxes) amax.merge(m);
   out.rounded = true;
@@ -252,6 +271,8 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
   std::vector<Amax> amaxes(size_t(std::max<int64_t>(chunks, 1)));
   std::vector<char> rounded(amaxes.size(), 1);
   ref::for_chunks(int64_t(n), ref::kChunk, [&](int64_t chunk, int64_t l0, int64_t l1) {
+    Amax local;  // stored once per chunk, as run_product's
+    bool was_rounded = true;
     for (size_t l = size_t(l0); l < size_t(l1); ++l) {
       const size_t j = op.type == OpType::BIAS_ADD ? l % bias_len : l;
       const Vals& a = *in[0];
@@ -262,12 +283,14 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
                                            a.elem(l), second,
                                            prec.gelu_tanh_rel, ref::scale_of(y, int64_t(l)));
       // The amax (a CAST's second output) is of the value before its rounding.
-      if (op.type == OpType::CAST) amaxes[size_t(chunk)].add(a.value[l], a.scale[l], a.carried(l));
+      if (op.type == OpType::CAST) local.add(a.value[l], a.scale[l], a.carried(l));
       out.value[l] = r.value;
       out.scale[l] = r.scale;
       out.var[l] = r.var;
-      rounded[size_t(chunk)] = r.rounded;  // the same for every element: the op's and dtypes' alone
+      was_rounded = r.rounded;  // the same for every element: the op's and dtypes' alone
     }
+    amaxes[size_t(chunk)] = local;
+    rounded[size_t(chunk)] = was_rounded;
   });
   for (const Amax& m : amaxes) amax.merge(m);
   out.rounded = n > 0 ? bool(rounded[0]) : true;
@@ -309,7 +332,8 @@ Result<std::vector<Vals>> run_group(const Graph& g, const Op& op, const std::vec
         outs[o].value[l] = e.value;
         outs[o].scale[l] = e.scale;
         outs[o].var[l] = e.var;
-        rounded[o][size_t(chunk)] = e.rounded;  // the same for every element
+        // The same for every element; written once per chunk (neighbouring chunks share a cache line).
+        if (l == size_t(l0)) rounded[o][size_t(chunk)] = e.rounded;
       }
     }
   });

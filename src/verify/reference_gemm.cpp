@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "gexec/verify/zeros.hpp"
+#include "gexec/ir/zeros.hpp"
 
 namespace gexec::ref {
 namespace {

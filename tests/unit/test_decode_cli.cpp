@@ -52,7 +52,8 @@ TEST_CASE("dry-run: cuBLASLt for a decode shape where the model says, the skinny
   CHECK(one.status == 0);
   CHECK(has(one.output, "proj (GEMM_BIAS_ACT) -> cuda.skinny_gemm_bias_act"));
   CHECK(has(one.output, "cost model: skinny"));
-  CHECK(has(one.output, "partial sums added in split order"));
+  CHECK(has(one.output, "tensor cores (mma m16n8k16, f32 accumulation)"));  // [N,K]: the MMA path
+  CHECK(has(one.output, "warps' sums in warp order"));
 
   const auto big = run_gexec("run " + decode_graph(128, 4096, 4096) + " --dry-run --arch sm_90");
   INFO(big.output);

@@ -289,6 +289,93 @@ TEST_CASE("onnx: Reshape, Flatten, Squeeze, Unsqueeze relabel; Transpose of a co
   CHECK(load(t).ok());  // moving a dimension of size 1 is a relabel
 }
 
+TEST_CASE("onnx: shape arithmetic (Shape, Gather, Slice, Concat) folds to a Reshape's target; data moves are refused",
+          "[onnx]") {
+  // GPT-2's Conv1D as PyTorch exports it: x.view(-1, x.size(-1)), the product, and
+  // .view(x.size()[:-1] + (nf,)), with the token count a dynamic dimension.
+  auto conv1d = [] {
+    OnnxBuilder b;
+    b.input("x", kF32, {std::string("tokens"), int64_t(8)});
+    b.output("y", kF32, {std::string("tokens"), int64_t(16)});
+    b.init_f32("W", {8, 16}, std::vector<float>(128, 0.25f));
+    b.init_f32("bias", {16}, std::vector<float>(16, 0.5f));
+    b.init_i64("last", {}, {-1});
+    b.init_i64("minus1", {1}, {-1});
+    b.init_i64("zero", {1}, {0});
+    b.init_i64("to_last", {1}, {-1});
+    b.init_i64("nf", {1}, {16});
+    b.init_i64("axes0", {1}, {0});
+    b.node("Shape", {"x"}, {"s0"});
+    b.node("Gather", {"s0", "last"}, {"d"});  // x.size(-1): a scalar
+    b.node("Unsqueeze", {"d", "axes0"}, {"d1"});
+    OnnxBuilder::attr_int(b.node("Concat", {"minus1", "d1"}, {"flat_shape"}), "axis", 0);
+    b.node("Reshape", {"x", "flat_shape"}, {"x2"});
+    b.node("MatMul", {"x2", "W"}, {"p"});
+    b.node("Add", {"p", "bias"}, {"q"});
+    b.node("Shape", {"x"}, {"s1"});
+    b.node("Slice", {"s1", "zero", "to_last"}, {"lead"});  // x.size()[:-1]
+    OnnxBuilder::attr_int(b.node("Concat", {"lead", "nf"}, {"out_shape"}), "axis", 0);
+    b.node("Reshape", {"q", "out_shape"}, {"y"});
+    return b;
+  };
+  auto m = load(conv1d(), {{{"tokens", 5}}, {}});
+  REQUIRE(m.ok());
+  CHECK(types(m->graph) == std::vector<OpType>{OpType::MATMUL, OpType::BIAS_ADD});
+  CHECK(named(m->graph, "x").shape == std::vector<int64_t>{5, 8});
+  CHECK(m->outputs[0].shape == std::vector<int64_t>{5, 16});
+
+  // Shape's start and end (opset 15), Slice backwards, Gather with a vector of indices.
+  OnnxBuilder r(18);
+  r.input("x", kF32, {int64_t(2), int64_t(3), int64_t(4)});
+  r.output("y", kF32, {int64_t(4), int64_t(3), int64_t(2)});
+  r.init_i64("start", {1}, {-1});
+  r.init_i64("end", {1}, {-100});
+  r.init_i64("step", {1}, {-1});
+  r.init_i64("axis", {1}, {0});
+  auto& sh = r.node("Shape", {"x"}, {"s"});
+  OnnxBuilder::attr_int(sh, "start", 0);
+  OnnxBuilder::attr_int(sh, "end", 3);
+  r.node("Slice", {"s", "start", "end", "axis", "step"}, {"rev"});  // [4, 3, 2]
+  r.node("Reshape", {"x", "rev"}, {"y"});
+  auto rm = load(r);
+  REQUIRE(rm.ok());
+  CHECK(rm->outputs[0].shape == std::vector<int64_t>{4, 3, 2});
+
+  OnnxBuilder g;
+  g.input("x", kF32, {int64_t(2), int64_t(3), int64_t(4)});
+  g.output("y", kF32, {int64_t(12), int64_t(2)});
+  g.init_i64("idx", {2}, {2, 0});
+  g.init_i64("three", {1}, {3});
+  g.node("Shape", {"x"}, {"s"});
+  g.node("Gather", {"s", "idx"}, {"pick"});  // [4, 2]
+  g.node("Mul", {"pick", "three"}, {"scaled"});
+  g.node("Reshape", {"x", "scaled"}, {"y"});
+  // Arithmetic on shapes is not folded: Mul of integers is refused, naming the node.
+  CHECK(has(refusal(g), "(Mul, opset 17)"));
+
+  // Data moves are refused, naming the node and why.
+  OnnxBuilder c;
+  c.input("x", kF32, {int64_t(2), int64_t(4)});
+  c.input("z", kF32, {int64_t(2), int64_t(4)});
+  c.output("y", kF32, {int64_t(4), int64_t(4)});
+  OnnxBuilder::attr_int(c.node("Concat", {"x", "z"}, {"y"}), "axis", 0);
+  CHECK(has(refusal(c), "node 0 (Concat, opset 17): input 0 \"x\" is computed at run time: gexec folds Concat of constant "
+                         "integer vectors only"));
+  OnnxBuilder gi;
+  gi.input("x", kF32, {int64_t(4)});
+  gi.output("y", kF32, {int64_t(2)});
+  gi.init_i64("idx", {2}, {0, 1});
+  gi.node("Gather", {"x", "idx"}, {"y"});
+  CHECK(has(refusal(gi), "(Gather, opset 17): data \"x\" is computed at run time"));
+  OnnxBuilder oob;
+  oob.input("x", kF32, {int64_t(2), int64_t(4)});
+  oob.output("y", kF32, {int64_t(8)});
+  oob.init_i64("idx", {}, {2});
+  oob.node("Shape", {"x"}, {"s"});
+  oob.node("Gather", {"s", "idx"}, {"y"});
+  CHECK(has(refusal(oob), "(Gather, opset 17): index 2 is outside [-2, 1]"));
+}
+
 TEST_CASE("onnx: Cast, CastLike, Gelu and Identity", "[onnx]") {
   OnnxBuilder b(20);
   b.input("x", kF32, {int64_t(2), int64_t(3)});

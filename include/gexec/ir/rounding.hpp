@@ -90,16 +90,50 @@ GEXEC_HD inline uint16_t float_to_bf16(float f) {
   return uint16_t(rounded >> 16);
 }
 
+GEXEC_HD inline uint64_t bits_from_f64(double d) {
+#if defined(__CUDA_ARCH__)
+  return uint64_t(__double_as_longlong(d));
+#else
+  uint64_t b;
+  std::memcpy(&b, &d, 8);
+  return b;
+#endif
+}
+
+GEXEC_HD inline double f64_from_bits(uint64_t b) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double((long long)b);
+#else
+  double d;
+  std::memcpy(&d, &b, 8);
+  return d;
+#endif
+}
+
+// floor(log2 |v|) of a finite non-zero v (frexp's exponent less one), read from its bits where v
+// is normal: the reference calls it for every element it rounds or bounds, and frexp is a call.
+GEXEC_HD inline int floor_log2(double v) {
+  const int biased = int((bits_from_f64(v) >> 52) & 0x7ffu);
+  if (biased != 0) return biased - 1023;
+  int e = 0;
+  frexp(v, &e);  // subnormal
+  return e - 1;
+}
+
+// 2^e, exactly; built from its bits in double's normal range (ldexp is a call).
+GEXEC_HD inline double pow2(int e) {
+  if (e >= -1022 && e <= 1023) return f64_from_bits(uint64_t(e + 1023) << 52);
+  return ldexp(1.0, e);
+}
+
 // Rounds v to a binary format with `digits` significand bits (hidden bit included) and
 // smallest normal exponent `emin`; the result is exact in float. Overflow is left to the caller.
 // (The f8 codec, f8.hpp, rounds through it too.)
 GEXEC_HD inline double round_to_grid(double v, int digits, int emin) {
   if (v == 0.0 || !(v == v)) return v;
-  int e = 0;
-  frexp(v, &e);  // |v| = f * 2^e with f in [0.5, 1)
-  e -= 1;        // 2^e <= |v| < 2^(e+1)
+  int e = floor_log2(v);  // 2^e <= |v| < 2^(e+1)
   if (e < emin) e = emin;
-  double q = ldexp(1.0, e - (digits - 1));  // the spacing of the grid around v
+  double q = pow2(e - (digits - 1));  // the spacing of the grid around v
   return rint(v / q) * q;                   // rint rounds half to even in the default mode
 }
 

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "gexec/ir/dtype.hpp"
+#include "gexec/ir/rounding.hpp"
 #include "gexec/kernels/precision.hpp"
 
 namespace gexec {
@@ -31,18 +32,13 @@ inline double unit_roundoff(DType t) {
 inline double ulp_of(DType t, double x) {
   if (is_f8(t)) {
     if (x == 0 || !std::isfinite(x)) return 0.0;
-    int e = 0;
-    std::frexp(x, &e);
-    return 2 * std::ldexp(1.0, e - 1 - f8_format(t).mant_bits);
+    return 2 * pow2(floor_log2(x) - f8_format(t).mant_bits);
   }
   const int digits = t == DType::f16 ? 11 : t == DType::bf16 ? 8 : 24;
   const int emin = t == DType::f16 ? -14 : -126;
   int e = emin;
-  if (x != 0 && std::isfinite(x)) {
-    std::frexp(x, &e);
-    e = std::max(e - 1, emin);
-  }
-  return std::ldexp(1.0, e - (digits - 1));
+  if (x != 0 && std::isfinite(x)) e = std::max(floor_log2(x), emin);
+  return pow2(e - (digits - 1));
 }
 
 // The constants of the bound. Every term below is a variance (the mean square of device - ref)

@@ -5,16 +5,19 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <new>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "gexec/backends/cuda_device.hpp"
 #include "gexec/verify/product_engine.hpp"
-#include "gexec/verify/zeros.hpp"
+#include "gexec/ir/zeros.hpp"
 #include "raii.hpp"
 #include "reference_widen.hpp"
 
@@ -89,6 +92,8 @@ class CudaProductEngine final : public ProductEngine {
   ~CudaProductEngine() override { release(); }
 
   std::string name() const override { return name_; }
+
+  std::string phases() const override { return phases_; }
 
   std::string refusal(const ProductKind& kind) const override {
     int64_t rows = 0;
@@ -263,17 +268,35 @@ class CudaProductEngine final : public ProductEngine {
     const Arrays need(job.kind);
     const Walk walk(s);
     cudaStream_t st = stream_.get();
-    GEXEC_TRY(widen(job.a, a_, need.sq_a, need.c_a, false));
-    GEXEC_TRY(widen(job.b, b_, need.sq_b, need.c_b, need.p_b));
-
+    // The time of each phase, for -v: the operands up and widened, the host's arrays (beside
+    // them), the products, the copies back (each panel's products and copies are timed apart).
+    using Clock = std::chrono::steady_clock;
+    double t_operands = 0, t_arrays = 0, t_products = 0, t_copies = 0;
+    auto since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
     const int64_t count = s.batch * s.m * s.n;
     ProductSums out;
-    // On huge pages where the kernel allows: their first touch is most of a copy's cost.
-    assign_zeros(out.value, size_t(count));
-    assign_zeros(out.scale, size_t(count));
-    if (job.kind.carried) assign_zeros(out.var, size_t(count));
-    if (job.kind.squares) assign_zeros(out.squares, size_t(count));
-    if (job.kind.block > 0) assign_zeros(out.block_sq, size_t(count));
+    // The host's arrays are zero-filled on another thread while the device widens and multiplies:
+    // their first touch (two 512 MiB arrays at 8192^2: ~0.2 s) took as long as the device's work.
+    bool arrays_failed = false;
+    std::jthread arrays([&] {  // joined before the first copy back, and on every way out
+      const auto t = Clock::now();
+      try {
+        assign_zeros(out.value, size_t(count));
+        assign_zeros(out.scale, size_t(count));
+        if (job.kind.carried) assign_zeros(out.var, size_t(count));
+        if (job.kind.squares) assign_zeros(out.squares, size_t(count));
+        if (job.kind.block > 0) assign_zeros(out.block_sq, size_t(count));
+      } catch (const std::bad_alloc&) {
+        arrays_failed = true;
+      }
+      t_arrays = since(t);
+    });
+    auto t = Clock::now();
+    GEXEC_TRY(widen(job.a, a_, need.sq_a, need.c_a, false));
+    GEXEC_TRY(widen(job.b, b_, need.sq_b, need.c_b, need.p_b));
+    GEXEC_CUDA_TRY(cudaStreamSynchronize(st));
+    t_operands = since(t);
+
     const double a2 = s.alpha * s.alpha;
     const int64_t a_entry = walk.rows * s.k, b_entry = s.b_batched ? s.k * s.n : 0;
     const int64_t panels = walk.entries * ((walk.rows + panel_rows_ - 1) / panel_rows_);
@@ -283,6 +306,7 @@ class CudaProductEngine final : public ProductEngine {
       const auto B = [&](const DeviceMemory& m) { return as(m) + e * b_entry; };
       for (int64_t r0 = 0; r0 < walk.rows; r0 += panel_rows_) {
         const int64_t rows = std::min(panel_rows_, walk.rows - r0);
+        t = Clock::now();
         auto product = [&](const DeviceMemory& a, const DeviceMemory& b, size_t o, double alpha, double beta) {
           return gemm(s, A(a), walk.rows, B(b), as(outs_[o]), rows, r0, 0, s.k, alpha, beta);
         };
@@ -309,15 +333,28 @@ class CudaProductEngine final : public ProductEngine {
           }
           dst.push_back(&out.block_sq);
         }
+        GEXEC_CUDA_TRY(cudaStreamSynchronize(st));
+        t_products += since(t);
+        if (arrays.joinable()) arrays.join();
+        if (arrays_failed)
+          return runtime_error("out of host memory for the float64 reference's " + std::to_string(need.outs) + " arrays of " +
+                               std::to_string(count) + " doubles");
+        t = Clock::now();
         // This panel's rows of C: row r0 of entry e is row e * rows + r0 of the whole.
         const int64_t at = (e * walk.rows + r0) * s.n;
         for (size_t d = 0; d < dst.size(); ++d)
           GEXEC_CUDA_TRY(cudaMemcpyAsync(dst[d]->data() + at, outs_[d].get(), size_t(rows * s.n) * 8,
                                          cudaMemcpyDeviceToHost, st));
         GEXEC_CUDA_TRY(cudaStreamSynchronize(st));
+        t_copies += since(t);
         if (progress) progress(double(++done) / double(panels));
       }
     }
+    if (arrays.joinable()) arrays.join();  // (joined at the first panel: there is always one)
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "operands %.1f ms, host arrays %.1f ms beside them, products %.1f ms, copies back %.1f ms",
+                  t_operands, t_arrays, t_products, t_copies);
+    phases_ = buf;
     return out;
   }
 
@@ -327,6 +364,7 @@ class CudaProductEngine final : public ProductEngine {
   ProductKind kind_;
   int64_t panel_rows_ = 0;
   bool prepared_ = false;
+  std::string phases_;  // of the last run
   // Declared before the stream and handle, so destroyed after them: memory outlives its users.
   Side a_, b_;
   DeviceMemory stage_;

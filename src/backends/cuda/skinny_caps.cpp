@@ -1,6 +1,6 @@
 // What the skinny GEMM (skinny_gemm.cu) supports, beside its code: decode-shaped products, M <= 128
-// rows of f16/bf16 against a weight stored [K,N] or [N,K] (trans_b), with the GEMM_BIAS_ACT
-// epilogue. It is offered before cuBLASLt and taken where its cost model (skinny_cost.hpp) says it
+// rows of f16/bf16 against a weight stored [N,K] (trans_b: tensor cores) or [K,N] (f32 FMAs), with
+// the GEMM_BIAS_ACT epilogue. It is offered before cuBLASLt and taken where its cost model (skinny_cost.hpp) says it
 // is faster; `--kernel OP=cuda.skinny_gemm` takes it wherever it can run, `--autotune` times both.
 // Compiled into the core without CUDA headers, so that the dry-run shows its verdict.
 #include <string>
@@ -33,14 +33,15 @@ Verdict check_skinny(const std::string& name, const Graph& g, const Op& op, cons
 KernelDef skinny_def(std::string name, OpType op) {
   KernelDef d = declare_kernel(name, op, Backend::cuda, KernelImpl::cuda_skinny_gemm, 110,
                                op == OpType::GEMM_BIAS_ACT ? 4 : 2,
-                               "decode-shaped products (M <= 128, f16/bf16 weight [K,N] or [N,K]): f32 FMAs, the "
-                               "weight read once with 16-byte loads, K split to fill the SMs, partial sums added in "
-                               "f32 in split order; bias, ReLU/GELU, residual and alpha/beta in its epilogue");
+                               "decode-shaped products (M <= 128, f16/bf16 weight [N,K] on tensor cores, [K,N] on "
+                               "f32 FMAs): the weight read once with 16-byte loads, K split to fill the SMs, partial "
+                               "sums added in f32 in a fixed order; bias, ReLU/GELU, residual and alpha/beta in its "
+                               "epilogue");
   d.inputs[0] = d.inputs[1] = {DType::f16, DType::bf16};
   d.transposes = true;  // trans_b; a transposed A is refused by the check
   d.acts = op == OpType::GEMM_BIAS_ACT ? std::vector<Act>{Act::none, Act::relu, Act::gelu} : std::vector<Act>{};
   d.align_bytes = 16;  // 16-byte loads of the weight
-  d.min_cc = 70;       // f32 FMAs and 16-byte loads only; bf16 conversions from cuda_bf16.h
+  d.min_cc = 80;       // mma.sync m16n8k16 with f16 and bf16 operands
   d.check = [name](const Graph& g, const Op& o, const DeviceCaps& caps, const KernelOptions& options) {
     return check_skinny(name, g, o, caps, options);
   };

@@ -15,13 +15,19 @@ namespace gexec::cuda {
 // Rates (measured on the H200 unless marked as a lead; docs/design.md):
 struct SkinnyRates {
   double copy_gbps = 4069;        // device-to-device copy bandwidth, read + write counted once (measured)
-  // The fraction of copy_gbps the skinny kernel streams its weight at, and its f32 FMA rate in
-  // TFLOP/s, measured by scripts/bench_decode.py on the H200 (f16, [N,K] weight, cold weights,
-  // 2026-12-02): 0.61 at M = 1, N = K = 4096 (13.27 us against a floor of 8.12; 0.76 at 11008 x 4096,
-  // the lower one taken), and 7.1 to 8.1 TFLOP/s at M = 16 and 128 (far below the datasheet's 67:
-  // the shared-memory reads of the activations bound it). The [K,N] path shares the design: a lead.
+  // The FMA path ([K,N] weight): the fraction of copy_gbps it streams its weight at, and its f32
+  // FMA rate in TFLOP/s. Measured by scripts/bench_decode.py on the H200 (f16, cold weights,
+  // 2026-12-02) when [N,K] also ran on FMAs with the same staging and loads: 0.61 at M = 1, N = K =
+  // 4096 (13.27 us against a floor of 8.12; 0.76 at 11008 x 4096, the lower one taken), and 7.1 to
+  // 8.1 TFLOP/s at M = 16 and 128 (the shared-memory reads of the activations bound it).
   double skinny_bw_fraction = 0.61;
   double fma_tflops = 7.5;
+  // The tensor-core path ([N,K] weight): the same two, measured by bench_decode.py on the H200 (f16,
+  // cold weights, 2026-12-02): 15.04 us at 1 x 4096 x 4096 (0.55 of the copy bandwidth), 18.9 at M
+  // = 16; 93 and 309 us at M = 128 against 4096 and 11008 x 4096 (46 and 37 TFLOP/s over the padded
+  // rows; the lower taken, so that the model never expects more of it than it gave).
+  double mma_bw_fraction = 0.55;
+  double mma_tflops = 37;
   double l2_gbps = 10000;         // weight re-read from L2 by each further row tile (a lead)
   double launch_us = 2.0;         // one more launch in a replayed graph (the split-K sum; a lead)
   double tensor_tflops = 650;     // cuBLASLt's dense f16 rate (measured: 650-690 sustained)
@@ -70,11 +76,20 @@ inline SkinnyCost skinny_cost(const SkinnyPlan& p, int sm_count, const SkinnyRat
   c.weight_bytes = weight;
   c.floor_us = weight / (r.copy_gbps * 1e3);
   // The skinny kernel: the slowest of streaming its bytes (plus the split-K partial sums written and
-  // read back), its FMAs, and the weight re-read by each further row tile; one more launch when split.
-  const double mem = (skinny_dram_bytes(p) + 2.0 * double(p.workspace_bytes())) / (r.copy_gbps * r.skinny_bw_fraction * 1e3);
-  const double fma = flops / (r.fma_tflops * 1e6);
-  const double l2 = double(p.row_tiles - 1) * weight / (r.l2_gbps * 1e3);
-  c.skinny_us = std::max({mem, fma, l2}) + (p.splits > 1 ? r.launch_us : 0);
+  // read back), its arithmetic, and what it reads again from L2 (FMA path: the weight, by each
+  // further row tile; MMA path: the activations, by every column block); one more launch when split.
+  const double traffic = skinny_dram_bytes(p) + 2.0 * double(p.workspace_bytes());
+  double mem, math, l2;
+  if (p.mma) {
+    mem = traffic / (r.copy_gbps * r.mma_bw_fraction * 1e3);
+    math = 2.0 * double(p.row_tiles * p.row_tile) * double(s.n) * double(s.k) / (r.mma_tflops * 1e6);
+    l2 = (double(p.col_blocks) * double(s.m) * double(s.k) * 2 + double(p.row_tiles - 1) * weight) / (r.l2_gbps * 1e3);
+  } else {
+    mem = traffic / (r.copy_gbps * r.skinny_bw_fraction * 1e3);
+    math = flops / (r.fma_tflops * 1e6);
+    l2 = double(p.row_tiles - 1) * weight / (r.l2_gbps * 1e3);
+  }
+  c.skinny_us = std::max({mem, math, l2}) + (p.splits > 1 ? r.launch_us : 0);
   // cuBLASLt: the time PyTorch's addmm (cuBLAS) took on the H200 with cold weights (docs/design.md),
   // fitted by the share of the SMs its work occupies, taken as 128-column tiles, split along K
   // once per 4096: N = 4096, K = 4096 gives 32 tiles and reached 0.62 of the copy bandwidth

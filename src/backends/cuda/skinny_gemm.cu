@@ -1,20 +1,30 @@
 // The skinny GEMM's device code: C = act(alpha * A W + beta * R + bias) for M <= 128 rows of A
-// against a large f16/bf16 weight W, on CUDA cores (f32 FMAs), bound by reading W once.
+// against a large f16/bf16 weight W, bound by reading W once.
 //
-// Each CTA takes a row tile of A (1 to 8 rows), a block of output columns and one split of K. It
-// stages its rows of A for its split in shared memory as f32 (once), then streams its part of W
-// with 16-byte loads straight from global memory, several in flight per thread:
-// - W stored [K,N] (kn): a warp reads 32 consecutive 16-byte vectors of one weight row (512
-//   bytes); the 8 warps take every 8th row of the split; the warps' sums are added in warp order
-//   through shared memory.
-// - W stored [N,K] (nk, trans_b): a warp streams 4 weight rows, its lanes 8 consecutive K each
-//   (512 bytes per row and pass); the lanes' sums are added by a butterfly of shuffles and lane 0's
-//   result taken.
+// W stored [N,K] (trans_b, nn.Linear's layout) runs on tensor cores (skinny_mma): each lane loads
+// 16 bytes, 8 consecutive K of one weight row, straight from global memory, and these are the MMA's
+// B fragments as they stand: the sum over K does not depend on which K a fragment slot holds, so
+// slot L = 2q + i (q = lane % 4) holds K 8q + 4s + i of the 32-K chunk for MMA s = 0, 1 (and
+// slot 2q + 8 + i holds 8q + 4s + 2 + i), and the activations' A fragments are read with the same
+// map: again one 16-byte load per row. The CTA's 8 warps take its K range's 32-K chunks in turn,
+// all 16 weight rows each; their sums are added in warp order through shared memory, then the
+// epilogue. M is padded to whole m-tiles of 16 rows with zeros (the MMA's work is free here: the
+// weight's bytes bound the time).
+//
+// W stored [K,N] runs on CUDA cores (f32 FMAs, skinny_kn). Each CTA takes a row tile of A (1 to 8
+// rows), a block of 256 output columns and one split of K. It stages its rows of A for its split in
+// shared memory as f32 (once), then streams its part of W with 16-byte loads straight from global
+// memory, several in flight per thread: a warp reads 32 consecutive 16-byte vectors of one weight
+// row (512 bytes), the 8 warps every 8th row of the split; the warps' sums are added in warp order
+// through shared memory.
+//
 // One split: the CTA applies the epilogue and writes C. Several: each writes its f32 partial sums
 // to a workspace [split][M][N], and a second launch adds them in split order, then the epilogue.
 // The order is fixed (skinny_plan.hpp, skinny_order), so runs are bit-identical.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+
+#include <type_traits>
 
 #include "activations.cuh"
 #include "check.hpp"
@@ -38,6 +48,7 @@ struct Args {
   float alpha, beta;
   DType c_t, bias_t, res_t;
   Act act;
+  int warps_used;  // the MMA path's warps whose sums are added: all, except under skinny-drop-split
 };
 
 __device__ __forceinline__ float load_f32(const void* p, DType t, int64_t i) {
@@ -167,55 +178,102 @@ __global__ void __launch_bounds__(G::kThreads) skinny_kn(const Args p) {
   }
 }
 
-// W [N,K] (trans_b): grid (row tiles, column blocks of 32, splits); warp w takes weight rows
-// 4w .. 4w+3 of the block.
-template <class T, int RT>
-__global__ void __launch_bounds__(G::kThreads) skinny_nk(const Args p) {
-  extern __shared__ float smem[];
-  float* as = smem;  // RT x split_k
-  const int64_t m0 = int64_t(blockIdx.x) * RT, k0 = int64_t(blockIdx.z) * p.split_k;
-  stage_a<T, RT>(p, as, m0, k0);
-  constexpr int R = G::kRowsPerWarpNK;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t row0 = int64_t(blockIdx.y) * G::kColsNK + int64_t(warp) * R;
+// The 32-bit word i of a 16-byte vector: two consecutive f16/bf16 elements.
+__device__ __forceinline__ uint32_t word(const uint4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
+
+// d += A B on the tensor cores: A 16x16 (4 words: rows g and g + 8, slots 2q.. and 2q + 8..), B
+// 16x8 (2 words), f32 accumulators (rows g and g + 8, columns 2q and 2q + 1).
+template <class T>
+__device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                         uint32_t b1) {
+#if __CUDA_ARCH__ >= 800
+  if constexpr (std::is_same_v<T, __half>)
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+  __trap();  // the declaration asks for compute capability 8.0 (skinny_caps.cpp)
+#endif
+}
+
+// W [N,K] on tensor cores: grid (column blocks, splits); MT m-tiles of 16 rows. The CTA's warps are
+// WN along N (16 weight rows each) by kWarps / WN along K (its K range's 32-K chunks in turn).
+// WN = 1: each CTA streams 16 weight rows with all 8 warps, the most CTAs for a given N; WN = 8:
+// 128 rows per CTA, whose warps read the same activations (from L1), for large M, where the
+// activations read by every column block would otherwise outweigh the weight.
+template <class T, int MT, int WN>
+__global__ void __launch_bounds__(G::kThreads) skinny_mma(const Args p) {
+  constexpr int WK = G::kWarps / WN;
+  constexpr int kCols = WN * G::kMmaCols;
+  __shared__ float red[MT * G::kMmaRows * kCols];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, q = lane % 4;
+  const int wn = warp % WN, wk = warp / WN;
+  const int64_t n0 = int64_t(blockIdx.x) * kCols + wn * G::kMmaCols, k0 = int64_t(blockIdx.y) * p.split_k;
   const int64_t kc = min(p.split_k, p.k - k0);  // a multiple of 8: K % 8 == 0
-  float acc[R][RT] = {};
+  const int64_t chunks = (kc + G::kMmaChunk - 1) / G::kMmaChunk;
   const T* w = static_cast<const T*>(p.w);
-  for (int64_t kk = int64_t(lane) * G::kVec; kk < kc; kk += 32 * G::kVec) {
-    uint4 v[R];
+  const T* a = static_cast<const T*>(p.a);
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  float acc[MT][2][4] = {};
+  constexpr int U = 4;  // chunks in flight per warp: 8 loads of 16 bytes per lane
+  for (int64_t c0 = wk; c0 < chunks; c0 += U * WK) {
+    uint4 b[U][2];
 #pragma unroll
-    for (int q = 0; q < R; ++q)
-      v[q] = row0 + q < p.n ? load16(w + (row0 + q) * p.k + k0 + kk) : make_uint4(0, 0, 0, 0);
-    float x[RT][G::kVec];
+    for (int u = 0; u < U; ++u) {
+      const int64_t kk = (c0 + u * WK) * G::kMmaChunk + q * G::kVec;  // this lane's 8 K in the split
 #pragma unroll
-    for (int r = 0; r < RT; ++r)
+      for (int t = 0; t < 2; ++t) {
+        const int64_t n = n0 + t * 8 + g;
+        b[u][t] = kk < kc && n < p.n ? load16(w + n * p.k + k0 + kk) : zero;
+      }
+    }
 #pragma unroll
-      for (int j = 0; j < G::kVec; ++j) x[r][j] = as[r * p.split_k + kk + j];
+    for (int u = 0; u < U; ++u) {
+      if (c0 + u * WK >= chunks) break;  // the same for the whole warp: mma.sync stays converged
+      const int64_t kk = (c0 + u * WK) * G::kMmaChunk + q * G::kVec;
 #pragma unroll
-    for (int q = 0; q < R; ++q) {
-      float f[G::kVec];
-      widen8<T>(v[q], f);
+      for (int mt = 0; mt < MT; ++mt) {
+        const int64_t lo = int64_t(blockIdx.z) * MT * G::kMmaRows + mt * G::kMmaRows + g, hi = lo + 8;
+        const uint4 alo = kk < kc && lo < p.m ? load16(a + lo * p.k + k0 + kk) : zero;
+        const uint4 ahi = kk < kc && hi < p.m ? load16(a + hi * p.k + k0 + kk) : zero;
 #pragma unroll
-      for (int r = 0; r < RT; ++r)
+        for (int s = 0; s < 2; ++s)
 #pragma unroll
-        for (int j = 0; j < G::kVec; ++j) acc[q][r] = fmaf(x[r][j], f[j], acc[q][r]);
+          for (int t = 0; t < 2; ++t)
+            mma16816<T>(acc[mt][t], word(alo, 2 * s), word(ahi, 2 * s), word(alo, 2 * s + 1), word(ahi, 2 * s + 1),
+                        word(b[u][t], 2 * s), word(b[u][t], 2 * s + 1));
+      }
     }
   }
-  // Lane q * RT + r ends with the sum of (row q, A row r); one epilogue per lane, written once
-  // (an epilogue per (q, r) would be cloned for every path through its dtype switches).
-  float mine = 0.0f;
+  // Accumulator c of (mt, t) is row mt * 16 + g (+ 8 for c >= 2), column t * 8 + 2q (+ 1 for odd c).
+  // The K warps' sums are added in warp order in shared memory (WK = 1: each warp's stored), then
+  // one epilogue loop over the CTA's elements: a single call site, as an epilogue per accumulator
+  // would be cloned for every path through its dtype switches (minutes of ptxas).
+  for (int l = 0; l < WK; ++l) {
+    if (wk == l)
 #pragma unroll
-  for (int q = 0; q < R; ++q)
+      for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-    for (int r = 0; r < RT; ++r) {
-      float s = acc[q][r];
+        for (int t = 0; t < 2; ++t)
 #pragma unroll
-      for (int off = 16; off > 0; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
-      s = __shfl_sync(0xffffffffu, s, 0);  // lane 0's order, the declared one
-      if (lane == q * RT + r) mine = s;
-    }
-  const int64_t m = m0 + lane % RT, n = row0 + lane / RT;
-  if (lane < R * RT && m < p.m && n < p.n) finish(p, blockIdx.z, m, n, mine);
+          for (int c = 0; c < 4; ++c) {
+            const int row = mt * G::kMmaRows + g + (c >= 2 ? 8 : 0), col = wn * G::kMmaCols + t * 8 + 2 * q + (c & 1);
+            // skinny-drop-split with one split: the CTA's last warp's sums are lost.
+            const float x = warp < p.warps_used ? acc[mt][t][c] : 0.0f;
+            float& s = red[row * kCols + col];
+            s = l == 0 ? x : s + x;
+          }
+    __syncthreads();
+  }
+  const int64_t m0 = int64_t(blockIdx.z) * MT * G::kMmaRows, base = int64_t(blockIdx.x) * kCols;
+  for (int i = threadIdx.x; i < MT * G::kMmaRows * kCols; i += G::kThreads) {
+    const int64_t m = m0 + i / kCols, n = base + i % kCols;
+    if (m < p.m && n < p.n) finish(p, int(blockIdx.y), m, n, red[i]);
+  }
 }
 
 // The split-K sum: each output element's partial sums added in split order, then the epilogue.
@@ -232,14 +290,26 @@ __global__ void skinny_sum(const Args p, int used) {
 template <class T, int RT>
 cudaError_t launch_main(const SkinnyPlan& plan, const Args& args, cudaStream_t stream) {
   const dim3 grid(unsigned(plan.row_tiles), unsigned(plan.col_blocks), unsigned(plan.splits));
-  const size_t smem = size_t(RT) * size_t(plan.split_k) * 4 + (plan.nk ? 0 : size_t(RT) * G::kColsKN * 4);
-  if (plan.nk) skinny_nk<T, RT><<<grid, G::kThreads, smem, stream>>>(args);
-  else skinny_kn<T, RT><<<grid, G::kThreads, smem, stream>>>(args);
+  const size_t smem = size_t(RT) * size_t(plan.split_k) * 4 + size_t(RT) * G::kColsKN * 4;
+  skinny_kn<T, RT><<<grid, G::kThreads, smem, stream>>>(args);
+  return cudaGetLastError();
+}
+
+template <class T, int MT, int WN>
+cudaError_t launch_mma(const SkinnyPlan& plan, const Args& args, cudaStream_t stream) {
+  const dim3 grid(unsigned(plan.col_blocks), unsigned(plan.splits), unsigned(plan.row_tiles));
+  skinny_mma<T, MT, WN><<<grid, G::kThreads, 0, stream>>>(args);
   return cudaGetLastError();
 }
 
 template <class T>
 cudaError_t launch_typed(const SkinnyPlan& plan, const Args& args, cudaStream_t stream) {
+  // The pairs plan_skinny makes: one m-tile with the warps along K, more with them along N.
+  if (plan.mma) switch (plan.row_tile / G::kMmaRows) {
+      case 1: return launch_mma<T, 1, 1>(plan, args, stream);
+      case 2: return launch_mma<T, 2, G::kWarps>(plan, args, stream);
+      default: return launch_mma<T, 4, G::kWarps>(plan, args, stream);
+    }
   switch (plan.row_tile) {
     case 1: return launch_main<T, 1>(plan, args, stream);
     case 2: return launch_main<T, 2>(plan, args, stream);
@@ -260,6 +330,8 @@ Status launch_skinny_gemm(const SkinnyPlan& plan, const SkinnyOperands& ops, cud
   a.splits = int(plan.splits);
   a.alpha = float(plan.shape.alpha), a.beta = float(plan.shape.beta);
   a.c_t = plan.c, a.bias_t = plan.bias, a.res_t = plan.res, a.act = plan.act;
+  // With one split the fault drops the MMA path's last warp's K chunks instead.
+  a.warps_used = G::kWarps - (plan.mma && plan.splits == 1 && fault::skinny_drop_split() ? 1 : 0);
   if (!plan.shape.has_bias) a.bias = nullptr;
   if (!plan.shape.has_residual) a.res = nullptr;
   GEXEC_CUDA_TRY(plan.ab == DType::bf16 ? launch_typed<__nv_bfloat16>(plan, a, stream)

@@ -1,6 +1,7 @@
 // How a decode-shaped product (M <= 128 rows against a large weight) runs on gexec's own skinny
-// GEMM (skinny_gemm.cu): what it refuses and why, how the work is cut into CTAs (column blocks,
-// row tiles, K splits), and the order in which the split-K partial sums are added. Pure logic, no
+// GEMM (skinny_gemm.cu): what it refuses and why, which of its two paths runs it (tensor-core MMA
+// for a weight stored [N,K], f32 FMAs for [K,N]), how the work is cut into CTAs (column blocks,
+// row tiles, K splits), and the order in which the partial sums are added. Pure logic, no
 // CUDA headers: the kernel table's check (skinny_caps.cpp), the cost model (skinny_cost.hpp) and
 // the kernel itself read it, so that the dry-run says what the run does.
 #pragma once
@@ -22,10 +23,15 @@ struct SkinnyGeometry {
   static constexpr int kVec = 8;             // weight elements per 16-byte load (f16/bf16)
   static constexpr int kColsKN = 256;        // [K,N] weight: columns per CTA (32 lanes x 8)
   static constexpr int kKLanesKN = kThreads / (kColsKN / kVec);  // [K,N]: threads along K per column vector (8)
-  static constexpr int kRowsPerWarpNK = 4;   // [N,K] weight: weight rows a warp streams at once
-  static constexpr int kColsNK = 8 * kRowsPerWarpNK;  // [N,K] weight: columns (weight rows) per CTA (32)
   static constexpr int kKStep = 256;         // a split covers a multiple of this many K (one warp-wide 16-byte pass of [N,K])
   static constexpr int kMaxStagedK = 1024;   // activations staged per CTA: row tile x this many f32 (32 KiB at 8 rows)
+  // The tensor-core path ([N,K] weight, mma.sync m16n8k16): a lane's 16-byte load holds 8
+  // consecutive K of one weight row, 4 lanes 32 K, 8 lane groups 8 rows: one n-tile of the MMA.
+  static constexpr int kMmaRows = 16;        // rows of A per m-tile (M is padded to whole m-tiles)
+  static constexpr int kMmaCols = 16;        // columns (weight rows) per CTA: two n-tiles of 8
+  static constexpr int kMmaChunk = 32;       // K per warp-wide load of an n-tile
+  static constexpr int kWarps = kThreads / 32;  // the CTA's warps split its K range in chunks
+  static constexpr int kMmaMaxTiles = 4;     // m-tiles per row tile (64 rows: 128 registers a thread)
 };
 
 // The launch of one product: the CTAs, the K splits, and where the partial sums go.
@@ -35,7 +41,9 @@ struct SkinnyPlan {
   DType ab = DType::f16, c = DType::f16, bias = DType::f16, res = DType::f16;
   Act act = Act::none;
   bool nk = false;       // the weight is stored [N,K] (trans_b): K runs along its rows
-  int row_tile = 1;      // rows of A per CTA (1, 2, 4 or 8)
+  bool mma = false;      // the tensor-core path (nk): row_tile is 16 x m-tiles (1, 2 or 4)
+  int mma_warps_n = 1;   // its CTA's warps along N (1 or 8; the rest split the CTA's K range)
+  int row_tile = 1;      // rows of A per CTA (1, 2, 4 or 8; on the MMA path 16, 32 or 64)
   int64_t row_tiles = 1; // ceil(M / row_tile)
   int64_t col_blocks = 1;
   int64_t splits = 1;    // K cut into this many consecutive parts of split_k elements (the last may be shorter)
@@ -53,6 +61,11 @@ struct SkinnyPlan {
 // order passes each product through at most K f32 roundings, so the check's f32 bound over the
 // whole of K (Precision's default) covers it; the order is fixed, so runs are bit-identical.
 inline std::string skinny_order(const SkinnyPlan& p) {
+  if (p.mma)
+    return "tensor cores (mma m16n8k16, f32 accumulation); K in " + std::to_string(p.splits) + " split(s) of " +
+           std::to_string(p.split_k) + ", each warp's 32-K chunks in increasing order" +
+           (p.mma_warps_n == 1 ? ", the CTA's 8 warps' sums in warp order" : "") +
+           (p.splits > 1 ? ", the splits' partial sums in split order by a second launch" : "");
   return "f32 sums; K in " + std::to_string(p.splits) + " split(s) of " + std::to_string(p.split_k) +
          (p.splits > 1 ? ", partial sums added in split order by a second launch" : "");
 }
@@ -112,16 +125,39 @@ inline SkinnyPlan plan_skinny(const Graph& g, const Op& op, int sm_count) {
   p.ab = a.dtype;
   p.c = c.dtype;
   p.act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
+  const int64_t sms = sm_count > 0 ? sm_count : 132;
+
+  if (p.nk) {
+    // Tensor cores: row tiles of whole m-tiles (1, 2 or 4: the kernel is compiled for these). Up to 16 rows, CTAs of 16 weight rows whose 8 warps split K; above, the activations
+    // that each column block reads grow with M, so 8 warps side by side along N share them. K is
+    // split across the GPU only where the column blocks alone leave SMs without a CTA (in whole
+    // kKStep steps: a chunk per warp at least).
+    p.mma = true;
+    int tiles = 1;
+    while (tiles * G::kMmaRows < s->m && tiles < G::kMmaMaxTiles) tiles *= 2;
+    p.row_tile = tiles * G::kMmaRows;
+    p.row_tiles = (s->m + p.row_tile - 1) / p.row_tile;  // two above 64 rows: the weight then read twice
+    p.mma_warps_n = tiles == 1 ? 1 : G::kWarps;
+    const int64_t width = int64_t(p.mma_warps_n) * G::kMmaCols;
+    p.col_blocks = (s->n + width - 1) / width;
+    const int64_t steps = std::max<int64_t>(1, (s->k + G::kKStep - 1) / G::kKStep);
+    const int64_t base = p.row_tiles * p.col_blocks;
+    const int64_t splits = std::clamp<int64_t>((sms + base - 1) / base, 1, steps);
+    const int64_t per = (steps + splits - 1) / splits;
+    p.split_k = per * G::kKStep;
+    p.splits = (s->k + p.split_k - 1) / p.split_k;
+    if (p.splits > 65535)
+      return refuse("K = " + std::to_string(s->k) + " needs more than 65535 CTAs along one grid dimension");
+    return p;
+  }
 
   // Rows per CTA: the power of two at or above M up to kRowTile (the kernel is compiled for 1, 2, 4, 8).
   p.row_tile = 1;
   while (p.row_tile < s->m && p.row_tile < G::kRowTile) p.row_tile *= 2;
   p.row_tiles = (s->m + p.row_tile - 1) / p.row_tile;
-  const int64_t cols = p.nk ? G::kColsNK : G::kColsKN;
-  p.col_blocks = (s->n + cols - 1) / cols;
+  p.col_blocks = (s->n + G::kColsKN - 1) / G::kColsKN;
   // Split K until the grid has kSkinnyCtasPerSm CTAs per SM, in whole kKStep steps, and no split
   // stages more activations than a CTA's shared memory holds.
-  const int64_t sms = sm_count > 0 ? sm_count : 132;
   const int64_t steps = std::max<int64_t>(1, (s->k + G::kKStep - 1) / G::kKStep);
   const int64_t base = p.row_tiles * p.col_blocks;
   int64_t splits = std::clamp<int64_t>((kSkinnyCtasPerSm * sms + base - 1) / base, 1, steps);
