@@ -195,16 +195,12 @@ Status CudaDevice::fill_input(const Tensor& t, void* dst, uint64_t seed) {
 
 Status CudaDevice::upload(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return {};
-  GEXEC_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream()));
-  GEXEC_CUDA_TRY(cudaStreamSynchronize(stream()));
-  return {};
+  return staged_.to_device(dst, src, bytes, stream());
 }
 
 Status CudaDevice::download(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return {};
-  GEXEC_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream()));
-  GEXEC_CUDA_TRY(cudaStreamSynchronize(stream()));
-  return {};
+  return staged_.to_host(dst, src, bytes, stream());
 }
 
 Status CudaDevice::poison(void* dst, size_t bytes) {

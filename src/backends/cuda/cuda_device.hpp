@@ -9,6 +9,7 @@
 
 #include "gexec/backends/cuda_device.hpp"
 #include "raii.hpp"
+#include "staged_copy.hpp"
 
 namespace gexec::cuda {
 
@@ -56,6 +57,7 @@ class CudaDevice final : public Device {
   std::vector<DeviceMemory> arenas_;
   DeviceMemory workspace_;
   Stream stream_;
+  StagedCopy staged_;  // large uploads and read-backs
   LtHandle lt_;
   Event from_default_, to_default_;  // the cross-stream orderings, created on first use
 };

@@ -51,6 +51,7 @@ using LtHandle = Handle<cublasLtHandle_t, &cublasLtDestroy>;
 using MatmulDesc = Handle<cublasLtMatmulDesc_t, &cublasLtMatmulDescDestroy>;
 using MatrixLayout = Handle<cublasLtMatrixLayout_t, &cublasLtMatrixLayoutDestroy>;
 using MatmulPreference = Handle<cublasLtMatmulPreference_t, &cublasLtMatmulPreferenceDestroy>;
+using PinnedHost = Handle<void*, &cudaFreeHost>;  // page-locked host memory from cudaMallocHost
 
 // Device memory from cudaMalloc.
 class DeviceMemory {

@@ -20,6 +20,7 @@
 #include "gexec/ir/zeros.hpp"
 #include "raii.hpp"
 #include "reference_widen.hpp"
+#include "staged_copy.hpp"
 
 namespace gexec {
 namespace cuda {
@@ -211,7 +212,7 @@ class CudaProductEngine final : public ProductEngine {
       src.rows = n / src.cols;
       src.colmajor = t.rank() == 2 && t.layout == Layout::colmajor;
       const int64_t stored = int64_t(o.bytes->size());
-      GEXEC_CUDA_TRY(cudaMemcpyAsync(stage_.get(), o.bytes->data(), size_t(stored), cudaMemcpyHostToDevice, st));
+      GEXEC_TRY(staged_.to_device(stage_.get(), o.bytes->data(), size_t(stored), st));
       if (is_f8(t.dtype)) {
         // The scales after the bytes, 8-byte aligned.
         char* at = static_cast<char*>(stage_.get()) + (stored + 15) / 16 * 16;
@@ -224,11 +225,11 @@ class CudaProductEngine final : public ProductEngine {
       // Synchronised before the stage is reused by the next operand.
       GEXEC_CUDA_TRY(cudaStreamSynchronize(st));
     } else {
-      GEXEC_CUDA_TRY(cudaMemcpyAsync(side.x.get(), o.value->data(), size_t(n) * 8, cudaMemcpyHostToDevice, st));
+      GEXEC_TRY(staged_.to_device(side.x.get(), o.value->data(), size_t(n) * 8, st));
       GEXEC_TRY(launch_derive(as(side.x), nullptr, n, as(side.ax), sq ? as(side.sq) : nullptr, nullptr, st));
     }
     if (c)
-      GEXEC_CUDA_TRY(cudaMemcpyAsync(side.c.get(), o.carried->data(), size_t(n) * 8, cudaMemcpyHostToDevice, st));
+      GEXEC_TRY(staged_.to_device(side.c.get(), o.carried->data(), size_t(n) * 8, st));
     if (p) GEXEC_TRY(launch_derive(as(side.x), c ? as(side.c) : nullptr, n, nullptr, nullptr, as(side.p), st));
     return {};
   }
@@ -343,9 +344,7 @@ class CudaProductEngine final : public ProductEngine {
         // This panel's rows of C: row r0 of entry e is row e * rows + r0 of the whole.
         const int64_t at = (e * walk.rows + r0) * s.n;
         for (size_t d = 0; d < dst.size(); ++d)
-          GEXEC_CUDA_TRY(cudaMemcpyAsync(dst[d]->data() + at, outs_[d].get(), size_t(rows * s.n) * 8,
-                                         cudaMemcpyDeviceToHost, st));
-        GEXEC_CUDA_TRY(cudaStreamSynchronize(st));
+          GEXEC_TRY(staged_.to_host(dst[d]->data() + at, outs_[d].get(), size_t(rows * s.n) * 8, st));
         t_copies += since(t);
         if (progress) progress(double(++done) / double(panels));
       }
@@ -365,6 +364,7 @@ class CudaProductEngine final : public ProductEngine {
   int64_t panel_rows_ = 0;
   bool prepared_ = false;
   std::string phases_;  // of the last run
+  StagedCopy staged_;   // the operands up, the sums back
   // Declared before the stream and handle, so destroyed after them: memory outlives its users.
   Side a_, b_;
   DeviceMemory stage_;
