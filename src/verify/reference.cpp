@@ -42,6 +42,7 @@ struct Vals {
   bool rounded = false;
   DType dtype = DType::f32;
   double ulp_floor = 0;  // as ref::Elem's: an f8 tensor's subnormal step
+  bool repeats_down = false, repeats_across = false;  // as RefTensor's
   // The variance this element carries into the ops that read it.
   double carried(size_t l) const { return var[l] + (rounded ? bound::rounding_var(dtype, value[l], ulp_floor) : 0.0); }
   ref::Elem elem(size_t l) const { return {value[l], scale[l], var[l], rounded, dtype, ulp_floor}; }
@@ -73,9 +74,11 @@ Result<Vals> from_bytes(const Tensor& t, const std::vector<uint8_t>& bytes) {
 // The tensor in storage order; its vectors are taken over where that is the logical order.
 RefTensor to_storage(const Tensor& t, Vals&& v) {
   if (t.rank() != 2 || t.layout != Layout::colmajor)
-    return RefTensor{std::move(v.value), std::move(v.scale), std::move(v.var), v.rounded};
+    return RefTensor{std::move(v.value), std::move(v.scale), std::move(v.var), v.rounded, v.repeats_down,
+                     v.repeats_across};
   const size_t n = v.value.size();
-  RefTensor r{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n), v.rounded};
+  RefTensor r{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n), v.rounded, v.repeats_down,
+              v.repeats_across};
   for (int64_t l = 0; l < static_cast<int64_t>(n); ++l) {
     r.value[storage_of(t, l)] = v.value[l];
     r.scale[storage_of(t, l)] = v.scale[l];
@@ -113,7 +116,15 @@ struct Amax {
 struct Operand {
   ProductOperand op;
   std::vector<double> carried;
+  bool repeats_down = false, repeats_across = false;  // its Vals' (a graph input's: none)
 };
+
+// Whether any element of v carries a variance into its readers.
+bool carries_any(const Vals& v) {
+  for (size_t l = 0; l < v.value.size(); ++l)
+    if (v.carried(l) > 0) return true;
+  return false;
+}
 
 // MATMUL and GEMM_BIAS_ACT: the sums from the engine, then bias, residual, act and rounding here.
 Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const Operand& b,
@@ -161,17 +172,23 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
   out.var = job.kind.carried ? std::move(sums->var) : std::move(zero_var);
   if (out.value.size() != count || out.var.size() != count)
     return runtime_error("the reference's arrays for " + std::to_string(count) + " elements: out of host memory");
-  // Operand errors that move in step along K (in_step.hpp), from the lines of op(A) and op(B)^T.
+  // Operand errors that move in step along K (in_step.hpp), from the lines of op(A) and op(B)^T;
+  // an operand whose errors may repeat along its K lines is taken as coherent there.
+  const auto at_a = [&](int64_t r, int64_t kk) {
+    const int64_t l = (r / s.m) * s.m * s.k + (s.trans_a ? kk * s.m + r % s.m : (r % s.m) * s.k + kk);
+    return std::pair<double, double>{a.op.at(l), a.op.carried_at(l)};
+  };
+  const auto at_b = [&](int64_t q, int64_t kk) {
+    const int64_t l = (q / s.n) * s.k * s.n + (s.trans_b ? (q % s.n) * s.k + kk : kk * s.n + q % s.n);
+    return std::pair<double, double>{b.op.at(l), b.op.carried_at(l)};
+  };
+  // op(A)'s and op(B)'s repeats, from the stored tensors' (a transpose swaps the directions).
+  const bool a_down = s.trans_a ? a.repeats_across : a.repeats_down, a_across = s.trans_a ? a.repeats_down : a.repeats_across;
+  const bool b_down = s.trans_b ? b.repeats_across : b.repeats_down, b_across = s.trans_b ? b.repeats_down : b.repeats_across;
   ref::KLines lines_a, lines_b;
   if (job.kind.carried) {
-    lines_a = ref::k_lines(s.batch * s.m, s.k, [&](int64_t r, int64_t kk) {
-      const int64_t l = (r / s.m) * s.m * s.k + (s.trans_a ? kk * s.m + r % s.m : (r % s.m) * s.k + kk);
-      return std::pair<double, double>{a.op.at(l), a.op.carried_at(l)};
-    });
-    lines_b = ref::k_lines(b_count * s.n, s.k, [&](int64_t q, int64_t kk) {
-      const int64_t l = (q / s.n) * s.k * s.n + (s.trans_b ? (q % s.n) * s.k + kk : kk * s.n + q % s.n);
-      return std::pair<double, double>{b.op.at(l), b.op.carried_at(l)};
-    });
+    lines_a = ref::k_lines(s.batch * s.m, s.k, at_a, a_across);
+    lines_b = ref::k_lines(b_count * s.n, s.k, at_b, b_down);
   }
 
   const bool has_bias = s.has_bias;
@@ -185,6 +202,13 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
   const DType dt = ct.dtype;
   const DType bias_to = ref::bias_read_dtype(is_f8_product(g, op), dt);
   const bool bias_converted = has_bias && !ref::exact_cast(g.tensor(op.inputs[2]).dtype, bias_to);
+  // C's errors repeat down its columns where op(A)'s rows are one row repeated (every row of C is
+  // then one computation), where an operand's or R's do, and where a bias adds one error per
+  // column; across its rows where op(B)'s columns are one column repeated, or an operand's or R's do.
+  const bool repeats_down = ref::lines_repeat(s.batch * s.m, s.m, s.k, at_a) || a_down || b_down ||
+                            (has_bias && (bias_converted || carries_any(*in[2]))) || (res && res->repeats_down);
+  const bool repeats_across =
+      ref::lines_repeat(b_count * s.n, s.n, s.k, at_b) || a_across || b_across || (res && res->repeats_across);
   // cuBLASLt reads C in D's dtype: a wider R is converted (rounded) to it first (cublaslt_caps.cpp).
   const bool res_converted = res && !ref::exact_cast(g.tensor(op.inputs.back()).dtype, dt);
   const std::vector<double>& squares = sums->squares;
@@ -242,6 +266,8 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
   for (const Amax& m : amaxes) amax.merge(m);
   out.rounded = true;
   out.dtype = dt;
+  out.repeats_down = repeats_down;
+  out.repeats_across = repeats_across;
   return out;
 }
 
@@ -294,6 +320,10 @@ Result<Vals> run_elementwise(const Graph& g, const Op& op, const std::vector<con
   });
   for (const Amax& m : amaxes) amax.merge(m);
   out.rounded = n > 0 ? bool(rounded[0]) : true;
+  // The inputs' repeats carry through; a bias's errors repeat down every column of the result.
+  out.repeats_down = in[0]->repeats_down || (in.size() > 1 && in[1]->repeats_down) ||
+                     (op.type == OpType::BIAS_ADD && carries_any(*in[1]));
+  out.repeats_across = in[0]->repeats_across || (in.size() > 1 && in[1]->repeats_across);
   return out;
 }
 
@@ -337,7 +367,16 @@ Result<std::vector<Vals>> run_group(const Graph& g, const Op& op, const std::vec
       }
     }
   });
-  for (size_t o = 0; o < outs.size(); ++o) outs[o].rounded = n > 0 ? bool(rounded[o][0]) : true;
+  // As run_elementwise's: the inputs' repeats carry through, a bias input's errors repeat down.
+  bool down = false, across = false;
+  for (const Vals* v : in) {
+    down = down || v->repeats_down || (v->value.size() != n && carries_any(*v));
+    across = across || v->repeats_across;
+  }
+  for (size_t o = 0; o < outs.size(); ++o) {
+    outs[o].rounded = n > 0 ? bool(rounded[o][0]) : true;
+    outs[o].repeats_down = down, outs[o].repeats_across = across;
+  }
   return outs;
 }
 
@@ -403,6 +442,7 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
       return {};
     }
     o.op.value = &v->value;
+    o.repeats_down = v->repeats_down, o.repeats_across = v->repeats_across;
     if (any_variance(*v)) {
       assign_zeros(o.carried, v->value.size());
       ref::for_chunks(int64_t(v->value.size()), ref::kChunk, [&](int64_t, int64_t l0, int64_t l1) {

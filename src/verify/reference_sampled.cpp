@@ -86,12 +86,15 @@ class ElementEval {
     }, s.k);
     if (d->carries) {
       const Dense& dd = *d;
+      // Coherent lines as reference.cpp takes them: an operand whose errors repeat along its K lines.
+      const bool a_across = a.full && (s.trans_a ? a.full->repeats_down : a.full->repeats_across);
+      const bool b_down = b.full && (s.trans_b ? b.full->repeats_across : b.full->repeats_down);
       d->lines_a = ref::k_lines(rows_a, s.k, [&](int64_t r, int64_t kk) {
         return std::pair<double, double>{dd.a[size_t(r * s.k + kk)], dd.ca[size_t(r * s.k + kk)]};
-      });
+      }, a_across);
       d->lines_b = ref::k_lines(rows_b, s.k, [&](int64_t q, int64_t kk) {
         return std::pair<double, double>{dd.b[size_t(q * s.k + kk)], dd.cb[size_t(q * s.k + kk)]};
-      });
+      }, b_down);
     }
     dense_[size_t(p)] = std::move(d);
   }

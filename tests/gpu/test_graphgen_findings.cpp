@@ -21,6 +21,7 @@ TEST_CASE("gpu graphgen findings: each minimised graph passes or is refused with
       {"batched_bias_residual_f16", ""},
       {"f8_cast_scales", ""},
       {"f8_cast_silu", ""},
+      {"ones_rows_repeat_down_columns", ""},  // seed 3202: a product of ones rows, read down its columns
   };
   for (const auto& c : cases) {
     const std::string graph = gexec::test::source_path(std::string("tests/data/graphgen_cuda/") + c.name + ".json");

@@ -115,6 +115,8 @@ TEST_CASE("graphgen: the minimised graphs of past failures pass", "[cpu]") {
   //   equal_elements_one_error         16 equal elements, one error: not 16 independent ones
   //   one_element_normwise             a lone element at 4 sigma: the normwise rule tighter than 6
   //   ones_rows_in_step_along_k        one value all along K (rows of a product of ones): K errors in step
+  //   ones_rows_repeat_down_columns    a product of ones rows read down its columns (seed 3202, on the
+  //                                    H200): its rows' errors repeat, though its values differ
   int graphs = 0;
   for (const auto& f : std::filesystem::directory_iterator(std::string(GEXEC_SOURCE_DIR) + "/tests/data/graphgen")) {
     if (f.path().extension() != ".json") continue;

@@ -28,6 +28,10 @@ struct RefTensor {
   std::vector<double> scale;
   std::vector<double> var;
   bool rounded = false;
+  // Whether its errors may repeat from row to row (down each column: a bias's error, a product of
+  // repeated op(A) rows) or from column to column (along each row), in its logical [rows, last
+  // dimension] order: a product reading it along such a line bounds it as coherent (in_step.hpp).
+  bool repeats_down = false, repeats_across = false;
 };
 
 // Called now and then with the fraction of the work done, in [0, 1]; may be empty.
