@@ -49,6 +49,8 @@ bool StagedCopy::ready() {
 }
 
 Status StagedCopy::to_host(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
+  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+  if (bytes >= kDirect) lock.lock();
   if (bytes < kDirect || !ready()) {
     GEXEC_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
     GEXEC_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -73,6 +75,8 @@ Status StagedCopy::to_host(void* dst, const void* src, size_t bytes, cudaStream_
 }
 
 Status StagedCopy::to_device(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
+  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+  if (bytes >= kDirect) lock.lock();
   if (bytes < kDirect || !ready()) {
     GEXEC_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
     GEXEC_CUDA_TRY(cudaStreamSynchronize(stream));

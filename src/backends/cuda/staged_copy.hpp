@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <mutex>
 
 #include "gexec/status.hpp"
 #include "raii.hpp"
@@ -27,6 +28,7 @@ class StagedCopy {
 
  private:
   bool ready();
+  std::mutex mu_;  // one large copy at a time: the buffers are shared (a device may serve several threads)
   PinnedHost buf_[2];
   Event done_[2];  // the transfer out of / into buf_[i] has finished
   bool tried_ = false;
