@@ -48,14 +48,16 @@ bool StagedCopy::ready() {
   return true;
 }
 
+Status StagedCopy::direct(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t stream) {
+  GEXEC_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, kind, stream));
+  GEXEC_CUDA_TRY(cudaStreamSynchronize(stream));
+  return {};
+}
+
 Status StagedCopy::to_host(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
-  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
-  if (bytes >= kDirect) lock.lock();
-  if (bytes < kDirect || !ready()) {
-    GEXEC_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream));
-    GEXEC_CUDA_TRY(cudaStreamSynchronize(stream));
-    return {};
-  }
+  if (bytes < kDirect) return direct(dst, src, bytes, cudaMemcpyDeviceToHost, stream);
+  const std::lock_guard<std::mutex> lock(mu_);
+  if (!ready()) return direct(dst, src, bytes, cudaMemcpyDeviceToHost, stream);
   const size_t chunks = (bytes + kChunk - 1) / kChunk;
   auto length = [&](size_t c) { return std::min(kChunk, bytes - c * kChunk); };
   // Chunk c goes into buffer c % 2 while the host copies chunk c - 1 out of the other one.
@@ -75,13 +77,9 @@ Status StagedCopy::to_host(void* dst, const void* src, size_t bytes, cudaStream_
 }
 
 Status StagedCopy::to_device(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
-  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
-  if (bytes >= kDirect) lock.lock();
-  if (bytes < kDirect || !ready()) {
-    GEXEC_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
-    GEXEC_CUDA_TRY(cudaStreamSynchronize(stream));
-    return {};
-  }
+  if (bytes < kDirect) return direct(dst, src, bytes, cudaMemcpyHostToDevice, stream);
+  const std::lock_guard<std::mutex> lock(mu_);
+  if (!ready()) return direct(dst, src, bytes, cudaMemcpyHostToDevice, stream);
   const size_t chunks = (bytes + kChunk - 1) / kChunk;
   for (size_t c = 0; c < chunks; ++c) {
     const size_t b = c % 2, n = std::min(kChunk, bytes - c * kChunk);

@@ -28,6 +28,8 @@ class StagedCopy {
 
  private:
   bool ready();
+  // The driver's own copy, synchronised: small copies, and where the buffers could not be had.
+  static Status direct(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t stream);
   std::mutex mu_;  // one large copy at a time: the buffers are shared (a device may serve several threads)
   PinnedHost buf_[2];
   Event done_[2];  // the transfer out of / into buf_[i] has finished
