@@ -1,5 +1,6 @@
 // The CPU FUSED_ELEMENTWISE kernel: the group's steps per element in f32, each step rounded to its
 // dtype as the graph says, reading each input once and writing each output once; threaded.
+#include <algorithm>
 #include <string>
 
 #include "cpu_kernels.hpp"
@@ -13,9 +14,8 @@ float round_as(DType d, float v) {
   switch (d) {
     case DType::f16: return f16_to_float(float_to_f16(v));
     case DType::bf16: return bf16_to_float(float_to_bf16(v));
-    case DType::f32: return v;
+    default: return v;  // f32 (a group holds no f8 step: the IR's checks refuse one)
   }
-  return v;
 }
 
 class FusedKernel final : public Kernel {
@@ -51,20 +51,59 @@ class FusedKernel final : public Kernel {
     int32_t value;
   };
 
+  // Tiles of kTile elements, one step at a time over the whole tile: the step's switch is taken
+  // once per tile, not per element, and each step's loop is a plain loop over arrays (the
+  // interpretation per element cost 13 ns an element, 4.7 ms of a 33 ms f32 MLP on two cores).
+  static constexpr int64_t kTile = 256;
+
+  void load_tile(const In& in, int64_t l0, int n, float* to) const {
+    if (!in.bias) {
+      for (int j = 0; j < n; ++j) to[j] = load_as_float(in.data, in.dtype, l0 + j);
+      return;
+    }
+    for (int64_t j = 0, col = l0 % cols_; j < n; ++j, col = col + 1 == cols_ ? 0 : col + 1)
+      to[j] = load_as_float(in.data, in.dtype, col);
+  }
+
+  static void step_tile(const GroupStep& st, const float* x, const float* y, float c, float* r, int n) {
+    if (is_binary_type(st.type)) {
+      const auto each = [&](auto op) {
+        if (y)
+          for (int j = 0; j < n; ++j) r[j] = op(x[j], y[j]);
+        else
+          for (int j = 0; j < n; ++j) r[j] = op(x[j], c);
+      };
+      switch (st.type) {
+        case OpType::SUB: each([](float a, float b) { return a - b; }); break;
+        case OpType::MUL: each([](float a, float b) { return a * b; }); break;
+        case OpType::DIV: each([](float a, float b) { return a / b; }); break;
+        default: each([](float a, float b) { return binary(OpType::ADD, a, b); }); break;
+      }
+    } else {
+      switch (st.type) {
+        case OpType::SILU: for (int j = 0; j < n; ++j) r[j] = silu(x[j]); break;
+        case OpType::RELU: for (int j = 0; j < n; ++j) r[j] = unary(OpType::RELU, x[j], st.approximate); break;
+        default: for (int j = 0; j < n; ++j) r[j] = unary(st.type, x[j], st.approximate, c); break;
+      }
+    }
+    if (st.dtype != DType::f32)
+      for (int j = 0; j < n; ++j) r[j] = round_as(st.dtype, r[j]);
+  }
+
   void run_range(int64_t begin, int64_t end) const {
-    float v[kGroupMaxInputs + kGroupMaxSteps];
+    float v[kGroupMaxInputs + kGroupMaxSteps][kTile];
     const size_t nin = in_.size();
-    for (int64_t l = begin; l < end; ++l) {
-      for (size_t i = 0; i < nin; ++i) v[i] = load_as_float(in_[i].data, in_[i].dtype, in_[i].bias ? l % cols_ : l);
+    for (int64_t l0 = begin; l0 < end; l0 += kTile) {
+      const int n = int(std::min(kTile, end - l0));
+      for (size_t i = 0; i < nin; ++i) load_tile(in_[i], l0, n, v[i]);
       for (size_t s = 0; s < attrs_.steps.size(); ++s) {
         const GroupStep& st = attrs_.steps[s];
-        const float x = v[st.args[0]];
-        const float y = st.constant ? float(*st.constant) : st.args.size() > 1 ? v[st.args[1]] : 0.0f;
-        // The activations and POW (y: its exponent); CAST: the rounding below.
-        const float r = is_binary_type(st.type) ? binary(st.type, x, y) : unary(st.type, x, st.approximate, y);
-        v[nin + s] = round_as(st.dtype, r);
+        // y: the second value, or none where the constant (or POW's exponent) takes its place.
+        const float* y = !st.constant && st.args.size() > 1 ? v[st.args[1]] : nullptr;
+        step_tile(st, v[st.args[0]], y, st.constant ? float(*st.constant) : 0.0f, v[nin + s], n);
       }
-      for (const Out& o : out_) store_from_float(o.data, o.dtype, l, v[o.value]);
+      for (const Out& o : out_)
+        for (int j = 0; j < n; ++j) store_from_float(o.data, o.dtype, l0 + j, v[o.value][j]);
     }
   }
 
