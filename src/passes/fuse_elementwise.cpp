@@ -1,4 +1,7 @@
-// fuse_elementwise: MATMUL [-> BIAS_ADD] [-> RELU | GELU(tanh)] becomes one GEMM_BIAS_ACT.
+// fuse_elementwise: MATMUL [-> BIAS_ADD] [-> RELU | GELU(tanh)] becomes one GEMM_BIAS_ACT, and
+// GEMM_BIAS_ACT with act = none -> RELU | GELU(tanh) takes the activation (an ONNX Gemm maps to a
+// GEMM_BIAS_ACT with its bias: the activation after it belongs in its epilogue too; with a
+// residual, act(alpha AB + beta R + Bias) is what the two ops compute, less one rounding).
 //
 // A chain fuses only where each intermediate tensor has exactly one reader and is not a graph
 // output (otherwise its value is still needed on its own). The bias must be rank 1 of length N,
@@ -136,6 +139,18 @@ Status fuse_elementwise(Graph& g, const PassContext&) {
   std::vector<bool> removed(g.ops.size(), false);
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const Op& op = g.ops[i];
+    if (op.type == OpType::GEMM_BIAS_ACT && op.attrs.act == Act::none && op.outputs.size() == 1) {
+      const auto next = sole_reader(readers, g, op.outputs[0]);
+      const auto act = next ? act_of(g.ops[*next]) : std::nullopt;
+      if (!act) continue;
+      Op f = op;
+      f.attrs.act = *act;
+      f.outputs = {g.ops[*next].outputs[0]};
+      removed[i] = removed[*next] = true;
+      fused_at[*next] = static_cast<int32_t>(fused.size());
+      fused.push_back(std::move(f));
+      continue;
+    }
     if (op.type != OpType::MATMUL) continue;
     auto shape = gemm_shape(g, op);
     if (!shape) continue;  // verify() reports shapes that disagree
