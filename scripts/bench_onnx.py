@@ -54,6 +54,8 @@ def parse_args():
     p.add_argument("--compile-mode", default="max-autotune-no-cudagraphs",
                    help="torch.compile's mode (\"default\" compiles in seconds, max-autotune in minutes per model)")
     p.add_argument("--small-only", action="store_true", help="d 256 only (a quick trial)")
+    p.add_argument("--check-only", action="store_true",
+                   help="export, onnxruntime's outputs and gexec's checked runs with their tables; no timings")
     a = p.parse_args()
     a.dims = [256] if a.small_only else [int(v) for v in a.dims.split(",")]
     a.gpu_tokens = [int(v) for v in a.gpu_tokens.split(",")]
@@ -232,6 +234,8 @@ def run_model(args, torch, np, onnx, kind, d, dt, out):
         checked = step(row, f"gexec {backend} checked run", gexec_checked, args, path, folder, tokens, backend, y is not None)
         if checked:
             row["check"], row["check_lines"] = checked
+        if args.check_only:
+            continue
         row["us"][f"gexec {backend}"] = step(row, f"gexec {backend} timing", gexec_us, args, path, tokens, backend)
         if where == "cpu" and sess:
             row["us"]["onnxruntime cpu"] = step(row, "onnxruntime timing", ort_us, args, sess, x)
