@@ -1,6 +1,7 @@
 // --expect DIR: outputs against given results (expect.hpp).
 #include "expect.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -26,6 +27,13 @@ ExpectTolerance expect_tolerance(DType t) {
     case DType::f8e5m2: return {0x1p-15, 0x1p-1};
   }
   return {};
+}
+
+double expect_scale(const double* values, int64_t count) {
+  double largest = 1;
+  for (int64_t i = 0; i < count; ++i)
+    if (std::isfinite(values[i])) largest = std::max(largest, std::fabs(values[i]));
+  return largest;
 }
 
 Result<std::map<std::string, ExpectedValues>> read_expected(const std::string& dir, const ModelFile& model,
@@ -82,9 +90,10 @@ ExpectSummary compare_expected(const std::string& dir, const Graph& g, const std
     o.file = e->second.file;
     o.dtype = t.dtype;
     const ExpectTolerance def = expect_tolerance(t.dtype);
-    o.atol = atol.value_or(def.atol);
-    o.rtol = rtol.value_or(def.rtol);
     o.count = t.numel();
+    const std::vector<double>& want_all = e->second.values;
+    o.atol = atol.value_or(def.atol * expect_scale(want_all.data(), std::min<int64_t>(o.count, int64_t(want_all.size()))));
+    o.rtol = rtol.value_or(def.rtol);
     double worst_excess = -INFINITY;
     for (int64_t l = 0; l < o.count; ++l) {
       const double want = e->second.values[size_t(l)];
