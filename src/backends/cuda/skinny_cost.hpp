@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -22,13 +23,21 @@ struct SkinnyRates {
   // 8.1 TFLOP/s at M = 16 and 128 (the shared-memory reads of the activations bound it).
   double skinny_bw_fraction = 0.61;
   double fma_tflops = 7.5;
-  // The tensor-core path ([N,K] weight): the same two, measured by bench_decode.py on the H200 (f16,
-  // cold weights, 2026-12-02): 15.04 us at 1 x 4096 x 4096 (0.55 of the copy bandwidth), 18.9 at M
-  // = 16; 93 and 309 us at M = 128 against 4096 and 11008 x 4096 (46 and 37 TFLOP/s over the padded
-  // rows; the lower taken, so that the model never expects more of it than it gave).
-  double mma_bw_fraction = 0.55;
-  double mma_tflops = 37;
-  double l2_gbps = 10000;         // weight re-read from L2 by each further row tile (a lead)
+  // The tensor-core path ([N,K] weight), fitted to gexec gemm --cold-l2 on the H200 (f16,
+  // 2026-12-03; each pass's loads issued before its MMAs): a fixed 2.3 us, then its bytes at 0.87
+  // of the copy bandwidth (11.70 us at 1 x 4096 x 4096, 27.62 at 1 x 11008 x 4096, 38.10 at 1 x
+  // 16384 x 4096), and the activations that every column block reads again at 20 TB/s from L2
+  // (12.60 and 13.35 us at M = 8 and 16 against 4096 x 4096). A warp waits one loaded memory
+  // latency per pass of loads, in each wave of CTAs: 2.2 us, the longest seen (32 x 4096 x 4096,
+  // one wave of 8 passes: 17.81 us; 32 x 11008 x 4096, three of 8: 45.10). The MMAs themselves
+  // never bound it here (16 padded rows ran at 52 TFLOP/s or more, bound by the bytes); 300
+  // TFLOP/s for mma.sync is a lead.
+  double mma_fixed_us = 2.3;
+  double mma_bw_fraction = 0.87;
+  double mma_l2_gbps = 20000;
+  double mma_pass_us = 2.2;
+  double mma_tflops = 300;
+  double l2_gbps = 10000;         // the FMA path's weight re-read from L2 by each further row tile (a lead)
   double launch_us = 2.0;         // one more launch in a replayed graph (the split-K sum; a lead)
   double tensor_tflops = 650;     // cuBLASLt's dense f16 rate (measured: 650-690 sustained)
 };
@@ -76,20 +85,27 @@ inline SkinnyCost skinny_cost(const SkinnyPlan& p, int sm_count, const SkinnyRat
   c.weight_bytes = weight;
   c.floor_us = weight / (r.copy_gbps * 1e3);
   // The skinny kernel: the slowest of streaming its bytes (plus the split-K partial sums written and
-  // read back), its arithmetic, and what it reads again from L2 (FMA path: the weight, by each
-  // further row tile; MMA path: the activations, by every column block); one more launch when split.
+  // read back), its arithmetic, (FMA path) the weight read again from L2 by each further row tile,
+  // and (MMA path) a warp's passes of loads; one more launch when split.
   const double traffic = skinny_dram_bytes(p) + 2.0 * double(p.workspace_bytes());
-  double mem, math, l2;
+  double mem, math, l2 = 0, latency = 0;
   if (p.mma) {
-    mem = traffic / (r.copy_gbps * r.mma_bw_fraction * 1e3);
+    // Its bytes and the activations' reads from L2 add up; a warp's passes of loads, each one
+    // memory latency, and the arithmetic bound it from below.
+    const double reread = double(p.col_blocks) * double(s.m) * double(s.k) * 2 + double(p.row_tiles - 1) * weight;
+    mem = r.mma_fixed_us + traffic / (r.copy_gbps * r.mma_bw_fraction * 1e3) + reread / (r.mma_l2_gbps * 1e3);
+    const int m_tiles = p.row_tile / SkinnyGeometry::kMmaRows;
+    const double chunks = std::ceil(double(p.split_k) / SkinnyGeometry::kMmaChunk / (SkinnyGeometry::kWarps / p.mma_warps_n));
+    const double passes = std::ceil(chunks / SkinnyGeometry::mma_unroll(m_tiles));
+    const double waves = std::ceil(double(p.ctas()) / (sms * SkinnyGeometry::kMmaCtasPerSm));
+    latency = waves * passes * r.mma_pass_us;
     math = 2.0 * double(p.row_tiles * p.row_tile) * double(s.n) * double(s.k) / (r.mma_tflops * 1e6);
-    l2 = (double(p.col_blocks) * double(s.m) * double(s.k) * 2 + double(p.row_tiles - 1) * weight) / (r.l2_gbps * 1e3);
   } else {
     mem = traffic / (r.copy_gbps * r.skinny_bw_fraction * 1e3);
     math = flops / (r.fma_tflops * 1e6);
     l2 = double(p.row_tiles - 1) * weight / (r.l2_gbps * 1e3);
   }
-  c.skinny_us = std::max({mem, math, l2}) + (p.splits > 1 ? r.launch_us : 0);
+  c.skinny_us = std::max({mem, math, l2, latency}) + (p.splits > 1 ? r.launch_us : 0);
   // cuBLASLt: the time PyTorch's addmm (cuBLAS) took on the H200 with cold weights (docs/design.md),
   // fitted by the share of the SMs its work occupies, taken as 128-column tiles, split along K
   // once per 4096: N = 4096, K = 4096 gives 32 tiles and reached 0.62 of the copy bandwidth

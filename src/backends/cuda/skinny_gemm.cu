@@ -205,74 +205,85 @@ __device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint32_t a1
 // WN = 1: each CTA streams 16 weight rows with all 8 warps, the most CTAs for a given N; WN = 8:
 // 128 rows per CTA, whose warps read the same activations (from L1), for large M, where the
 // activations read by every column block would otherwise outweigh the weight.
+//
+// Each pass issues all its loads, the weight's (HBM) and the activations' (L1/L2), before its
+// first MMA, so a warp waits one memory latency per pass, not one per load: U chunks per pass
+// (SkinnyGeometry::mma_unroll). A chunk beyond the split loads zeros and adds nothing, so no pass
+// ends early and the loads never wait behind a branch.
 template <class T, int MT, int WN>
-__global__ void __launch_bounds__(G::kThreads) skinny_mma(const Args p) {
+__global__ void __launch_bounds__(G::kThreads, G::kMmaCtasPerSm) skinny_mma(const Args p) {
   constexpr int WK = G::kWarps / WN;
   constexpr int kCols = WN * G::kMmaCols;
-  __shared__ float red[MT * G::kMmaRows * kCols];
+  constexpr int kTile = MT * G::kMmaRows * kCols;  // the CTA's outputs
+  constexpr int U = G::mma_unroll(MT);
+  __shared__ float red[WK * kTile];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, q = lane % 4;
   const int wn = warp % WN, wk = warp / WN;
   const int64_t n0 = int64_t(blockIdx.x) * kCols + wn * G::kMmaCols, k0 = int64_t(blockIdx.y) * p.split_k;
+  const int64_t m0 = int64_t(blockIdx.z) * MT * G::kMmaRows;
   const int64_t kc = min(p.split_k, p.k - k0);  // a multiple of 8: K % 8 == 0
   const int64_t chunks = (kc + G::kMmaChunk - 1) / G::kMmaChunk;
-  const T* w = static_cast<const T*>(p.w);
-  const T* a = static_cast<const T*>(p.a);
+  const T* w = static_cast<const T*>(p.w) + k0;
+  const T* a = static_cast<const T*>(p.a) + k0;
   const uint4 zero = make_uint4(0, 0, 0, 0);
   float acc[MT][2][4] = {};
-  constexpr int U = 4;  // chunks in flight per warp: 8 loads of 16 bytes per lane
   for (int64_t c0 = wk; c0 < chunks; c0 += U * WK) {
-    uint4 b[U][2];
+    uint4 b[U][2], x[U][MT][2];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int64_t kk = (c0 + u * WK) * G::kMmaChunk + q * G::kVec;  // this lane's 8 K in the split
 #pragma unroll
       for (int t = 0; t < 2; ++t) {
         const int64_t n = n0 + t * 8 + g;
-        b[u][t] = kk < kc && n < p.n ? load16(w + n * p.k + k0 + kk) : zero;
+        b[u][t] = kk < kc && n < p.n ? load16(w + n * p.k + kk) : zero;
       }
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      if (c0 + u * WK >= chunks) break;  // the same for the whole warp: mma.sync stays converged
       const int64_t kk = (c0 + u * WK) * G::kMmaChunk + q * G::kVec;
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        const int64_t lo = int64_t(blockIdx.z) * MT * G::kMmaRows + mt * G::kMmaRows + g, hi = lo + 8;
-        const uint4 alo = kk < kc && lo < p.m ? load16(a + lo * p.k + k0 + kk) : zero;
-        const uint4 ahi = kk < kc && hi < p.m ? load16(a + hi * p.k + k0 + kk) : zero;
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {  // rows g and g + 8 of the m-tile
+          const int64_t m = m0 + mt * G::kMmaRows + h * 8 + g;
+          x[u][mt][h] = kk < kc && m < p.m ? load16(a + m * p.k + kk) : zero;
+        }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
         for (int s = 0; s < 2; ++s)
 #pragma unroll
           for (int t = 0; t < 2; ++t)
-            mma16816<T>(acc[mt][t], word(alo, 2 * s), word(ahi, 2 * s), word(alo, 2 * s + 1), word(ahi, 2 * s + 1),
-                        word(b[u][t], 2 * s), word(b[u][t], 2 * s + 1));
-      }
-    }
+            mma16816<T>(acc[mt][t], word(x[u][mt][0], 2 * s), word(x[u][mt][1], 2 * s), word(x[u][mt][0], 2 * s + 1),
+                        word(x[u][mt][1], 2 * s + 1), word(b[u][t], 2 * s), word(b[u][t], 2 * s + 1));
   }
   // Accumulator c of (mt, t) is row mt * 16 + g (+ 8 for c >= 2), column t * 8 + 2q (+ 1 for odd c).
-  // The K warps' sums are added in warp order in shared memory (WK = 1: each warp's stored), then
-  // one epilogue loop over the CTA's elements: a single call site, as an epilogue per accumulator
-  // would be cloned for every path through its dtype switches (minutes of ptxas).
-  for (int l = 0; l < WK; ++l) {
-    if (wk == l)
+  // Each K warp stores its sums in its own slice of shared memory; after one barrier, each output
+  // is the sum of the slices in warp order. Then one epilogue loop over the CTA's elements: a
+  // single call site, as an epilogue per accumulator would be cloned for every path through its
+  // dtype switches (minutes of ptxas).
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
+  for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-        for (int t = 0; t < 2; ++t)
+    for (int t = 0; t < 2; ++t)
 #pragma unroll
-          for (int c = 0; c < 4; ++c) {
-            const int row = mt * G::kMmaRows + g + (c >= 2 ? 8 : 0), col = wn * G::kMmaCols + t * 8 + 2 * q + (c & 1);
-            // skinny-drop-split with one split: the CTA's last warp's sums are lost.
-            const float x = warp < p.warps_used ? acc[mt][t][c] : 0.0f;
-            float& s = red[row * kCols + col];
-            s = l == 0 ? x : s + x;
-          }
-    __syncthreads();
-  }
-  const int64_t m0 = int64_t(blockIdx.z) * MT * G::kMmaRows, base = int64_t(blockIdx.x) * kCols;
-  for (int i = threadIdx.x; i < MT * G::kMmaRows * kCols; i += G::kThreads) {
+      for (int c = 0; c < 4; ++c) {
+        const int row = mt * G::kMmaRows + g + (c >= 2 ? 8 : 0), col = wn * G::kMmaCols + t * 8 + 2 * q + (c & 1);
+        // skinny-drop-split with one split: the CTA's last warp's sums are lost.
+        red[wk * kTile + row * kCols + col] = warp < p.warps_used ? acc[mt][t][c] : 0.0f;
+      }
+  __syncthreads();
+  const int64_t base = int64_t(blockIdx.x) * kCols;
+  for (int i = threadIdx.x; i < kTile; i += G::kThreads) {
     const int64_t m = m0 + i / kCols, n = base + i % kCols;
-    if (m < p.m && n < p.n) finish(p, int(blockIdx.y), m, n, red[i]);
+    if (m >= p.m || n >= p.n) continue;
+    float sum = red[i];
+#pragma unroll
+    for (int l = 1; l < WK; ++l) sum += red[l * kTile + i];
+    finish(p, int(blockIdx.y), m, n, sum);
   }
 }
 
@@ -304,10 +315,10 @@ cudaError_t launch_mma(const SkinnyPlan& plan, const Args& args, cudaStream_t st
 
 template <class T>
 cudaError_t launch_typed(const SkinnyPlan& plan, const Args& args, cudaStream_t stream) {
-  // The pairs plan_skinny makes: one m-tile with the warps along K, more with them along N.
+  // The pairs plan_skinny makes: one or two m-tiles with the warps along K, four along N.
   if (plan.mma) switch (plan.row_tile / G::kMmaRows) {
       case 1: return launch_mma<T, 1, 1>(plan, args, stream);
-      case 2: return launch_mma<T, 2, G::kWarps>(plan, args, stream);
+      case 2: return launch_mma<T, 2, 1>(plan, args, stream);
       default: return launch_mma<T, 4, G::kWarps>(plan, args, stream);
     }
   switch (plan.row_tile) {

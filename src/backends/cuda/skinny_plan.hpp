@@ -32,6 +32,10 @@ struct SkinnyGeometry {
   static constexpr int kMmaChunk = 32;       // K per warp-wide load of an n-tile
   static constexpr int kWarps = kThreads / 32;  // the CTA's warps split its K range in chunks
   static constexpr int kMmaMaxTiles = 4;     // m-tiles per row tile (64 rows: 128 registers a thread)
+  // 32-K chunks per pass of a warp's loads, all issued before its MMAs: 4 with one m-tile, 2 with
+  // more, whose activation fragments take the registers.
+  static constexpr int mma_unroll(int m_tiles) { return m_tiles == 1 ? 4 : 2; }
+  static constexpr int kMmaCtasPerSm = 2;    // resident CTAs per SM (its __launch_bounds__)
 };
 
 // The launch of one product: the CTAs, the K splits, and where the partial sums go.
@@ -128,16 +132,19 @@ inline SkinnyPlan plan_skinny(const Graph& g, const Op& op, int sm_count) {
   const int64_t sms = sm_count > 0 ? sm_count : 132;
 
   if (p.nk) {
-    // Tensor cores: row tiles of whole m-tiles (1, 2 or 4: the kernel is compiled for these). Up to 16 rows, CTAs of 16 weight rows whose 8 warps split K; above, the activations
-    // that each column block reads grow with M, so 8 warps side by side along N share them. K is
-    // split across the GPU only where the column blocks alone leave SMs without a CTA (in whole
-    // kKStep steps: a chunk per warp at least).
+    // Tensor cores: row tiles of whole m-tiles (1, 2 or 4: the kernel is compiled for these). Up
+    // to 32 rows, CTAs of 16 weight rows whose 8 warps split K: each warp then waits for few
+    // passes of loads (with the 8 warps along N at 32 rows, each warp took a quarter of K alone
+    // and the product took twice as long as at 16 rows). At 64 rows the activations that each
+    // column block reads would outweigh the weight, so 8 warps side by side along N share them.
+    // K is split across the GPU only where the column blocks alone leave SMs without a CTA (in
+    // whole kKStep steps: a chunk per warp at least).
     p.mma = true;
     int tiles = 1;
     while (tiles * G::kMmaRows < s->m && tiles < G::kMmaMaxTiles) tiles *= 2;
     p.row_tile = tiles * G::kMmaRows;
     p.row_tiles = (s->m + p.row_tile - 1) / p.row_tile;  // two above 64 rows: the weight then read twice
-    p.mma_warps_n = tiles == 1 ? 1 : G::kWarps;
+    p.mma_warps_n = tiles <= 2 ? 1 : G::kWarps;
     const int64_t width = int64_t(p.mma_warps_n) * G::kMmaCols;
     p.col_blocks = (s->n + width - 1) / width;
     const int64_t steps = std::max<int64_t>(1, (s->k + G::kKStep - 1) / G::kKStep);
