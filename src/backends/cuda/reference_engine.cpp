@@ -212,10 +212,7 @@ class CudaProductEngine final : public ProductEngine {
       src.rows = n / src.cols;
       src.colmajor = t.rank() == 2 && t.layout == Layout::colmajor;
       const int64_t stored = int64_t(o.bytes->size());
-      // The driver's own pageable copy: staged through pinned buffers (staged_copy.hpp), the
-      // operands' upload measured 2.5 to 3.5x slower on the H200 (f16 8192^3: 131-166 ms against
-      // 47), its host-side copy competing with the threads that run beside it.
-      GEXEC_CUDA_TRY(cudaMemcpyAsync(stage_.get(), o.bytes->data(), size_t(stored), cudaMemcpyHostToDevice, st));
+      GEXEC_TRY(staged_.to_device(stage_.get(), o.bytes->data(), size_t(stored), st));
       if (is_f8(t.dtype)) {
         // The scales after the bytes, 8-byte aligned.
         char* at = static_cast<char*>(stage_.get()) + (stored + 15) / 16 * 16;
@@ -228,11 +225,11 @@ class CudaProductEngine final : public ProductEngine {
       // Synchronised before the stage is reused by the next operand.
       GEXEC_CUDA_TRY(cudaStreamSynchronize(st));
     } else {
-      GEXEC_CUDA_TRY(cudaMemcpyAsync(side.x.get(), o.value->data(), size_t(n) * 8, cudaMemcpyHostToDevice, st));
+      GEXEC_TRY(staged_.to_device(side.x.get(), o.value->data(), size_t(n) * 8, st));
       GEXEC_TRY(launch_derive(as(side.x), nullptr, n, as(side.ax), sq ? as(side.sq) : nullptr, nullptr, st));
     }
     if (c)
-      GEXEC_CUDA_TRY(cudaMemcpyAsync(side.c.get(), o.carried->data(), size_t(n) * 8, cudaMemcpyHostToDevice, st));
+      GEXEC_TRY(staged_.to_device(side.c.get(), o.carried->data(), size_t(n) * 8, st));
     if (p) GEXEC_TRY(launch_derive(as(side.x), c ? as(side.c) : nullptr, n, nullptr, nullptr, as(side.p), st));
     return {};
   }
@@ -367,7 +364,7 @@ class CudaProductEngine final : public ProductEngine {
   int64_t panel_rows_ = 0;
   bool prepared_ = false;
   std::string phases_;  // of the last run
-  StagedCopy staged_;   // the sums back
+  StagedCopy staged_;   // the operands up, the sums back
   // Declared before the stream and handle, so destroyed after them: memory outlives its users.
   Side a_, b_;
   DeviceMemory stage_;
