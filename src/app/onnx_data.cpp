@@ -51,7 +51,7 @@ Result<std::vector<PbTensor>> read_pb_files(const std::string& dir, const std::s
     p.shape = t->shape;
     p.dtype = onnx_import::gexec_dtype(t->type);
     p.type = onnx_import::type_name(t->type);
-    p.values = std::move(t->values);
+    p.values = std::move(t->values).take();
     p.ints = std::move(t->ints);
     out.push_back(std::move(p));
   }

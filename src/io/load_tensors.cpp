@@ -217,9 +217,10 @@ void load_init_file(LoadState& s, const Tensor& t, const std::string& ptr, Init&
   }
   if (t.layout == Layout::colmajor) {
     const int64_t rows = t.shape[0], cols = t.shape[1];
-    init.values.assign(arr->values.size(), 0.0);
+    std::vector<double>& v = init.values.edit();
+    v.assign(arr->values.size(), 0.0);
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) init.values[size_t(c * rows + r)] = arr->values[size_t(r * cols + c)];
+      for (int64_t c = 0; c < cols; ++c) v[size_t(c * rows + r)] = arr->values[size_t(r * cols + c)];
   } else {
     init.values = std::move(arr->values);
   }
@@ -293,11 +294,12 @@ void load_init(LoadState& s, TensorId id) {
       p.add(vptr, "expected an array of numbers, found " + describe(vals));
       return;
     }
-    init.values.reserve(vals.size());
+    std::vector<double>& v = init.values.edit();
+    v.reserve(vals.size());
     for (size_t i = 0; i < vals.size(); ++i) {
       auto d = get_value(p, vals[i], ptr_index(vptr, i));
       ok = ok && d.has_value();
-      if (d) init.values.push_back(*d);
+      if (d) v.push_back(*d);
     }
     if (s.tensor_ok[size_t(id)] && int64_t(vals.size()) != t.numel()) {
       p.add(vptr, std::to_string(vals.size()) + " values for tensor " + quote(t.name) + " of shape " +

@@ -65,7 +65,7 @@ Result<std::shared_ptr<const HostTensor>> Builder::data_of(const Value& v, const
 }
 
 TensorId Builder::add_constant(const std::string& base, std::vector<int64_t> shape, DType dtype,
-                               std::vector<double> vals) {
+                               SharedValues vals) {
   const TensorId id = add_tensor(g, tensor_names.take(sanitize_name(base)), std::move(shape), dtype, true);
   Init init;
   init.kind = InitKind::values;

@@ -76,7 +76,7 @@ struct Builder {
   // The constant v as a gexec tensor of `shape` (one per value and shape); errors name it as `who`.
   Result<TensorId> materialize(const Value& v, const std::vector<int64_t>& shape, DType dtype, const std::string& who);
   // A new constant gexec tensor holding `values`; its name is taken from `base`.
-  TensorId add_constant(const std::string& base, std::vector<int64_t> shape, DType dtype, std::vector<double> values);
+  TensorId add_constant(const std::string& base, std::vector<int64_t> shape, DType dtype, SharedValues values);
 };
 
 class Node {

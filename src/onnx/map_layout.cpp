@@ -57,7 +57,7 @@ Status map_constant(Node& n) {
     h->values = {double(a.f())};
   } else if (a.name() == "value_floats") {
     h = host(kFloat, {int64_t(a.floats_size())});
-    h->values.assign(a.floats().begin(), a.floats().end());
+    h->values.edit().assign(a.floats().begin(), a.floats().end());
   } else if (a.name() == "value_int") {
     h = host(kInt64, {});
     h->ints = {a.i()};
@@ -217,14 +217,15 @@ Status map_transpose(Node& n) {
   for (size_t i = r; i-- > 1;) stride[i - 1] = stride[i] * x.shape[i];
   const bool ints = !in.ints.empty() || in.values.empty();
   const int64_t count = numel(out);
+  std::vector<double>& values = h->values.edit();
   if (ints) h->ints.resize(size_t(count));
-  else h->values.resize(size_t(count));
+  else values.resize(size_t(count));
   std::vector<int64_t> idx(r, 0);
   for (int64_t o = 0; o < count; ++o) {
     int64_t at = 0;
     for (size_t j = 0; j < r; ++j) at += idx[j] * stride[size_t(perm[j])];
     if (ints) h->ints[size_t(o)] = in.ints[size_t(at)];
-    else h->values[size_t(o)] = in.values[size_t(at)];
+    else values[size_t(o)] = in.values[size_t(at)];
     for (size_t j = r; j-- > 0;) {
       if (++idx[j] < out[j]) break;
       idx[j] = 0;

@@ -78,8 +78,9 @@ void from_bytes(HostTensor& t, const uint8_t* p, int64_t n, int esize) {
     t.ints.resize(size_t(n));
     for (int64_t i = 0; i < n; ++i) t.ints[size_t(i)] = int_of_bits(t.type, read_le(p + i * esize, esize));
   } else {
-    t.values.resize(size_t(n));
-    for (int64_t i = 0; i < n; ++i) t.values[size_t(i)] = float_of_bits(t.type, read_le(p + i * esize, esize));
+    std::vector<double>& v = t.values.edit();
+    v.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) v[size_t(i)] = float_of_bits(t.type, read_le(p + i * esize, esize));
   }
 }
 
@@ -207,11 +208,11 @@ Result<HostTensor> decode_tensor(const pb::TensorProto& t, const std::string& ba
   switch (h.type) {
     case kFloat:
       if (t.float_data_size() != n) return count_error(t.float_data_size(), "float_data");
-      h.values.assign(t.float_data().begin(), t.float_data().end());
+      h.values.edit().assign(t.float_data().begin(), t.float_data().end());
       break;
     case kDouble:
       if (t.double_data_size() != n) return count_error(t.double_data_size(), "double_data");
-      h.values.assign(t.double_data().begin(), t.double_data().end());
+      h.values.edit().assign(t.double_data().begin(), t.double_data().end());
       break;
     case kInt64:
       if (t.int64_data_size() != n) return count_error(t.int64_data_size(), "int64_data");
@@ -227,7 +228,7 @@ Result<HostTensor> decode_tensor(const pb::TensorProto& t, const std::string& ba
       for (int32_t v : t.int32_data()) {
         const uint64_t bits = uint64_t(uint32_t(v));
         if (is_integer(h.type)) h.ints.push_back(h.type == kBool ? v != 0 : int64_t(v));
-        else h.values.push_back(float_of_bits(h.type, bits));
+        else h.values.edit().push_back(float_of_bits(h.type, bits));
       }
   }
   return h;

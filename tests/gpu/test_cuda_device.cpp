@@ -82,7 +82,7 @@ TEST_CASE("cuda device: inputs drawn on the device match the host bit for bit", 
   inits[2].kind = InitKind::zeros;
   inits[3].kind = InitKind::ones;
   inits[4].kind = InitKind::values;
-  for (int i = 0; i < 6; ++i) inits[4].values.push_back(i * 0.3 - 1.0);
+  for (int i = 0; i < 6; ++i) inits[4].values.edit().push_back(i * 0.3 - 1.0);
   for (DType t : {DType::f16, DType::bf16, DType::f32})
     for (size_t i = 0; i < inits.size(); ++i)
       for (Layout l : {Layout::rowmajor, Layout::colmajor}) {

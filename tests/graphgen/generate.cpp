@@ -96,7 +96,7 @@ class Gen {
         if (t.numel() <= 256) {
           in.kind = InitKind::values;
           for (int64_t i = 0; i < t.numel(); ++i)
-            in.values.push_back(r_.chance(0.1) ? pick({0.0, 1e-3, -0.1, 100.0, 3.14159, 3e-6, -1e-7, 1e-40}) : r_.range(-8, 8) * 0.25);
+            in.values.edit().push_back(r_.chance(0.1) ? pick({0.0, 1e-3, -0.1, 100.0, 3.14159, 3e-6, -1e-7, 1e-40}) : r_.range(-8, 8) * 0.25);
           break;
         }
         return std::nullopt;

@@ -51,7 +51,7 @@ Graph resize_dim(const Graph& g, int64_t from, int64_t to) {
     for (int64_t& d : t.shape)
       if (d == from) d = to;
     if (t.scale.axis >= 0) t.scale.values.resize(size_t(t.shape[size_t(t.scale.axis)]), t.scale.values.back());
-    if (t.init && t.init->kind == InitKind::values) t.init->values.resize(size_t(t.numel()), 0.5);
+    if (t.init && t.init->kind == InitKind::values) t.init->values.edit().resize(size_t(t.numel()), 0.5);
   }
   for (Op& op : c.ops)
     if (op.attrs.mnk) {

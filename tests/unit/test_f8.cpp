@@ -156,7 +156,7 @@ TEST_CASE("f8 inputs are drawn in real units and stored divided by the scale", "
   t.scale.values = {1.0, 0.5, 0.25, 2.0};
   Init init;
   init.kind = InitKind::values;
-  for (int i = 0; i < 32; ++i) init.values.push_back(0.3 * (i - 16));
+  for (int i = 0; i < 32; ++i) init.values.edit().push_back(0.3 * (i - 16));
   t.init = init;
   const auto bytes = generate_input(t, 0);
   REQUIRE(bytes.size() == 32);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gexec/ir/dtype.hpp"
+#include "gexec/ir/shared_values.hpp"
 
 namespace gexec {
 
@@ -22,7 +23,7 @@ struct Init {
   InitKind kind = InitKind::normal;
   double mean = 0.0, std = 1.0;   // normal
   double low = -1.0, high = 1.0;  // uniform
-  std::vector<double> values;     // values, and file (the file's data, read at load time)
+  SharedValues values;            // values, and file (the file's data, read at load time): shared by copies
   std::string file;               // file: the path as written in the graph
   // Equal data, NaN equal to NaN: a graph that holds NaN (init.values "nan") equals itself.
   bool operator==(const Init& o) const {

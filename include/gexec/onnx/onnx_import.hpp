@@ -38,7 +38,7 @@ struct HostTensor {
   std::string name;
   int32_t type = kUndefined;
   std::vector<int64_t> shape;
-  std::vector<double> values;  // floating types
+  SharedValues values;         // floating types (shared with the constants made from them)
   std::vector<int64_t> ints;   // integer types
   int64_t numel() const;
   bool is_float() const { return type == kFloat || type == kDouble || gexec_dtype(type).has_value(); }
