@@ -54,6 +54,8 @@ def parse_args():
     p.add_argument("--compile-mode", default="max-autotune-no-cudagraphs",
                    help="torch.compile's mode (\"default\" compiles in seconds, max-autotune in minutes per model)")
     p.add_argument("--small-only", action="store_true", help="d 256 only (a quick trial)")
+    p.add_argument("--autotune", action="store_true",
+                   help="also time gexec on the GPU with --autotune (each product's cuBLASLt candidates timed first)")
     p.add_argument("--check-only", action="store_true",
                    help="export, onnxruntime's outputs and gexec's checked runs with their tables; no timings")
     a = p.parse_args()
@@ -171,11 +173,11 @@ def gexec_checked(args, model, folder, tokens, backend, expect):
     return ("pass" if rc == 0 else "FAIL") + (" (expect)" if expect else " (reference only)"), lines
 
 
-def gexec_us(args, model, tokens, backend):
+def gexec_us(args, model, tokens, backend, autotune=False):
     env = {"OPENBLAS_NUM_THREADS": str(args.threads)} if backend == "cpu" else None
     rc, out, err = gexec(args, ["run", str(model), "--backend", backend, "--dim", f"tokens={tokens}", "--precision",
                                 "f32", "--verify", "none", "--iters", str(args.iters), "--warmup-ms",
-                                str(args.warmup_ms)], env)
+                                str(args.warmup_ms)] + (["--autotune"] if autotune else []), env)
     if rc != 0:
         raise RuntimeError(f"gexec exited {rc}: {(err.strip().splitlines() or ['no output'])[-1]}")
     for line in out.splitlines():
@@ -237,6 +239,9 @@ def run_model(args, torch, np, onnx, kind, d, dt, out):
         if args.check_only:
             continue
         row["us"][f"gexec {backend}"] = step(row, f"gexec {backend} timing", gexec_us, args, path, tokens, backend)
+        if args.autotune and backend == "cuda":
+            row["us"]["gexec cuda autotuned"] = step(row, "gexec cuda autotuned timing", gexec_us, args, path, tokens,
+                                                     backend, True)
         if where == "cpu" and sess:
             row["us"]["onnxruntime cpu"] = step(row, "onnxruntime timing", ort_us, args, sess, x)
         if where == "gpu" and on_gpu:
@@ -248,14 +253,18 @@ def run_model(args, torch, np, onnx, kind, d, dt, out):
 # ---------------------------------------------------------------- table
 
 def ratio(row):
+    """gexec's default against the best other; with --autotune, the autotuned run's in parentheses."""
     us = {k: v for k, v in row["us"].items() if v}
     mine = us.get("gexec cuda") or us.get("gexec cpu")
     others = [v for k, v in us.items() if not k.startswith("gexec")]
-    return f"{mine / min(others):.2f}x" if mine and others else ""
+    if not (mine and others):
+        return ""
+    tuned = us.get("gexec cuda autotuned")
+    return f"{mine / min(others):.2f}x" + (f" ({tuned / min(others):.2f}x)" if tuned else "")
 
 
 def markdown(rows):
-    cols = ["gexec cuda", "torch eager", "torch CUDA graph", "torch.compile", "gexec cpu", "onnxruntime cpu"]
+    cols = ["gexec cuda", "gexec cuda autotuned", "torch eager", "torch CUDA graph", "torch.compile", "gexec cpu", "onnxruntime cpu"]
     head = "| model | d | dtype | where | tokens | " + " | ".join(c + " (us)" for c in cols) + \
            " | gexec / best other | check | fused (after the passes) | errors |"
     lines = [head, "|" + " --- |" * (head.count("|") - 1)]
