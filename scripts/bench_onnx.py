@@ -60,8 +60,8 @@ def parse_args():
                    help="export, onnxruntime's outputs and gexec's checked runs with their tables; no timings")
     a = p.parse_args()
     a.dims = [256] if a.small_only else [int(v) for v in a.dims.split(",")]
-    a.gpu_tokens = [int(v) for v in a.gpu_tokens.split(",")]
-    a.cpu_tokens = [int(v) for v in a.cpu_tokens.split(",")]
+    a.gpu_tokens = [int(v) for v in a.gpu_tokens.split(",") if v]  # empty: no GPU rows
+    a.cpu_tokens = [int(v) for v in a.cpu_tokens.split(",") if v]  # empty: no CPU rows
     return a
 
 
