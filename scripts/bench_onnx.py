@@ -126,7 +126,8 @@ def fused_ops(args, model, tokens):
     if rc != 0:
         raise RuntimeError(f"gexec run --dry-run exited {rc}: {err.strip().splitlines()[-1:]}")
     after = out.split("// after the passes", 1)[-1].split("\n\n", 1)[0]
-    counts = {op: len(re.findall(rf"\b{op}\b", after)) for op in OPS}
+    # Each op's line reads "op NAME = TYPE(...)": a group's steps (MUL, SILU inside it) are not ops.
+    counts = {op: len(re.findall(rf"^op \S+ = {op}\(", after, re.M)) for op in OPS}
     return ", ".join(f"{n} {op}" for op, n in counts.items() if n)
 
 
