@@ -23,15 +23,19 @@ TEST_CASE("constant data: copies of a graph share it, a write copies it first", 
   const Graph copy = g;  // NOLINT: the copy is the point
   const double* shared = g.tensors[0].init->values.data();
   CHECK(copy.tensors[0].init->values.data() == shared);  // not copied
+  CHECK(copy.tensors[0].init->values.shares(g.tensors[0].init->values));
   CHECK(copy == g);
 
   Graph edited = g;
   edited.tensors[0].init->values.edit()[4] = -5;
   CHECK(edited.tensors[0].init->values.data() != shared);  // copied before the write
+  CHECK_FALSE(edited.tensors[0].init->values.shares(g.tensors[0].init->values));
   CHECK(edited.tensors[0].init->values[4] == -5);
   CHECK(g.tensors[0].init->values[4] == 5);  // the others as they were
   CHECK(copy.tensors[0].init->values[4] == 5);
   CHECK_FALSE(edited == g);
+  edited.tensors[0].init->values.edit()[4] = 5;  // the same values in a buffer of its own: still equal
+  CHECK(edited == g);
 
   // Taken out: moved where no copy shares it, copied where one does.
   SharedValues alone(std::vector<double>{7, 8});

@@ -28,8 +28,9 @@ struct Init {
   // Equal data, NaN equal to NaN: a graph that holds NaN (init.values "nan") equals itself.
   bool operator==(const Init& o) const {
     return kind == o.kind && mean == o.mean && std == o.std && low == o.low && high == o.high && file == o.file &&
-           std::equal(values.begin(), values.end(), o.values.begin(), o.values.end(),
-                      [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); });
+           (values.shares(o.values) ||
+            std::equal(values.begin(), values.end(), o.values.begin(), o.values.end(),
+                       [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }));
   }
 };
 
