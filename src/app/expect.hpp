@@ -33,7 +33,7 @@ ExpectTolerance expect_tolerance(DType t);
 // cancelled) sum; the output's largest magnitude stands for that size, so the default atol scales
 // with it (GPT-2's MLP in f32 on the H200, sums of 16384 terms: elements near zero differed from
 // onnxruntime's by up to 3e-5, beyond the unscaled 1e-5, where gexec passed its reference check).
-double expect_scale(const double* values, int64_t count);
+double expect_scale(const std::vector<double>& values);
 
 struct ExpectedValues {
   std::string file;            // the file read

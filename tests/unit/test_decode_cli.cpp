@@ -33,13 +33,18 @@ std::string decode_graph(int m, int n, int k, bool trans_b = false) {
   return path.string();
 }
 
+// The dry-run of that graph for an H200 (sm_90), with `extra` options.
+auto dry_run_sm90(int m, int n, int k, bool trans_b, const std::string& extra = "") {
+  return run_gexec("run " + decode_graph(m, n, k, trans_b) + " --dry-run --arch sm_90" + extra);
+}
+
 }  // namespace
 
 TEST_CASE("dry-run: the skinny GEMM or cuBLASLt for a decode shape as the model says, either forced, with figures",
           "[cli][skinny]") {
   // The model with the rates measured on the H200 (skinny_cost.hpp): the skinny kernel at 1 x 4096
   // x 4096 (it measured 1.13x faster there), cuBLASLt at 16 rows (1.07x, within the model's margin).
-  const auto one = run_gexec("run " + decode_graph(1, 4096, 4096, true) + " --dry-run --arch sm_90");
+  const auto one = dry_run_sm90(1, 4096, 4096, true);
   INFO(one.output);
   CHECK(one.status == 0);
   CHECK(has(one.output, "proj (GEMM_BIAS_ACT) -> cuda.skinny_gemm_bias_act"));
@@ -47,7 +52,7 @@ TEST_CASE("dry-run: the skinny GEMM or cuBLASLt for a decode shape as the model 
   CHECK(has(one.output, "tensor cores (mma m16n8k16, f32 accumulation)"));  // [N,K]: the MMA path
   CHECK(has(one.output, "warps' sums in warp order"));
 
-  const auto sixteen = run_gexec("run " + decode_graph(16, 4096, 4096, true) + " --dry-run --arch sm_90");
+  const auto sixteen = dry_run_sm90(16, 4096, 4096, true);
   INFO(sixteen.output);
   CHECK(sixteen.status == 0);
   CHECK(has(sixteen.output, "-> cublaslt.gemm_bias_act"));
@@ -55,25 +60,23 @@ TEST_CASE("dry-run: the skinny GEMM or cuBLASLt for a decode shape as the model 
   CHECK(has(sixteen.output, "cuBLASLt is expected to be as fast or faster"));
 
   // Forced, the dry-run says how it would run: CTAs, splits and the summation order.
-  const auto forced = run_gexec("run " + decode_graph(16, 4096, 4096, true) +
-                                " --dry-run --arch sm_90 --kernel proj=cuda.skinny_gemm_bias_act");
+  const auto forced = dry_run_sm90(16, 4096, 4096, true, " --kernel proj=cuda.skinny_gemm_bias_act");
   INFO(forced.output);
   CHECK(forced.status == 0);
   CHECK(has(forced.output, "proj (GEMM_BIAS_ACT) -> cuda.skinny_gemm_bias_act"));
   CHECK(has(forced.output, "forced by --kernel; cost model: skinny"));
-  const auto lt = run_gexec("run " + decode_graph(1, 4096, 4096, true) +
-                            " --dry-run --arch sm_90 --kernel proj=cublaslt.gemm_bias_act");
+  const auto lt = dry_run_sm90(1, 4096, 4096, true, " --kernel proj=cublaslt.gemm_bias_act");
   INFO(lt.output);
   CHECK(lt.status == 0);
   CHECK(has(lt.output, "-> cublaslt.gemm_bias_act"));
 
-  const auto big = run_gexec("run " + decode_graph(128, 4096, 4096) + " --dry-run --arch sm_90");
+  const auto big = dry_run_sm90(128, 4096, 4096, false);
   INFO(big.output);
   CHECK(big.status == 0);
   CHECK(has(big.output, "-> cublaslt.gemm_bias_act"));
   CHECK(has(big.output, "rejected cuda.skinny_gemm_bias_act: cost model"));
 
-  const auto odd = run_gexec("run " + decode_graph(1, 4100, 4096) + " --dry-run --arch sm_90");
+  const auto odd = dry_run_sm90(1, 4100, 4096, false);
   INFO(odd.output);
   CHECK(has(odd.output, "rejected cuda.skinny_gemm_bias_act: the weight's rows (N = 4100)"));
 }

@@ -41,9 +41,9 @@ ExpectedOutput compare(const std::vector<double>& want, const std::vector<float>
 }  // namespace
 
 TEST_CASE("--expect: the default atol scales with the output's largest magnitude", "[expect]") {
-  CHECK(expect_scale(std::vector<double>{0.5, -0.25}.data(), 2) == 1);  // at least 1
+  CHECK(expect_scale({0.5, -0.25}) == 1);  // at least 1
   const std::vector<double> big{8.0, -6.0, 0.0068, NAN, INFINITY};
-  CHECK(expect_scale(big.data(), int64_t(big.size())) == 8);  // the non-finite ones left out
+  CHECK(expect_scale(big) == 8);  // the non-finite ones left out
 
   // Outputs up to 8: an element near zero off by 3e-5 (a sum of many terms taken in another
   // order) passes by default (atol 8e-5), fails with --expect-atol 1e-5 as given.
