@@ -40,6 +40,10 @@ Result<std::map<std::string, std::vector<uint8_t>>> reference_inputs(
     const Graph& original, const Executor& ex, uint64_t seed, const std::map<std::string, std::vector<uint8_t>>& loaded,
     bool with_unread = false);
 
+// The device addresses of the inputs reference_inputs reads back from the device, by name: a
+// device engine on the run's device reads them there (ProductEngine::set_resident).
+std::map<std::string, const void*> resident_inputs(const Graph& original, const Executor& ex);
+
 // The outputs of the graph as loaded, read back from the executed graph by name.
 Result<std::map<std::string, std::vector<uint8_t>>> read_outputs(const Graph& original, const Executor& ex);
 

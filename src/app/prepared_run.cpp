@@ -118,6 +118,7 @@ Status PreparedRun::check(const HostTensors& inputs, const HostTensors& outputs,
     settings = run_check_settings(opts_, plan, opts_.seed, backend_, declared);
   }
   settings.device = engine.get();
+  if (engine && backend_ == Backend::cuda) engine->set_resident(resident_inputs(original_, *ex_));
   into = check_summary(opts_.verify, plan, settings, reference_work(original_), opts_.verify_budget, engine.get());
   if (plan.mode != VerifyMode::none) {
     if (before_compare) before_compare();  // a sampled check says so before the reference's work starts

@@ -6,6 +6,7 @@
 // default options.
 #include "catch.hpp"
 
+#include <cuda_runtime_api.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -214,6 +215,11 @@ TEST_CASE("device reference: the cross-checked engine passes correct runs, and s
       CHECK(o["cross_checked"].get<int64_t>() > 0);
     }
   }
+  // The run's inputs are read where it left them on the device, not uploaded again.
+  const auto r = test::run_gexec("-v run --backend cuda " + test::source_path("graphs/gemm_bias_relu.json"));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(test::has(r.output, "(2 of 2 read where the run left them)"));
 }
 
 TEST_CASE("device reference: memory planned, refused with the figures, and the CPU taking over",
@@ -243,6 +249,65 @@ TEST_CASE("device reference: memory planned, refused with the figures, and the C
   CHECK(test::has(checked.notes()[0], "was summed on the CPU: allocating its "));
   CHECK(test::has(checked.notes()[0], "cudaErrorMemoryAllocation"));
   CHECK(checked.on_device().empty());
+}
+
+namespace {
+
+// A device copy of some bytes, freed on the way out.
+struct DeviceCopy {
+  void* p = nullptr;
+  explicit DeviceCopy(const std::vector<uint8_t>& bytes) {
+    REQUIRE(cudaMalloc(&p, bytes.size()) == cudaSuccess);
+    REQUIRE(cudaMemcpy(p, bytes.data(), bytes.size(), cudaMemcpyHostToDevice) == cudaSuccess);
+  }
+  ~DeviceCopy() { (void)cudaFree(p); }
+};
+
+}  // namespace
+
+TEST_CASE("device reference: inputs read where the run left them, and the cross-check guarding them",
+          "[gpu][device-reference]") {
+  auto engine = open_cuda_product_engine(0);
+  REQUIRE(engine);
+  auto loaded = load_graph_file(test::source_path("graphs/gemm_bias_relu.json"));
+  REQUIRE(loaded);
+  const Graph& g = *loaded;
+  const Bytes in = inputs_of(g, 5);
+  // Uploaded from the host's bytes, as where no run left them on the device.
+  auto up = [&] {
+    CrossCheckedEngine checked(**engine, 512, 1);
+    auto r = run_reference(g, in, {}, {}, &checked);
+    REQUIRE(r);
+    CHECK(test::has((*engine)->phases(), "(0 of 2 read where the run left them)"));
+    return r->at("C").value;
+  };
+  const std::vector<double> want = up();
+
+  // The same bytes on the device: read there, the same reference bit for bit.
+  {
+    DeviceCopy a(in.at("A")), b(in.at("B"));
+    (*engine)->set_resident({{"A", a.p}, {"B", b.p}});
+    CrossCheckedEngine checked(**engine, 512, 1);
+    auto dev = run_reference(g, in, {}, {}, &checked);
+    INFO((dev ? std::string() : dev.error().message));
+    REQUIRE(dev);
+    CHECK(test::has((*engine)->phases(), "(2 of 2 read where the run left them)"));
+    CHECK(dev->at("C").value == want);
+  }
+  // Other bytes on the device than the host holds (B of another seed): the engine read them
+  // (else nothing would differ) and the cross-check refuses its sums.
+  {
+    const Bytes other = inputs_of(g, 6);
+    DeviceCopy a(in.at("A")), b(other.at("B"));
+    (*engine)->set_resident({{"A", a.p}, {"B", b.p}});
+    CrossCheckedEngine checked(**engine, 512, 1);
+    auto dev = run_reference(g, in, {}, {}, &checked);
+    REQUIRE_FALSE(dev);
+    INFO(dev.error().message);
+    CHECK(test::has(dev.error().message, "disagrees with the CPU reference"));
+  }
+  (*engine)->set_resident({});
+  CHECK(up() == want);
 }
 
 namespace {

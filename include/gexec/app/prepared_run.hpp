@@ -102,7 +102,9 @@ class PreparedRun {
   // The outputs against the reference of the graph as loaded, as `gexec run` checks them: on the
   // device's float64 engine where the plan and the device's memory allow, else on the CPU. `into`
   // receives the check's summary before the comparison (when `before_compare` is called) and its
-  // outputs after; `warn` what the user should know (a check moved to the CPU, say).
+  // outputs after; `warn` what the user should know (a check moved to the CPU, say). `inputs`
+  // are reference_inputs(), read since the last run: the device's engine reads the inputs the run
+  // left on the device where they are, instead of uploading those same bytes again.
   Status check(const HostTensors& inputs, const HostTensors& outputs, std::optional<CheckSummary>& into,
                const std::function<void(std::string)>& warn, const std::function<void()>& before_compare = {});
 

@@ -83,6 +83,10 @@ class ProductEngine {
   // Where the last sums' time went, for -v ("operands 12.0 ms, products 30.1 ms, ..."); empty
   // where the engine does not say.
   virtual std::string phases() const { return {}; }
+  // Graph inputs already on the engine's device, by name: the same stored bytes as the host's
+  // (ProductOperand::bytes), where the run left them. A device engine reads them there instead of
+  // uploading the host's copy; the buffers must stay unchanged until the last sums. Others ignore it.
+  virtual void set_resident(std::map<std::string, const void*> inputs) { (void)inputs; }
 };
 
 // The CPU's loops (reference_gemm.cpp): every sum over k in ascending order, so that the sampled
