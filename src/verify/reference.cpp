@@ -153,10 +153,13 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
   job.b = b.op;
   const size_t count = size_t(s.batch * s.m * s.n);
   // Operands that carry nothing give no variance sums: C's variances start from zeros, filled on
-  // another thread while the engine sums (512 MiB at 8192^2, ~0.1 s of first touch).
+  // another thread while the engine sums (512 MiB at 8192^2, ~0.1 s of first touch); or, with
+  // TF32's sums of squares, in the squares' array (each element's square read before its variance
+  // is stored there): one array fewer for the host to fault in.
+  const bool var_in_squares = !job.kind.carried && job.kind.squares;
   std::vector<double> zero_var;
   std::jthread fill;
-  if (!job.kind.carried)
+  if (!job.kind.carried && !var_in_squares)
     fill = std::jthread([&zero_var, count] {
       try {
         assign_zeros(zero_var, count);
@@ -169,7 +172,9 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
   Vals out;
   out.value = std::move(sums->value);
   out.scale = std::move(sums->scale);
-  out.var = job.kind.carried ? std::move(sums->var) : std::move(zero_var);
+  std::vector<double> squares = var_in_squares ? std::vector<double>() : std::move(sums->squares);
+  out.var = job.kind.carried ? std::move(sums->var) : var_in_squares ? std::move(sums->squares) : std::move(zero_var);
+  const double* square_at = var_in_squares ? out.var.data() : squares.data();  // sum a^2 b^2 per element
   if (out.value.size() != count || out.var.size() != count)
     return runtime_error("the reference's arrays for " + std::to_string(count) + " elements: out of host memory");
   // Operand errors that move in step along K (in_step.hpp), from the lines of op(A) and op(B)^T;
@@ -211,7 +216,6 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
       ref::lines_repeat(b_count * s.n, s.n, s.k, at_b) || a_across || b_across || (res && res->repeats_across);
   // cuBLASLt reads C in D's dtype: a wider R is converted (rounded) to it first (cublaslt_caps.cpp).
   const bool res_converted = res && !ref::exact_cast(g.tensor(op.inputs.back()).dtype, dt);
-  const std::vector<double>& squares = sums->squares;
   const std::vector<double>& block_sq = sums->block_sq;
   const double a2 = s.alpha * s.alpha;
   const int64_t chunks = (int64_t(count) + ref::kChunk - 1) / ref::kChunk;
@@ -221,12 +225,12 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
     // per element from several threads took most of this loop's time (false sharing).
     Amax local;
     for (size_t x = size_t(x0); x < size_t(x1); ++x) {
-      double v = out.value[x], sc = out.scale[x], var = out.var[x];
+      double v = out.value[x], sc = out.scale[x], var = var_in_squares ? 0.0 : out.var[x];
       if (job.kind.carried) {
         const int64_t e = int64_t(x) / (s.m * s.n), j = int64_t(x) % s.n;
         var += ref::in_step_var(a2, lines_a, int64_t(x) / s.n, lines_b, (s.b_batched ? e : 0) * s.n + j);
       }
-      if (tf32_operands > 0) var += bound::tf32_var(tf32_operands, squares[x]);
+      if (tf32_operands > 0) var += bound::tf32_var(tf32_operands, square_at[x]);
       var += bound::product_accumulation_var(prec, s.k, sc, block_sq.empty() ? 0.0 : block_sq[x] * a2);
       var += bound::coefficient_var(s.alpha, sc);
       // A kernel that stores the product in the output dtype before its bias / activation rounds
