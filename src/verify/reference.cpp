@@ -126,32 +126,160 @@ bool carries_any(const Vals& v) {
   return false;
 }
 
-// MATMUL and GEMM_BIAS_ACT: the sums from the engine, then bias, residual, act and rounding here.
-Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const Operand& b,
-                         const std::vector<const Vals*>& in, ProductEngine& engine, const EngineProgress& progress,
-                         const Precision& prec, Amax& amax) {
+// MATMUL and GEMM_BIAS_ACT: what the engine sums, and what this side adds per element of C.
+struct ProductPlan {
+  GemmShape s;
+  ProductJob job;
+  const Operand *a = nullptr, *b = nullptr;
+  const Vals* bias = nullptr;  // in[2] where the product has a bias
+  const Vals* res = nullptr;   // the residual R, or null
+  Act act = Act::none;
+  const Tensor* ct = nullptr;  // C
+  DType dt = DType::f32;
+  bool bias_converted = false, res_converted = false;
+  DType bias_to = DType::f32;
+  int tf32_operands = 0;
+  double a2 = 0;
+  bool repeats_down = false, repeats_across = false;
+  ref::KLines lines_a, lines_b;  // with carried variances
+  Precision prec;
+
+  // Element x of C (flattened over the batch) from its sums: v, sc and var (the carried sums' or
+  // 0) in, the reference's value, scale and variance out; `square` and `block_sq` its TF32 and
+  // blocked accumulator sums where the job has them.
+  void finish(size_t x, double& v, double& sc, double& var, double square, double block_sq, Amax& local) const {
+    if (job.kind.carried) {
+      const int64_t e = int64_t(x) / (s.m * s.n), j = int64_t(x) % s.n;
+      var += ref::in_step_var(a2, lines_a, int64_t(x) / s.n, lines_b, (s.b_batched ? e : 0) * s.n + j);
+    }
+    if (tf32_operands > 0) var += bound::tf32_var(tf32_operands, square);
+    var += bound::product_accumulation_var(prec, s.k, sc, job.kind.block > 0 ? block_sq * a2 : 0.0);
+    var += bound::coefficient_var(s.alpha, sc);
+    // A kernel that stores the product in the output dtype before its bias / activation rounds
+    // it once more (by itself: the reference does not), a uniform error of ulp^2 / 12. With a
+    // residual, what it stores is the product plus beta * R (cuBLASLt's D = AB + beta C).
+    if (prec.product_rounded && (bias || act != Act::none))
+      var += bound::single_rounding_var(dt, res ? v + s.beta * res->value[x] : v) +
+             (res ? bound::single_rounding_var(dt, v) : 0.0);  // the product alone, rounded before beta R
+    if (bias) {
+      const size_t j = x % static_cast<size_t>(s.n);
+      v += bias->value[j];
+      sc += bias->scale[j];
+      // A kernel may convert a wider bias to the output dtype once (cuBLASLt does).
+      var += bias->carried(j) + (bias_converted ? bound::single_rounding_var(bias_to, bias->value[j]) : 0.0);
+    }
+    if (res) {  // inside the activation, as cuBLASLt adds beta * C (graph-format.md)
+      v += s.beta * res->value[x];
+      sc += std::fabs(s.beta) * res->scale[x];
+      var += s.beta * s.beta * (res->carried(x) + (res_converted ? bound::single_rounding_var(dt, res->value[x]) : 0.0)) +
+             bound::coefficient_var(s.beta, std::fabs(s.beta) * res->scale[x]);
+    }
+    var += bound::epilogue_var(int(bias != nullptr) + int(res != nullptr), sc);
+    if (act == Act::relu) var = bound::relu_var(v, var), v = relu(v);
+    if (act == Act::gelu)
+      var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec.gelu_tanh_rel),
+      v = gelu_tanh(v), sc *= kGeluSlope;
+    local.add(v, sc, var);
+    // A batched C is rank 3 and has no per-axis scale, so x indexes it whole.
+    const double rounded = ref::round_real(*ct, int64_t(x), v);
+    // A rounding up to f8 may exceed the magnitudes that produced the value; the scale bounds both.
+    sc = is_f8(dt) ? std::max(sc, std::fabs(rounded)) : sc;
+    v = rounded;
+  }
+};
+
+Result<ProductPlan> plan_product(const Graph& g, const Op& op, const Operand& a, const Operand& b,
+                                 const std::vector<const Vals*>& in, const Precision& prec) {
   std::string why;
   auto shape = gemm_shape(g, op, &why);
   if (!shape) return bad_input(why);
-  const GemmShape& s = *shape;
+  ProductPlan p;
+  p.s = *shape;
+  const GemmShape& s = p.s;
+  p.a = &a, p.b = &b, p.prec = prec;
   const int64_t b_count = s.b_batched ? s.batch : 1;
   if (a.op.tensor->numel() != s.batch * s.m * s.k || b.op.tensor->numel() != b_count * s.k * s.n)
     return bad_input("product operands do not match their geometry");
-  ProductJob job;
+  ProductJob& job = p.job;
   job.op = op.name;
   job.kind.shape = s;
   job.kind.carried = a.op.carries() || b.op.carries();
   job.kind.carried_a = a.op.carries();
   job.kind.carried_b = b.op.carries();
   // TF32: sum_k a^2 b^2 for the input rounding of the f32 operands.
-  const int tf32_operands =
-      prec.tf32 ? int(a.op.tensor->dtype == DType::f32) + int(b.op.tensor->dtype == DType::f32) : 0;
-  job.kind.squares = tf32_operands > 0;
+  p.tf32_operands = prec.tf32 ? int(a.op.tensor->dtype == DType::f32) + int(b.op.tensor->dtype == DType::f32) : 0;
+  job.kind.squares = p.tf32_operands > 0;
   // A blocked accumulator (FP8 without fast accumulation): the blocks' magnitudes squared.
   if (bound::blocked_accumulation(prec, s.k)) job.kind.block = prec.accumulate_block;
   job.a = a.op;
   job.b = b.op;
   const size_t count = size_t(s.batch * s.m * s.n);
+  // Operand errors that move in step along K (in_step.hpp), from the lines of op(A) and op(B)^T;
+  // an operand whose errors may repeat along its K lines is taken as coherent there.
+  const auto at_a = [&](int64_t r, int64_t kk) {
+    const int64_t l = (r / s.m) * s.m * s.k + (s.trans_a ? kk * s.m + r % s.m : (r % s.m) * s.k + kk);
+    return std::pair<double, double>{a.op.at(l), a.op.carried_at(l)};
+  };
+  const auto at_b = [&](int64_t q, int64_t kk) {
+    const int64_t l = (q / s.n) * s.k * s.n + (s.trans_b ? (q % s.n) * s.k + kk : kk * s.n + q % s.n);
+    return std::pair<double, double>{b.op.at(l), b.op.carried_at(l)};
+  };
+  // op(A)'s and op(B)'s repeats, from the stored tensors' (a transpose swaps the directions).
+  const bool a_down = s.trans_a ? a.repeats_across : a.repeats_down, a_across = s.trans_a ? a.repeats_down : a.repeats_across;
+  const bool b_down = s.trans_b ? b.repeats_across : b.repeats_down, b_across = s.trans_b ? b.repeats_down : b.repeats_across;
+  if (job.kind.carried) {
+    p.lines_a = ref::k_lines(s.batch * s.m, s.k, at_a, a_across);
+    p.lines_b = ref::k_lines(b_count * s.n, s.k, at_b, b_down);
+  }
+  if (s.has_bias && static_cast<int64_t>(in[2]->value.size()) != s.n)
+    return bad_input("bias length " + std::to_string(in[2]->value.size()) + " differs from N=" +
+                     std::to_string(s.n));
+  p.bias = s.has_bias ? in[2] : nullptr;
+  p.res = s.has_residual ? in.back() : nullptr;
+  if (p.res && p.res->value.size() != count) return bad_input("residual R does not match C's elements");
+  p.act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
+  p.ct = &g.tensor(op.outputs[0]);
+  p.dt = p.ct->dtype;
+  p.bias_to = ref::bias_read_dtype(is_f8_product(g, op), p.dt);
+  p.bias_converted = p.bias && !ref::exact_cast(g.tensor(op.inputs[2]).dtype, p.bias_to);
+  // C's errors repeat down its columns where op(A)'s rows are one row repeated (every row of C is
+  // then one computation), where an operand's or R's do, and where a bias adds one error per
+  // column; across its rows where op(B)'s columns are one column repeated, or an operand's or R's do.
+  p.repeats_down = ref::lines_repeat(s.batch * s.m, s.m, s.k, at_a) || a_down || b_down ||
+                   (p.bias && (p.bias_converted || carries_any(*p.bias))) || (p.res && p.res->repeats_down);
+  p.repeats_across =
+      ref::lines_repeat(b_count * s.n, s.n, s.k, at_b) || a_across || b_across || (p.res && p.res->repeats_across);
+  // cuBLASLt reads C in D's dtype: a wider R is converted (rounded) to it first (cublaslt_caps.cpp).
+  p.res_converted = p.res && !ref::exact_cast(g.tensor(op.inputs.back()).dtype, p.dt);
+  p.a2 = s.alpha * s.alpha;
+  return p;
+}
+
+// Elements [x0, x1) of C finished in place (ProductPlan::finish), in chunks of ref::kChunk
+// counted from x0, each chunk's amax kept apart: chunk c of the whole is amaxes[c + x0 / kChunk].
+void finish_range(const ProductPlan& p, size_t x0, size_t x1, double* value, double* scale, double* var,
+                  const double* squares, const double* block_sq, bool var_in, std::vector<Amax>* amaxes) {
+  ref::for_chunks(int64_t(x1 - x0), ref::kChunk, [&](int64_t chunk, int64_t k0, int64_t k1) {
+    // Kept here and stored once: neighbouring chunks' maxima share cache lines, and updating them
+    // per element from several threads took most of this loop's time (false sharing).
+    Amax local;
+    for (size_t k = size_t(k0); k < size_t(k1); ++k) {
+      double v = value[k], sc = scale[k], vr = var_in ? var[k] : 0.0;
+      p.finish(x0 + k, v, sc, vr, squares ? squares[k] : 0.0, block_sq ? block_sq[k] : 0.0, local);
+      value[k] = v, scale[k] = sc, var[k] = vr;
+    }
+    if (amaxes) (*amaxes)[size_t(chunk) + x0 / size_t(ref::kChunk)] = local;
+  });
+}
+
+Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const Operand& b,
+                         const std::vector<const Vals*>& in, ProductEngine& engine, const EngineProgress& progress,
+                         const Precision& prec, Amax& amax) {
+  auto plan = plan_product(g, op, a, b, in, prec);
+  if (!plan) return plan.error();
+  const ProductPlan& p = *plan;
+  const ProductJob& job = p.job;
+  const size_t count = size_t(p.s.batch * p.s.m * p.s.n);
   // Operands that carry nothing give no variance sums: C's variances start from zeros, filled on
   // another thread while the engine sums (512 MiB at 8192^2, ~0.1 s of first touch); or, with
   // TF32's sums of squares, in the squares' array (each element's square read before its variance
@@ -174,104 +302,17 @@ Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const O
   out.scale = std::move(sums->scale);
   std::vector<double> squares = var_in_squares ? std::vector<double>() : std::move(sums->squares);
   out.var = job.kind.carried ? std::move(sums->var) : var_in_squares ? std::move(sums->squares) : std::move(zero_var);
-  const double* square_at = var_in_squares ? out.var.data() : squares.data();  // sum a^2 b^2 per element
   if (out.value.size() != count || out.var.size() != count)
     return runtime_error("the reference's arrays for " + std::to_string(count) + " elements: out of host memory");
-  // Operand errors that move in step along K (in_step.hpp), from the lines of op(A) and op(B)^T;
-  // an operand whose errors may repeat along its K lines is taken as coherent there.
-  const auto at_a = [&](int64_t r, int64_t kk) {
-    const int64_t l = (r / s.m) * s.m * s.k + (s.trans_a ? kk * s.m + r % s.m : (r % s.m) * s.k + kk);
-    return std::pair<double, double>{a.op.at(l), a.op.carried_at(l)};
-  };
-  const auto at_b = [&](int64_t q, int64_t kk) {
-    const int64_t l = (q / s.n) * s.k * s.n + (s.trans_b ? (q % s.n) * s.k + kk : kk * s.n + q % s.n);
-    return std::pair<double, double>{b.op.at(l), b.op.carried_at(l)};
-  };
-  // op(A)'s and op(B)'s repeats, from the stored tensors' (a transpose swaps the directions).
-  const bool a_down = s.trans_a ? a.repeats_across : a.repeats_down, a_across = s.trans_a ? a.repeats_down : a.repeats_across;
-  const bool b_down = s.trans_b ? b.repeats_across : b.repeats_down, b_across = s.trans_b ? b.repeats_down : b.repeats_across;
-  ref::KLines lines_a, lines_b;
-  if (job.kind.carried) {
-    lines_a = ref::k_lines(s.batch * s.m, s.k, at_a, a_across);
-    lines_b = ref::k_lines(b_count * s.n, s.k, at_b, b_down);
-  }
-
-  const bool has_bias = s.has_bias;
-  if (has_bias && static_cast<int64_t>(in[2]->value.size()) != s.n)
-    return bad_input("bias length " + std::to_string(in[2]->value.size()) + " differs from N=" +
-                     std::to_string(s.n));
-  const Vals* res = s.has_residual ? in.back() : nullptr;
-  if (res && res->value.size() != count) return bad_input("residual R does not match C's elements");
-  const Act act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
-  const Tensor& ct = g.tensor(op.outputs[0]);
-  const DType dt = ct.dtype;
-  const DType bias_to = ref::bias_read_dtype(is_f8_product(g, op), dt);
-  const bool bias_converted = has_bias && !ref::exact_cast(g.tensor(op.inputs[2]).dtype, bias_to);
-  // C's errors repeat down its columns where op(A)'s rows are one row repeated (every row of C is
-  // then one computation), where an operand's or R's do, and where a bias adds one error per
-  // column; across its rows where op(B)'s columns are one column repeated, or an operand's or R's do.
-  const bool repeats_down = ref::lines_repeat(s.batch * s.m, s.m, s.k, at_a) || a_down || b_down ||
-                            (has_bias && (bias_converted || carries_any(*in[2]))) || (res && res->repeats_down);
-  const bool repeats_across =
-      ref::lines_repeat(b_count * s.n, s.n, s.k, at_b) || a_across || b_across || (res && res->repeats_across);
-  // cuBLASLt reads C in D's dtype: a wider R is converted (rounded) to it first (cublaslt_caps.cpp).
-  const bool res_converted = res && !ref::exact_cast(g.tensor(op.inputs.back()).dtype, dt);
-  const std::vector<double>& block_sq = sums->block_sq;
-  const double a2 = s.alpha * s.alpha;
-  const int64_t chunks = (int64_t(count) + ref::kChunk - 1) / ref::kChunk;
-  std::vector<Amax> amaxes(size_t(std::max<int64_t>(chunks, 1)));
-  ref::for_chunks(int64_t(count), ref::kChunk, [&](int64_t chunk, int64_t x0, int64_t x1) {
-    // Kept here and stored once: neighbouring chunks' maxima share cache lines, and updating them
-    // per element from several threads took most of this loop's time (false sharing).
-    Amax local;
-    for (size_t x = size_t(x0); x < size_t(x1); ++x) {
-      double v = out.value[x], sc = out.scale[x], var = var_in_squares ? 0.0 : out.var[x];
-      if (job.kind.carried) {
-        const int64_t e = int64_t(x) / (s.m * s.n), j = int64_t(x) % s.n;
-        var += ref::in_step_var(a2, lines_a, int64_t(x) / s.n, lines_b, (s.b_batched ? e : 0) * s.n + j);
-      }
-      if (tf32_operands > 0) var += bound::tf32_var(tf32_operands, square_at[x]);
-      var += bound::product_accumulation_var(prec, s.k, sc, block_sq.empty() ? 0.0 : block_sq[x] * a2);
-      var += bound::coefficient_var(s.alpha, sc);
-      // A kernel that stores the product in the output dtype before its bias / activation rounds
-      // it once more (by itself: the reference does not), a uniform error of ulp^2 / 12. With a
-      // residual, what it stores is the product plus beta * R (cuBLASLt's D = AB + beta C).
-      if (prec.product_rounded && (has_bias || act != Act::none))
-        var += bound::single_rounding_var(dt, res ? v + s.beta * res->value[x] : v) +
-               (res ? bound::single_rounding_var(dt, v) : 0.0);  // the product alone, rounded before beta R
-      if (has_bias) {
-        const size_t j = x % static_cast<size_t>(s.n);
-        v += in[2]->value[j];
-        sc += in[2]->scale[j];
-        // A kernel may convert a wider bias to the output dtype once (cuBLASLt does).
-        var += in[2]->carried(j) + (bias_converted ? bound::single_rounding_var(bias_to, in[2]->value[j]) : 0.0);
-      }
-      if (res) {  // inside the activation, as cuBLASLt adds beta * C (graph-format.md)
-        v += s.beta * res->value[x];
-        sc += std::fabs(s.beta) * res->scale[x];
-        var += s.beta * s.beta *
-                   (res->carried(x) + (res_converted ? bound::single_rounding_var(dt, res->value[x]) : 0.0)) +
-               bound::coefficient_var(s.beta, std::fabs(s.beta) * res->scale[x]);
-      }
-      var += bound::epilogue_var(int(has_bias) + int(res != nullptr), sc);
-      if (act == Act::relu) var = bound::relu_var(v, var), v = relu(v);
-      if (act == Act::gelu)
-        var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec.gelu_tanh_rel),
-        v = gelu_tanh(v), sc *= kGeluSlope;
-      local.add(v, sc, var);
-      // A batched C is rank 3 and has no per-axis scale, so x indexes it whole.
-      out.value[x] = ref::round_real(ct, int64_t(x), v);
-      // A rounding up to f8 may exceed the magnitudes that produced the value; the scale bounds both.
-      out.scale[x] = is_f8(dt) ? std::max(sc, std::fabs(out.value[x])) : sc;
-      out.var[x] = var;
-    }
-    amaxes[size_t(chunk)] = local;
-  });
+  const double* square_at = var_in_squares ? out.var.data() : job.kind.squares ? squares.data() : nullptr;
+  std::vector<Amax> amaxes(size_t(std::max<int64_t>((int64_t(count) + ref::kChunk - 1) / ref::kChunk, 1)));
+  finish_range(p, 0, count, out.value.data(), out.scale.data(), out.var.data(), square_at,
+               job.kind.block > 0 ? sums->block_sq.data() : nullptr, job.kind.carried, &amaxes);
   for (const Amax& m : amaxes) amax.merge(m);
   out.rounded = true;
-  out.dtype = dt;
-  out.repeats_down = repeats_down;
-  out.repeats_across = repeats_across;
+  out.dtype = p.dt;
+  out.repeats_down = p.repeats_down;
+  out.repeats_across = p.repeats_across;
   return out;
 }
 
