@@ -21,6 +21,9 @@ namespace gexec {
 
 // Elements of each product whose device sums are summed again on the CPU (CrossCheckedEngine).
 constexpr int64_t kCrossCheckSamples = 2048;
+// Elements of C per panel where a one-product graph's check is streamed (stream_reference): 4M,
+// 32 MiB per array of doubles, a few arrays on the host at a time.
+constexpr int64_t kStreamPanelElements = int64_t(1) << 22;
 // A graph whose products stay below this many multiply-adds, and whose ops below this many
 // elements, is checked in full on the CPU without measuring the reference's rate: at 5e7
 // multiply-adds per second, a slow machine's (a sanitizer build), it takes about a second.

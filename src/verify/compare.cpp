@@ -75,7 +75,7 @@ struct Partial {
 // output of up to kPairSample elements, else from a fixed pseudo-random sample of that many,
 // scaled to all pairs. Elements of tiny variance (RELU's exact zeros) weigh nothing.
 constexpr int64_t kPairSample = 4096;
-double equal_value_pairs(DType dt, const RefTensor& ref, int64_t n, double ulp_floor) {
+std::vector<int64_t> pair_positions(int64_t n) {
   std::vector<int64_t> at;
   if (n <= kPairSample) {
     at.resize(size_t(n));
@@ -91,11 +91,17 @@ double equal_value_pairs(DType dt, const RefTensor& ref, int64_t n, double ulp_f
     std::sort(at.begin(), at.end());
     at.erase(std::unique(at.begin(), at.end()), at.end());
   }
-  std::vector<std::pair<double, double>> vw;  // (reference, its variance)
-  for (int64_t k : at) {
-    const double r = ref.value[size_t(k)], w = element_norm_var(dt, ref, size_t(k), ulp_floor);
-    if (std::isfinite(r) && std::isfinite(w)) vw.emplace_back(r, w);
-  }
+  return at;
+}
+
+// Appends (reference, its variance) of element k of `ref` where both are finite.
+void add_pair(DType dt, const RefTensor& ref, size_t k, double ulp_floor, std::vector<std::pair<double, double>>& vw) {
+  const double r = ref.value[k], w = element_norm_var(dt, ref, k, ulp_floor);
+  if (std::isfinite(r) && std::isfinite(w)) vw.emplace_back(r, w);
+}
+
+// The estimate from the pairs found at `m` positions of n.
+double pairs_of(std::vector<std::pair<double, double>> vw, int64_t n, size_t m_positions) {
   std::sort(vw.begin(), vw.end());
   double pairs = 0;
   for (size_t i = 0; i < vw.size();) {
@@ -105,8 +111,15 @@ double equal_value_pairs(DType dt, const RefTensor& ref, int64_t n, double ulp_f
     pairs += sum * sum - sq;
     i = j;
   }
-  const double m = double(at.size());
+  const double m = double(m_positions);
   return m > 1 ? pairs * (double(n) * double(n - 1)) / (m * (m - 1)) : 0.0;
+}
+
+double equal_value_pairs(DType dt, const RefTensor& ref, int64_t n, double ulp_floor) {
+  const std::vector<int64_t> at = pair_positions(n);
+  std::vector<std::pair<double, double>> vw;  // (reference, its variance)
+  for (int64_t k : at) add_pair(dt, ref, size_t(k), ulp_floor, vw);
+  return pairs_of(std::move(vw), n, at.size());
 }
 
 // The statistics over elements at(k), k < n, of t: element k is stored at index(k) in `got`
@@ -114,11 +127,12 @@ double equal_value_pairs(DType dt, const RefTensor& ref, int64_t n, double ulp_f
 // machine's threads; their sums are merged in a fixed order, so the result has the same bits on
 // any number of threads.
 template <typename Index>
-void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTensor& ref, int64_t n, Index index) {
+void partials(const OutputCheck& c, const Tensor& t, const void* got, const RefTensor& ref, int64_t n, Index index,
+              std::vector<Partial>& parts) {
   const double inf = std::numeric_limits<double>::infinity();
   const Tolerance tol = c.tol;
   const double ulp_floor = subnormal_step(t);
-  std::vector<Partial> parts(size_t(std::max<int64_t>(1, (n + ref::kChunk - 1) / ref::kChunk)));
+  parts.resize(size_t(std::max<int64_t>(1, (n + ref::kChunk - 1) / ref::kChunk)));
   ref::for_chunks(n, ref::kChunk, [&](int64_t chunk, int64_t k0, int64_t k1) {
     // Kept here and stored once: neighbouring chunks' partials share cache lines (false sharing).
     Partial p;
@@ -167,6 +181,12 @@ void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTenso
     }
     parts[size_t(chunk)] = p;
   });
+}
+
+// The check's figures from the partials of its n elements, merged in order, and the equal pairs.
+void conclude(OutputCheck& c, const std::vector<Partial>& parts, int64_t n, double pairs) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const Tolerance tol = c.tol;
   Partial all;
   for (const Partial& p : parts) all.merge(p);
   c.max_abs = all.max_abs;
@@ -186,12 +206,18 @@ void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTenso
   if (c.max_abs == inf) c.rel_fro = inf;
   else if (ref2 > 0) c.rel_fro = std::sqrt(err2) / std::sqrt(ref2);
   else c.rel_fro = err2 > 0 ? inf : 0.0;
-  const double pairs = tol.exact ? 0.0 : equal_value_pairs(t.dtype, ref, n, ulp_floor);
   const double norm_bound = bound::norm_factor(bound::effective_count(var, var2, pairs)) * std::sqrt(var);
   c.rel_fro_bound = ref2 > 0 ? norm_bound / std::sqrt(ref2) : (norm_bound > 0 ? inf : 0.0);
   if (c.max_abs == inf) c.norm_ratio = inf;
   else c.norm_ratio = norm_bound > 0 ? std::sqrt(err2) / norm_bound : (err2 > 0 ? inf : 0.0);
   c.pass = c.beyond == 0 && c.norm_ratio <= 1.0;
+}
+
+template <typename Index>
+void accumulate(OutputCheck& c, const Tensor& t, const void* got, const RefTensor& ref, int64_t n, Index index) {
+  std::vector<Partial> parts;
+  partials(c, t, got, ref, n, index, parts);
+  conclude(c, parts, n, c.tol.exact ? 0.0 : equal_value_pairs(t.dtype, ref, n, subnormal_step(t)));
 }
 
 OutputCheck start_check(const Tensor& t, Tolerance tol, CompareMode mode) {
@@ -240,6 +266,49 @@ OutputCheck compare_sampled(const Tensor& t, const void* got, const SampledRef& 
   }
   accumulate(c, t, got, ref.ref, n, [&ref](int64_t k) { return ref.index[size_t(k)]; });
   return c;
+}
+
+struct StreamedComparison::State {
+  const Tensor& t;
+  const void* got;
+  OutputCheck c;
+  std::vector<Partial> parts;
+  int64_t next = 0;                   // the first element not yet compared
+  std::vector<int64_t> positions;     // pair_positions of the whole output
+  size_t next_position = 0;
+  std::vector<std::pair<double, double>> pairs;
+  double ulp_floor = 0;
+};
+
+StreamedComparison::StreamedComparison(const Tensor& t, const void* got, Tolerance tol)
+    : s_(new State{t, got, start_check(t, tol, CompareMode::full), {}, 0, {}, 0, {}, subnormal_step(t)}) {
+  if (!tol.exact) s_->positions = pair_positions(t.numel());
+}
+
+StreamedComparison::~StreamedComparison() = default;
+
+bool StreamedComparison::add(int64_t x0, const RefTensor& panel) {
+  State& s = *s_;
+  const int64_t n = int64_t(panel.value.size());
+  if (x0 != s.next || s.next + n > s.c.count || int64_t(panel.scale.size()) != n || int64_t(panel.var.size()) != n)
+    return false;
+  std::vector<Partial> parts;
+  partials(s.c, s.t, s.got, panel, n, [x0](int64_t k) { return x0 + k; }, parts);
+  s.parts.insert(s.parts.end(), parts.begin(), parts.end());
+  for (; s.next_position < s.positions.size() && s.positions[s.next_position] < x0 + n; ++s.next_position)
+    add_pair(s.t.dtype, panel, size_t(s.positions[s.next_position] - x0), s.ulp_floor, s.pairs);
+  s.next = x0 + n;
+  return true;
+}
+
+OutputCheck StreamedComparison::finish() {
+  State& s = *s_;
+  if (s.next != s.c.count) {  // panels missing: nothing is vouched for
+    s.c.beyond = s.c.count;
+    return s.c;
+  }
+  conclude(s.c, s.parts, s.c.count, s.c.tol.exact ? 0.0 : pairs_of(std::move(s.pairs), s.c.count, s.positions.size()));
+  return s.c;
 }
 
 }  // namespace gexec

@@ -2,6 +2,7 @@
 // and the one-element sums a device's results are checked against.
 #include "gexec/verify/product_engine.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "gexec/ir/real_value.hpp"
@@ -13,6 +14,26 @@ namespace gexec {
 double ProductOperand::at(int64_t l) const {
   if (bytes) return load_real(bytes->data(), *tensor, storage_index(*tensor, l));
   return (*value)[size_t(l)];
+}
+
+Status ProductEngine::stream(const ProductJob& job, int64_t rows, const EngineProgress& progress, const PanelFn& fn) {
+  auto all = sums(job, progress);
+  if (!all) return all.error();
+  const GemmShape& s = job.kind.shape;
+  const int64_t total = s.batch * s.m;
+  rows = std::max<int64_t>(rows, 1);
+  ProductSums panel;
+  for (int64_t r0 = 0; r0 < total; r0 += rows) {
+    const int64_t r = std::min(rows, total - r0);
+    const auto slice = [&](const std::vector<double>& from, std::vector<double>& to) {
+      to.clear();
+      if (int64_t(from.size()) >= (r0 + r) * s.n) to.assign(from.begin() + r0 * s.n, from.begin() + (r0 + r) * s.n);
+    };
+    slice(all->value, panel.value), slice(all->scale, panel.scale), slice(all->var, panel.var);
+    slice(all->squares, panel.squares), slice(all->block_sq, panel.block_sq);
+    GEXEC_TRY(fn(r0, r, panel));
+  }
+  return {};
 }
 
 double sum_order_slack(int64_t k, double mag) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <new>
 #include <numbers>
+#include <numeric>
 #include <thread>
 
 #include "gexec/ir/f8_rules.hpp"
@@ -272,6 +273,18 @@ void finish_range(const ProductPlan& p, size_t x0, size_t x1, double* value, dou
   });
 }
 
+// A product's operand that is a graph input, read from its bytes.
+Status input_operand(Operand& o, const Tensor& t, const std::map<std::string, std::vector<uint8_t>>& inputs) {
+  o.op.tensor = &t;
+  const auto it = inputs.find(t.name);
+  if (it == inputs.end()) return bad_input("no values for graph input \"" + t.name + "\"");
+  if (static_cast<int64_t>(it->second.size()) != t.bytes())
+    return bad_input("input \"" + t.name + "\" has " + std::to_string(it->second.size()) + " bytes, expected " +
+                     std::to_string(t.bytes()));
+  o.op.bytes = &it->second;
+  return {};
+}
+
 Result<Vals> run_product(const Graph& g, const Op& op, const Operand& a, const Operand& b,
                          const std::vector<const Vals*>& in, ProductEngine& engine, const EngineProgress& progress,
                          const Precision& prec, Amax& amax) {
@@ -476,16 +489,8 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
 
   // A product's operand that is a graph input is read from its bytes, without values of its own.
   auto operand = [&](Operand& o, TensorId t, const Vals* v) -> Status {
+    if (!v) return input_operand(o, g.tensor(t), inputs);
     o.op.tensor = &g.tensor(t);
-    if (!v) {
-      const auto it = inputs.find(o.op.tensor->name);
-      if (it == inputs.end()) return bad_input("no values for graph input \"" + o.op.tensor->name + "\"");
-      if (static_cast<int64_t>(it->second.size()) != o.op.tensor->bytes())
-        return bad_input("input \"" + o.op.tensor->name + "\" has " + std::to_string(it->second.size()) +
-                         " bytes, expected " + std::to_string(o.op.tensor->bytes()));
-      o.op.bytes = &it->second;
-      return {};
-    }
     o.op.value = &v->value;
     o.repeats_down = v->repeats_down, o.repeats_across = v->repeats_across;
     if (any_variance(*v)) {
@@ -574,6 +579,73 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
     out[name] = to_storage(g.tensor(t), std::move(vals[t]));
   }
   return out;
+}
+
+bool streamable(const Graph& g) {
+  if (g.ops.size() != 1 || g.outputs.size() != 1) return false;
+  const Op& op = g.ops[0];
+  if ((op.type != OpType::MATMUL && op.type != OpType::GEMM_BIAS_ACT) || op.outputs.size() != 1 ||
+      op.outputs[0] != g.outputs[0] || op.inputs.size() < 2)
+    return false;
+  for (TensorId t : op.inputs)
+    if (t < 0 || size_t(t) >= g.tensors.size() || t == op.outputs[0]) return false;
+  const Tensor& c = g.tensor(op.outputs[0]);
+  return c.rank() == 2 && c.layout == Layout::rowmajor;
+}
+
+int64_t stream_rows(int64_t rows, int64_t n, int64_t panel_elements) {
+  const int64_t q = ref::kChunk / std::gcd(std::max<int64_t>(n, 1), ref::kChunk);
+  const int64_t want = std::max<int64_t>(panel_elements / std::max<int64_t>(n, 1), 1) / q * q;
+  return std::min(rows, std::max(q, want));
+}
+
+Status stream_reference(const Graph& g, const std::map<std::string, std::vector<uint8_t>>& inputs,
+                        const Precision& prec, ProductEngine& engine, int64_t panel_elements,
+                        const std::function<void(int64_t, const RefTensor&)>& fn, const ProgressFn& progress) {
+  if (!streamable(g)) return bad_input("reference: the graph is not one product of graph inputs (streamable)");
+  const Op& op = g.ops[0];
+  // A and B from their bytes; bias and residual as values.
+  Operand a, b;
+  for (auto [o, t] : {std::pair<Operand*, TensorId>{&a, op.inputs[0]}, {&b, op.inputs[1]}})
+    if (Status st = input_operand(*o, g.tensor(t), inputs); !st) return st.error().with("reference, op " + op.name);
+  std::vector<Vals> held(op.inputs.size());
+  std::vector<const Vals*> in{nullptr, nullptr};
+  for (size_t k = 2; k < op.inputs.size(); ++k) {
+    const Tensor& t = g.tensor(op.inputs[k]);
+    const auto it = inputs.find(t.name);
+    if (it == inputs.end()) return bad_input("reference, op " + op.name + ": no values for graph input \"" + t.name + "\"");
+    auto v = from_bytes(t, it->second);
+    if (!v) return v.error().with("reference, op " + op.name);
+    held[k] = std::move(*v);
+    in.push_back(&held[k]);
+  }
+  auto plan = plan_product(g, op, a, b, in, prec);
+  if (!plan) return plan.error().with("reference, op " + op.name);
+  const ProductPlan& p = *plan;
+  const ProductJob& job = p.job;
+  const int64_t n = p.s.n, rows = stream_rows(p.s.batch * p.s.m, n, panel_elements);
+  RefTensor ref;
+  ref.rounded = true;
+  ref.repeats_down = p.repeats_down, ref.repeats_across = p.repeats_across;
+  std::vector<double> var;  // C's variances where the sums carry none (reused from panel to panel)
+  const bool var_in_squares = !job.kind.carried && job.kind.squares;
+  const PanelFn panel = [&](int64_t row0, int64_t panel_rows, ProductSums& sums) -> Status {
+    const size_t count = size_t(panel_rows * n), x0 = size_t(row0 * n);
+    if (sums.value.size() != count || sums.scale.size() != count)
+      return runtime_error("a panel of the wrong size");  // (the cross-check refuses such panels first)
+    std::vector<double>& v = job.kind.carried ? sums.var : var_in_squares ? sums.squares : var;
+    if (v.size() != count) v.resize(count);
+    finish_range(p, x0, x0 + count, sums.value.data(), sums.scale.data(), v.data(),
+                 var_in_squares ? v.data() : job.kind.squares ? sums.squares.data() : nullptr,
+                 job.kind.block > 0 ? sums.block_sq.data() : nullptr, job.kind.carried, nullptr);
+    // Lent to fn, then handed back: the engine reuses its arrays for the next panel.
+    ref.value.swap(sums.value), ref.scale.swap(sums.scale), ref.var.swap(v);
+    fn(int64_t(x0), ref);
+    ref.value.swap(sums.value), ref.scale.swap(sums.scale), ref.var.swap(v);
+    return {};
+  };
+  if (Status st = engine.stream(job, rows, progress, panel); !st) return st.error().with("reference, op " + op.name);
+  return {};
 }
 
 }  // namespace gexec

@@ -310,6 +310,54 @@ TEST_CASE("device reference: inputs read where the run left them, and the cross-
   CHECK(up() == want);
 }
 
+TEST_CASE("device reference: a one-product check streamed from the device, panel by panel", "[gpu][device-reference]") {
+  auto engine = open_cuda_product_engine(0);
+  REQUIRE(engine);
+  auto loaded = load_graph_text(R"({"format": "gexec.graph", "version": 1, "name": "s", "tensors": [
+      {"name": "A", "shape": [300, 512], "dtype": "f32"}, {"name": "B", "shape": [512, 256], "dtype": "f32"},
+      {"name": "Bias", "shape": [256], "dtype": "f32"}, {"name": "C", "shape": [300, 256], "dtype": "f32"}],
+      "ops": [{"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "Bias"], "outputs": ["C"], "attrs": {"act": "relu"}}],
+      "outputs": ["C"]})", "s.json", ".");
+  REQUIRE(loaded);
+  const Graph& g = *loaded;
+  REQUIRE(streamable(g));
+  const Tensor& t = g.tensor(g.outputs[0]);
+  const Bytes in = inputs_of(g, 8);
+  Precision tf32;
+  tf32.tf32 = true;
+  auto cpu = run_reference(g, in, {}, tf32);
+  REQUIRE(cpu);
+  std::vector<uint8_t> got(size_t(t.bytes()));
+  for (int64_t i = 0; i < t.numel(); ++i) store_real(got.data(), t, i, cpu->at("C").value[size_t(i)]);
+  const auto streamed = [&](const std::vector<uint8_t>& out) {
+    CrossCheckedEngine checked(**engine, 512, 1);
+    StreamedComparison cmp(t, out.data(), output_tolerance(t));
+    int panels = 0;
+    const Status st = stream_reference(g, in, tf32, checked, 32768, [&](int64_t x0, const RefTensor& p) {
+      CHECK(cmp.add(x0, p));
+      ++panels;
+    });
+    INFO((st ? std::string() : st.error().message));
+    REQUIRE(st);
+    CHECK(panels == 3);
+    CHECK(checked.on_device().at(g.ops[0].name) == 512);
+    CHECK(test::has((*engine)->phases(), "3 panels of 128 rows"));
+    return cmp.finish();
+  };
+  const OutputCheck whole = compare_output(t, got.data(), cpu->at("C"), output_tolerance(t));
+  const OutputCheck ok = streamed(got);
+  CHECK(whole.pass);
+  CHECK(ok.pass);
+  CHECK(ok.beyond == 0);
+  CHECK(std::fabs(ok.norm_ratio - whole.norm_ratio) <= 1e-9 * whole.norm_ratio + 1e-300);
+  // One element off in the last panel: refused, and named.
+  std::vector<uint8_t> bad = got;
+  store_real(bad.data(), t, 299 * 256 + 3, cpu->at("C").value[299 * 256 + 3] + 0.5);
+  const OutputCheck off = streamed(bad);
+  CHECK_FALSE(off.pass);
+  CHECK(off.worst == 299 * 256 + 3);
+}
+
 namespace {
 
 void write_f16(const fs::path& file, const std::vector<int64_t>& shape, const std::vector<double>& v) {

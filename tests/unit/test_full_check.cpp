@@ -186,7 +186,7 @@ class FakeDevice final : public ProductEngine {
   std::string refuse;
   int calls = 0;
   std::string name() const override { return "a test device"; }
-  std::string prepare(const ProductKind&) override { return refuse; }
+  std::string prepare(const ProductKind&, int64_t) override { return refuse; }
   Result<ProductSums> sums(const ProductJob& job, const EngineProgress& progress) override {
     ++calls;
     auto r = cpu_product_engine().sums(job, progress);
@@ -267,6 +267,54 @@ TEST_CASE("cross-check: a device's sums are checked against the CPU's, product b
       CHECK(c.reference == ReferenceSite::cpu);
       CHECK(c.checked_by == "the full CPU reference");
     }
+  }
+}
+
+TEST_CASE("cross-check: a one-product graph's check streams from the device, cross-checked as well",
+          "[check][cross-check][stream]") {
+  const Graph g = product(300, 256, 96);
+  REQUIRE(streamable(g));
+  const Bytes in = inputs_of(g, 5);
+  const Bytes out = outputs_of(g, in);
+  FakeDevice device;
+  CheckSettings settings;
+  settings.device = &device;
+
+  SECTION("sums that agree: the CPU's check, bit for bit, said to come from the device") {
+    std::vector<std::string> notes;
+    auto checks = check_outputs(g, in, out, settings, &notes);
+    REQUIRE(checks);
+    REQUIRE(checks->size() == 1);
+    CHECK(device.calls == 1);
+    CHECK(notes.empty());
+    const OutputCheck& c = checks->front();
+    CHECK(c.pass);
+    CHECK(c.reference == ReferenceSite::device);
+    CHECK(c.cross_checked == kCrossCheckSamples);
+    auto on_cpu = check_outputs(g, in, out, CheckSettings{});
+    REQUIRE(on_cpu);
+    CHECK(on_cpu->front().norm_ratio == c.norm_ratio);
+    CHECK(on_cpu->front().max_ratio == c.max_ratio);
+    CHECK(on_cpu->front().worst == c.worst);
+  }
+  SECTION("values off by a relative 1e-12: a runtime error naming the element") {
+    device.value_factor = 1 + 1e-12;
+    auto checks = check_outputs(g, in, out, settings);
+    REQUIRE_FALSE(checks);
+    INFO(checks.error().message);
+    CHECK(checks.error().code == Exit::runtime);
+    CHECK(test::has(checks.error().message, "disagrees with the CPU reference, op P: value "));
+  }
+  SECTION("a device that cannot take it: the CPU streams it, and a note says why") {
+    device.refuse = "panels of 300 rows of C need more device memory than is free (12 rows fit)";
+    std::vector<std::string> notes;
+    auto checks = check_outputs(g, in, out, settings, &notes);
+    REQUIRE(checks);
+    CHECK(device.calls == 0);
+    REQUIRE(notes.size() == 1);
+    CHECK(test::has(notes[0], "was summed on the CPU: panels of 300 rows"));
+    CHECK(checks->front().pass);
+    CHECK(checks->front().reference == ReferenceSite::cpu);
   }
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -78,5 +79,25 @@ OutputCheck compare_output(const Tensor& t, const void* got, const RefTensor& re
 // The same statistics over the elements of a sampled reference only (mode "sample"); `worst`
 // is a storage index of the whole tensor.
 OutputCheck compare_sampled(const Tensor& t, const void* got, const SampledRef& ref, Tolerance tol);
+
+// compare_output over a reference that comes in panels (stream_reference): the whole reference is
+// never held. Panels come in order, each a whole number of ref::kChunk elements but the last;
+// the statistics then have the bits compare_output gives on the whole.
+class StreamedComparison {
+ public:
+  StreamedComparison(const Tensor& t, const void* got, Tolerance tol);
+  ~StreamedComparison();
+  StreamedComparison(const StreamedComparison&) = delete;
+  StreamedComparison& operator=(const StreamedComparison&) = delete;
+  // Elements [x0, x0 + panel size) of t (storage order) against `panel`; false where the panel
+  // does not follow the last one or its arrays differ in size (finish() then fails every element).
+  bool add(int64_t x0, const RefTensor& panel);
+  // The check, once every element was added; else every element counts as beyond its bound.
+  OutputCheck finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 }  // namespace gexec

@@ -61,6 +61,11 @@ struct ProductSums {
 // Called now and then with the fraction of a product done, in [0, 1]; may be empty.
 using EngineProgress = std::function<void(double)>;
 
+// One panel of a product's sums: rows [row0, row0 + rows) of C (flattened over the batch, each
+// of n columns), its arrays those of ProductSums for these rows (empty where the kind does not ask
+// for them). They are the engine's, valid (and free to overwrite) during the call only.
+using PanelFn = std::function<Status(int64_t row0, int64_t rows, ProductSums& panel)>;
+
 class ProductEngine {
  public:
   virtual ~ProductEngine() = default;
@@ -72,14 +77,19 @@ class ProductEngine {
     (void)kind;
     return {};
   }
-  // Makes ready for products of this kind (a device plans and allocates its memory). Empty when
-  // ready; else why not, with the figures (the reference then sums this product on the CPU).
-  virtual std::string prepare(const ProductKind& kind) {
-    (void)kind;
+  // Makes ready for products of this kind (a device plans and allocates its memory), with panels
+  // of `rows` rows of C where rows > 0 (for stream()), else as many as fit. Empty when ready; else
+  // why not, with the figures (the reference then sums this product on the CPU).
+  virtual std::string prepare(const ProductKind& kind, int64_t rows = 0) {
+    (void)kind, (void)rows;
     return {};
   }
   // The sums of a product prepared for; an error is a runtime failure of the engine.
   virtual Result<ProductSums> sums(const ProductJob& job, const EngineProgress& progress) = 0;
+  // The same sums handed to `fn` by panels of `rows` rows of C (the last may be shorter), in
+  // order, so that no one holds all of them at once; an error from fn stops it and is returned.
+  // This default sums the whole product, then hands out its rows; a device engine streams them.
+  virtual Status stream(const ProductJob& job, int64_t rows, const EngineProgress& progress, const PanelFn& fn);
   // Where the last sums' time went, for -v ("operands 12.0 ms, products 30.1 ms, ..."); empty
   // where the engine does not say.
   virtual std::string phases() const { return {}; }
@@ -111,6 +121,9 @@ class CrossCheckedEngine final : public ProductEngine {
       : device_(device), samples_(samples), seed_(seed) {}
   std::string name() const override { return device_.name(); }
   Result<ProductSums> sums(const ProductJob& job, const EngineProgress& progress) override;
+  // Streamed by the device (prepared for panels of `rows` rows), its sums at the samples taken
+  // from the panels as they pass.
+  Status stream(const ProductJob& job, int64_t rows, const EngineProgress& progress, const PanelFn& fn) override;
 
   // The ops whose products the device summed, by name, with the elements of each that were
   // summed again on the CPU.
@@ -127,6 +140,8 @@ class CrossCheckedEngine final : public ProductEngine {
   ProductEngine& device_;
   int64_t samples_;
   uint64_t seed_;
+  // Why the device cannot take this product (a note says so; the CPU's sums instead), or empty.
+  bool refused(const ProductJob& job, int64_t rows);
   std::map<std::string, int64_t> on_device_;
   std::vector<std::string> notes_;
   double device_ms_ = 0, cross_check_ms_ = 0;

@@ -45,6 +45,24 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
                                                        const ProgressFn& progress = {}, const Precision& prec = {},
                                                        ProductEngine* engine = nullptr);
 
+// Whether g is one product (MATMUL or GEMM_BIAS_ACT) whose C, rank 2 and row-major, is the only
+// output, its operands graph inputs: its reference can be streamed.
+bool streamable(const Graph& g);
+
+// The rows of C per panel of stream_reference: about `panel_elements` elements, whole chunks of
+// the comparison (ref::kChunk, so that a streamed comparison has the bits of a whole one), at
+// most `rows`.
+int64_t stream_rows(int64_t rows, int64_t n, int64_t panel_elements);
+
+// run_reference of a streamable graph by panels of C's rows: fn(x0, panel) for consecutive
+// panels in order, panel holding elements [x0, x0 + size) of the output (value, scale, var; its
+// arrays lent for the call), bit for bit those of run_reference; the products' sums streamed
+// from `engine`. The host holds a few panels, never the whole reference.
+Status stream_reference(const Graph& g, const std::map<std::string, std::vector<uint8_t>>& inputs,
+                        const Precision& prec, ProductEngine& engine, int64_t panel_elements,
+                        const std::function<void(int64_t x0, const RefTensor& panel)>& fn,
+                        const ProgressFn& progress = {});
+
 // The multiply-adds of the full reference (its products; elementwise ops count nothing).
 double reference_work(const Graph& g);
 

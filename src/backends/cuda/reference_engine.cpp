@@ -104,10 +104,18 @@ class CudaProductEngine final : public ProductEngine {
     return plan(kind, rows);
   }
 
-  std::string prepare(const ProductKind& kind) override {
+  std::string prepare(const ProductKind& kind, int64_t want = 0) override {
     release();
     int64_t rows = 0;
     if (std::string why = plan(kind, rows); !why.empty()) return why;
+    // Streamed panels are of the rows asked for, or not at all: their size is the caller's.
+    if (want > 0) {
+      const int64_t asked = std::min(want, Walk(kind.shape).rows);
+      if (rows < asked)
+        return "panels of " + std::to_string(asked) + " rows of C need more device memory than is free (" +
+               std::to_string(rows) + " rows fit)";
+      rows = asked;
+    }
     const GemmShape& s = kind.shape;
     const Arrays need(kind);
     const int64_t fixed = 8 * (need.per_a() * numel_a(s) + need.per_b() * numel_b(s)) + stage_bytes(s);
@@ -150,6 +158,18 @@ class CudaProductEngine final : public ProductEngine {
     auto r = run(job, progress);
     release();  // the memory goes back for the rest of the run
     return r;
+  }
+
+  Status stream(const ProductJob& job, int64_t rows, const EngineProgress& progress, const PanelFn& fn) override {
+    const Walk walk(job.kind.shape);
+    // Panels within one batch entry only: several entries are summed whole.
+    if (walk.entries != 1) return ProductEngine::stream(job, rows, progress, fn);
+    rows = std::clamp<int64_t>(rows, 1, walk.rows);
+    if (!prepared_ || !same_kind(job.kind) || panel_rows_ != rows)
+      if (std::string why = prepare(job.kind, rows); !why.empty()) return runtime_error(why);
+    const Status st = stream_panels(job, progress, fn);
+    release();
+    return st;
   }
 
  private:
@@ -270,6 +290,102 @@ class CudaProductEngine final : public ProductEngine {
     return {};
   }
 
+  // The arrays of `sums` in the order of outs_: value, scale, then those the kind asks for.
+  static std::vector<std::vector<double>*> panel_arrays(const ProductKind& kind, ProductSums& sums) {
+    std::vector<std::vector<double>*> dst = {&sums.value, &sums.scale};
+    if (kind.carried) dst.push_back(&sums.var);
+    if (kind.squares) dst.push_back(&sums.squares);
+    if (kind.block > 0) dst.push_back(&sums.block_sq);
+    return dst;
+  }
+
+  // The products of rows [r0, r0 + rows) of op(A) in batch entry e into outs_, enqueued on the
+  // stream (panel_arrays says which array is which).
+  Status enqueue_panel(const ProductJob& job, int64_t e, int64_t r0, int64_t rows) {
+    const GemmShape& s = job.kind.shape;
+    const Arrays need(job.kind);
+    const Walk walk(s);
+    const double a2 = s.alpha * s.alpha;
+    const int64_t a_entry = walk.rows * s.k, b_entry = s.b_batched ? s.k * s.n : 0;
+    const auto A = [&](const DeviceMemory& m) { return as(m) + e * a_entry; };
+    const auto B = [&](const DeviceMemory& m) { return as(m) + e * b_entry; };
+    auto product = [&](const DeviceMemory& a, const DeviceMemory& b, size_t o, double alpha, double beta) {
+      return gemm(s, A(a), walk.rows, B(b), as(outs_[o]), rows, r0, 0, s.k, alpha, beta);
+    };
+    size_t o = 0;
+    GEXEC_TRY(product(a_.x, b_.x, o++, s.alpha, 0.0));
+    GEXEC_TRY(product(a_.ax, b_.ax, o++, std::fabs(s.alpha), 0.0));
+    if (job.kind.carried) {
+      if (need.c_a) GEXEC_TRY(product(a_.c, b_.p, o, a2, 0.0));
+      if (need.c_b) GEXEC_TRY(product(a_.sq, b_.c, o, std::fabs(a2), need.c_a ? 1.0 : 0.0));
+      if (!need.c_a && !need.c_b)
+        GEXEC_CUDA_TRY(cudaMemsetAsync(outs_[o].get(), 0, size_t(rows * s.n) * 8, stream_.get()));
+      ++o;
+    }
+    if (job.kind.squares) GEXEC_TRY(product(a_.sq, b_.sq, o++, a2, 0.0));
+    if (job.kind.block > 0) {
+      // Each block's magnitudes into a scratch panel, squared into the total.
+      for (int64_t k0 = 0; k0 < s.k; k0 += job.kind.block) {
+        const int64_t kb = std::min(job.kind.block, s.k - k0);
+        GEXEC_TRY(gemm(s, A(a_.ax), walk.rows, B(b_.ax), as(outs_[o + 1]), rows, r0, k0, kb, 1.0, 0.0));
+        GEXEC_TRY(launch_square_add(as(outs_[o + 1]), as(outs_[o]), rows * s.n, k0 == 0, stream_.get()));
+      }
+    }
+    return {};
+  }
+
+  // stream(): the operands widened once, then per panel its products, copied back into host
+  // arrays of one panel (reused), the next panel's products enqueued before fn works on these.
+  Status stream_panels(const ProductJob& job, const EngineProgress& progress, const PanelFn& fn) {
+    GEXEC_CUDA_TRY(cudaSetDevice(ordinal_));
+    const GemmShape& s = job.kind.shape;
+    const Arrays need(job.kind);
+    const Walk walk(s);
+    cudaStream_t st = stream_.get();
+    using Clock = std::chrono::steady_clock;
+    auto since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+    auto t = Clock::now();
+    in_place_ = 0;
+    GEXEC_TRY(widen(job.a, a_, need.sq_a, need.c_a, false));
+    GEXEC_TRY(widen(job.b, b_, need.sq_b, need.c_b, need.p_b));
+    GEXEC_CUDA_TRY(cudaStreamSynchronize(st));
+    const double t_operands = since(t);
+    ProductSums host;
+    const std::vector<std::vector<double>*> dst = panel_arrays(job.kind, host);
+    try {
+      for (std::vector<double>* d : dst) assign_zeros(*d, size_t(panel_rows_ * s.n));
+    } catch (const std::bad_alloc&) {
+      return runtime_error("out of host memory for the float64 reference's panels of " +
+                           std::to_string(panel_rows_ * s.n) + " doubles");
+    }
+    double t_copies = 0, t_host = 0;
+    const int64_t panels = (walk.rows + panel_rows_ - 1) / panel_rows_;
+    GEXEC_TRY(enqueue_panel(job, 0, 0, std::min(panel_rows_, walk.rows)));
+    for (int64_t r0 = 0, p = 0; r0 < walk.rows; r0 += panel_rows_, ++p) {
+      const int64_t rows = std::min(panel_rows_, walk.rows - r0);
+      t = Clock::now();
+      for (size_t d = 0; d < dst.size(); ++d) {
+        dst[d]->resize(size_t(rows * s.n));  // the last panel shorter: no reallocation
+        GEXEC_TRY(staged_.to_host(dst[d]->data(), outs_[d].get(), size_t(rows * s.n) * 8, st));
+      }
+      t_copies += since(t);
+      // The device sums the next panel while the host works on this one.
+      if (r0 + rows < walk.rows) GEXEC_TRY(enqueue_panel(job, 0, r0 + rows, std::min(panel_rows_, walk.rows - r0 - rows)));
+      t = Clock::now();
+      GEXEC_TRY(fn(r0, rows, host));
+      t_host += since(t);
+      if (progress) progress(double(p + 1) / double(panels));
+    }
+    char buf[240];
+    std::snprintf(buf, sizeof buf,
+                  "operands %.1f ms (%d of 2 read where the run left them), %lld panels of %lld rows: products "
+                  "and copies back %.1f ms, the host's work on them %.1f ms beside the next panel's products",
+                  t_operands, in_place_, static_cast<long long>(panels), static_cast<long long>(panel_rows_), t_copies,
+                  t_host);
+    phases_ = buf;
+    return {};
+  }
+
   Result<ProductSums> run(const ProductJob& job, const EngineProgress& progress) {
     GEXEC_CUDA_TRY(cudaSetDevice(ordinal_));
     const GemmShape& s = job.kind.shape;
@@ -306,42 +422,14 @@ class CudaProductEngine final : public ProductEngine {
     GEXEC_CUDA_TRY(cudaStreamSynchronize(st));
     t_operands = since(t);
 
-    const double a2 = s.alpha * s.alpha;
-    const int64_t a_entry = walk.rows * s.k, b_entry = s.b_batched ? s.k * s.n : 0;
     const int64_t panels = walk.entries * ((walk.rows + panel_rows_ - 1) / panel_rows_);
+    const std::vector<std::vector<double>*> dst = panel_arrays(job.kind, out);
     int64_t done = 0;
     for (int64_t e = 0; e < walk.entries; ++e) {
-      const auto A = [&](const DeviceMemory& m) { return as(m) + e * a_entry; };
-      const auto B = [&](const DeviceMemory& m) { return as(m) + e * b_entry; };
       for (int64_t r0 = 0; r0 < walk.rows; r0 += panel_rows_) {
         const int64_t rows = std::min(panel_rows_, walk.rows - r0);
         t = Clock::now();
-        auto product = [&](const DeviceMemory& a, const DeviceMemory& b, size_t o, double alpha, double beta) {
-          return gemm(s, A(a), walk.rows, B(b), as(outs_[o]), rows, r0, 0, s.k, alpha, beta);
-        };
-        size_t o = 0;
-        GEXEC_TRY(product(a_.x, b_.x, o++, s.alpha, 0.0));
-        GEXEC_TRY(product(a_.ax, b_.ax, o++, std::fabs(s.alpha), 0.0));
-        std::vector<std::vector<double>*> dst = {&out.value, &out.scale};
-        if (job.kind.carried) {
-          if (need.c_a) GEXEC_TRY(product(a_.c, b_.p, o, a2, 0.0));
-          if (need.c_b) GEXEC_TRY(product(a_.sq, b_.c, o, std::fabs(a2), need.c_a ? 1.0 : 0.0));
-          if (!need.c_a && !need.c_b) GEXEC_CUDA_TRY(cudaMemsetAsync(outs_[o].get(), 0, size_t(rows * s.n) * 8, st));
-          dst.push_back(&out.var), ++o;
-        }
-        if (job.kind.squares) {
-          GEXEC_TRY(product(a_.sq, b_.sq, o++, a2, 0.0));
-          dst.push_back(&out.squares);
-        }
-        if (job.kind.block > 0) {
-          // Each block's magnitudes into a scratch panel, squared into the total.
-          for (int64_t k0 = 0; k0 < s.k; k0 += job.kind.block) {
-            const int64_t kb = std::min(job.kind.block, s.k - k0);
-            GEXEC_TRY(gemm(s, A(a_.ax), walk.rows, B(b_.ax), as(outs_[o + 1]), rows, r0, k0, kb, 1.0, 0.0));
-            GEXEC_TRY(launch_square_add(as(outs_[o + 1]), as(outs_[o]), rows * s.n, k0 == 0, st));
-          }
-          dst.push_back(&out.block_sq);
-        }
+        GEXEC_TRY(enqueue_panel(job, e, r0, rows));
         GEXEC_CUDA_TRY(cudaStreamSynchronize(st));
         t_products += since(t);
         if (arrays.joinable()) arrays.join();
