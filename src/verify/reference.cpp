@@ -131,7 +131,6 @@ bool carries_any(const Vals& v) {
 struct ProductPlan {
   GemmShape s;
   ProductJob job;
-  const Operand *a = nullptr, *b = nullptr;
   const Vals* bias = nullptr;  // in[2] where the product has a bias
   const Vals* res = nullptr;   // the residual R, or null
   Act act = Act::none;
@@ -197,7 +196,7 @@ Result<ProductPlan> plan_product(const Graph& g, const Op& op, const Operand& a,
   ProductPlan p;
   p.s = *shape;
   const GemmShape& s = p.s;
-  p.a = &a, p.b = &b, p.prec = prec;
+  p.prec = prec;
   const int64_t b_count = s.b_batched ? s.batch : 1;
   if (a.op.tensor->numel() != s.batch * s.m * s.k || b.op.tensor->numel() != b_count * s.k * s.n)
     return bad_input("product operands do not match their geometry");

@@ -140,7 +140,8 @@ class CrossCheckedEngine final : public ProductEngine {
   ProductEngine& device_;
   int64_t samples_;
   uint64_t seed_;
-  // Why the device cannot take this product (a note says so; the CPU's sums instead), or empty.
+  // Whether the device cannot take this product (in panels of `rows` rows, 0: as many as fit);
+  // where so, a note says why, and the caller takes the CPU's sums instead.
   bool refused(const ProductJob& job, int64_t rows);
   std::map<std::string, int64_t> on_device_;
   std::vector<std::string> notes_;

@@ -1,6 +1,7 @@
 // The float64 reference engine on a CUDA device (verify/product_engine.hpp): the operands widened
 // to double on the device (reference_widen.cu), their products summed by cuBLASLt in FP64
-// (CUBLAS_COMPUTE_64F), the sums copied back for the host's reference to finish.
+// (CUBLAS_COMPUTE_64F), the sums copied back for the host's reference to finish: whole, or panel by
+// panel of C (stream(): the host finishes and compares one panel while the device sums the next).
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
@@ -163,11 +164,14 @@ class CudaProductEngine final : public ProductEngine {
   Status stream(const ProductJob& job, int64_t rows, const EngineProgress& progress, const PanelFn& fn) override {
     const Walk walk(job.kind.shape);
     // Panels within one batch entry only: several entries are summed whole.
-    if (walk.entries != 1) return ProductEngine::stream(job, rows, progress, fn);
+    if (walk.entries != 1 || walk.rows < 1) return ProductEngine::stream(job, rows, progress, fn);
     rows = std::clamp<int64_t>(rows, 1, walk.rows);
     if (!prepared_ || !same_kind(job.kind) || panel_rows_ != rows)
       if (std::string why = prepare(job.kind, rows); !why.empty()) return runtime_error(why);
     const Status st = stream_panels(job, progress, fn);
+    // Stopped early (fn's error), the next panel's products may still run: done before the
+    // memory goes back.
+    (void)cudaStreamSynchronize(stream_.get());
     release();
     return st;
   }
