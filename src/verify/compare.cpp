@@ -186,7 +186,6 @@ void partials(const OutputCheck& c, const Tensor& t, const void* got, const RefT
 // The check's figures from the partials of its n elements, merged in order, and the equal pairs.
 void conclude(OutputCheck& c, const std::vector<Partial>& parts, int64_t n, double pairs) {
   const double inf = std::numeric_limits<double>::infinity();
-  const Tolerance tol = c.tol;
   Partial all;
   for (const Partial& p : parts) all.merge(p);
   c.max_abs = all.max_abs;
