@@ -28,6 +28,7 @@
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/reference.hpp"
 #include "gexec/verify/reference_cost.hpp"
+#include "../unit/graph_builder.hpp"
 
 using namespace gexec;
 namespace fs = std::filesystem;
@@ -43,13 +44,7 @@ fs::path scratch(const std::string& name) {
   return p;
 }
 
-Bytes inputs_of(const Graph& g, uint64_t seed) {
-  Bytes in;
-  const GraphIndex idx(g);
-  for (size_t t = 0; t < g.tensors.size(); ++t)
-    if (idx.is_input(TensorId(t))) in[g.tensors[t].name] = generate_input(g.tensors[t], seed);
-  return in;
-}
+using test::inputs_of;
 
 // Products of every kind the reference meets, as graph files.
 std::vector<std::pair<std::string, std::string>> product_graphs() {

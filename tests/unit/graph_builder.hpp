@@ -1,10 +1,13 @@
 // Builds small graphs in code for tests: a tensor or an op per line.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "gexec/ir/graph_build.hpp"
+#include "gexec/rng/init.hpp"
 
 namespace gexec::test {
 
@@ -28,5 +31,14 @@ struct Builder {
   }
   Op& op(OpType type, std::vector<TensorId> in, TensorId out) { return add_op(g, type, std::move(in), out); }
 };
+
+// The stored bytes of every graph input of g, drawn from `seed` as the devices draw them.
+inline std::map<std::string, std::vector<uint8_t>> inputs_of(const Graph& g, uint64_t seed) {
+  std::map<std::string, std::vector<uint8_t>> in;
+  const GraphIndex idx(g);
+  for (size_t t = 0; t < g.tensors.size(); ++t)
+    if (idx.is_input(TensorId(t))) in[g.tensors[t].name] = generate_input(g.tensors[t], seed);
+  return in;
+}
 
 }  // namespace gexec::test

@@ -54,13 +54,7 @@ int count(const Graph& g, OpType t) {
   return n;
 }
 
-std::map<std::string, std::vector<uint8_t>> inputs_of(const Graph& g, uint64_t seed) {
-  const GraphIndex idx(g);
-  std::map<std::string, std::vector<uint8_t>> in;
-  for (size_t t = 0; t < g.tensors.size(); ++t)
-    if (idx.is_input(TensorId(t))) in[g.tensors[t].name] = generate_input(g.tensors[t], seed);
-  return in;
-}
+using test::inputs_of;
 
 std::string temp_dir(const std::string& tag) {
   auto dir = std::filesystem::temp_directory_path() / ("gexec_blocks_" + tag + "_" + std::to_string(::getpid()));

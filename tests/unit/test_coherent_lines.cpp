@@ -18,13 +18,7 @@ using namespace gexec;
 
 namespace {
 
-std::map<std::string, std::vector<uint8_t>> inputs_of(const Graph& g, uint64_t seed) {
-  std::map<std::string, std::vector<uint8_t>> in;
-  const GraphIndex idx(g);
-  for (size_t t = 0; t < g.tensors.size(); ++t)
-    if (idx.is_input(TensorId(t))) in[g.tensors[t].name] = generate_input(g.tensors[t], seed);
-  return in;
-}
+using test::inputs_of;
 
 // C [m, n] bf16 = A [m, k] x B [k, n] + bias (+ act), then D = alpha C^T C (K down C's columns).
 struct Chain {

@@ -25,6 +25,7 @@
 #include "gexec/verify/reference_cost.hpp"
 #include "process.hpp"
 #include "skip.hpp"
+#include "graph_builder.hpp"
 
 using namespace gexec;
 namespace fs = std::filesystem;
@@ -33,13 +34,7 @@ namespace {
 
 using Bytes = std::map<std::string, std::vector<uint8_t>>;
 
-Bytes inputs_of(const Graph& g, uint64_t seed) {
-  Bytes in;
-  const GraphIndex idx(g);
-  for (size_t t = 0; t < g.tensors.size(); ++t)
-    if (idx.is_input(TensorId(t))) in[g.tensors[t].name] = generate_input(g.tensors[t], seed);
-  return in;
-}
+using test::inputs_of;
 
 Graph product(int64_t m, int64_t n, int64_t k, DType dt = DType::f16) {
   Graph g;

@@ -24,14 +24,7 @@ using Inputs = std::map<std::string, std::vector<uint8_t>>;
 using test::add;
 using test::add_op;
 
-// Every graph input drawn from the seed, as the devices do.
-Inputs inputs_of(const Graph& g, uint64_t seed) {
-  Inputs in;
-  const GraphIndex idx(g);
-  for (size_t t = 0; t < g.tensors.size(); ++t)
-    if (idx.is_input(TensorId(t))) in[g.tensors[t].name] = generate_input(g.tensors[t], seed);
-  return in;
-}
+using test::inputs_of;
 
 int64_t check_same_bits_with(const Graph& g, uint64_t seed, int64_t samples, const Precision& prec) {
   const Inputs in = inputs_of(g, seed);

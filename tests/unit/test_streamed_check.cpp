@@ -14,6 +14,7 @@
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/reference.hpp"
 #include "../../src/verify/parallel.hpp"
+#include "graph_builder.hpp"
 
 using namespace gexec;
 
@@ -21,13 +22,7 @@ namespace {
 
 using Bytes = std::map<std::string, std::vector<uint8_t>>;
 
-Bytes inputs_of(const Graph& g, uint64_t seed) {
-  Bytes in;
-  const GraphIndex idx(g);
-  for (size_t t = 0; t < g.tensors.size(); ++t)
-    if (idx.is_input(TensorId(t))) in[g.tensors[t].name] = generate_input(g.tensors[t], seed);
-  return in;
-}
+using test::inputs_of;
 
 Graph graph(const std::string& tensors, const std::string& op) {
   auto g = load_graph_text(R"({"format": "gexec.graph", "version": 1, "name": "s", "tensors": [)" + tensors +
