@@ -133,7 +133,7 @@ Status map_gemm(Node& n) {
       return n.refuse("C " + onnx_shape_str(sc) + " does not broadcast to the result [" + std::to_string(m) + "," +
                       std::to_string(nn) + "]");
     const int64_t count = numel(sc);
-    const bool vector = count == nn && sc.back() == nn && (sc.size() == 1 || sc[0] == 1);
+    const bool vector = !sc.empty() && count == nn && sc.back() == nn && (sc.size() == 1 || sc[0] == 1);
     const bool full = sc.size() == 2 && sc[0] == m && sc[1] == nn;
     if (is_f8(*dc)) return n.refuse("C is " + type_name(c->type) + "; a bias or residual is f16, bf16 or f32");
     if (full || (!vector && c->constant() && count != 1)) {

@@ -176,6 +176,25 @@ TEST_CASE("onnx: Gemm's C as a bias, a residual, a constant filled in, or refuse
     CHECK(has(refusal(gemm({3, 1}, false, 1.0f)), "broadcasts along N"));
     CHECK(has(refusal(gemm({5}, false, 0.5f)), "with beta 0.500000"));
   }
+  SECTION("a scalar C when N is 1 (the fuzzer's finding: its shape was read from the right when it had none)") {
+    auto one_column = [](bool c_constant) {
+      OnnxBuilder b;
+      b.input("A", kF32, {int64_t(2), int64_t(3)});
+      b.init_f32("B", {3, 1}, std::vector<float>(3, 1.0f));
+      b.output("Y", kF32, {int64_t(2), int64_t(1)});
+      if (c_constant)
+        b.init_f32("C", {}, {4.0f});
+      else
+        b.input("C", kF32, {});
+      b.node("Gemm", {"A", "B", "C"}, {"Y"});
+      return b;
+    };
+    auto m = load(one_column(true));
+    REQUIRE(m.ok());
+    const Tensor& bias = m->graph.tensor(m->graph.ops.at(0).inputs.at(2));
+    CHECK(bias.init->values == std::vector<double>{4});
+    CHECK(has(refusal(one_column(false)), "is one value computed at run time"));
+  }
 }
 
 // A constant with NaN and -inf (an attention mask) imports, and the mapped graph saves as a graph
