@@ -1,6 +1,8 @@
 // Checking a run's outputs against the CPU reference of the graph as loaded.
 #include "check.hpp"
 
+#include "gexec/ir/block_scale.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "gexec/ir/block_scale.hpp"
 #include "gexec/rng/init.hpp"
 #include "gexec/verify/reference.hpp"
 #include "gexec/verify/reference_cost.hpp"
@@ -52,7 +55,7 @@ Result<std::map<std::string, std::vector<uint8_t>>> reference_inputs(
     // same values the device would have, bit for bit (rng/init.hpp).
     if (there == kNone || !ex.has_buffer(there)) {
       const auto l = loaded.find(tensor.name);
-      inputs[tensor.name] = l != loaded.end() ? l->second : generate_input(tensor, seed);
+      inputs[tensor.name] = l != loaded.end() ? l->second : generate_input(drawable_input(original, TensorId(t), loaded, seed), seed);
       continue;
     }
     auto bytes = ex.read(there);
@@ -129,6 +132,12 @@ CheckPlan plan_check(const Graph& g, VerifyMode verify, double budget_s, int64_t
   CheckPlan p;
   p.mode = verify;
   if (verify == VerifyMode::none) return p;
+  if (has_block_scales(g) && (verify == VerifyMode::sample || verify == VerifyMode::automatic)) {
+    // The sampled reference has no S per block of a quantizing CAST (it needs whole blocks).
+    p.mode = VerifyMode::full;
+    p.why = "block scales: the full reference on the CPU";
+    return p;
+  }
   if (verify == VerifyMode::full || verify == VerifyMode::exact) {
     p.device = device;
     return p;
@@ -186,6 +195,12 @@ std::unique_ptr<ProductEngine> device_for_check(CheckPlan& plan, const Graph& g,
                                                 double budget_s, int64_t samples, int ordinal, const Precision& prec,
                                                 std::string* why) {
   if (!plan.device) return nullptr;
+  if (has_block_scales(g)) {
+    // The device's widening reads tensor-wise and per-axis scales only.
+    *why = "block scales: the reference runs on the CPU";
+    plan = plan_check(g, verify, budget_s, samples, prec, false);
+    return nullptr;
+  }
   auto opened = open_device_reference(ordinal);
   *why = opened ? first_refusal(**opened, g, prec) : opened.error().message;
   if (why->empty()) return std::move(*opened);
@@ -229,14 +244,29 @@ Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
       return bad_input("output " + t.name + ": no values of its size to check");
     return it->second.data();
   };
+  // An f8 output with a block scale is read with the S that the run wrote (an output too) or was given.
+  auto with_run_scale = [&](const Tensor& t) -> Result<Tensor> {
+    const Tensor& st = original.tensor(t.scale.tensor);
+    auto it = outputs.find(st.name);
+    if (it == outputs.end()) it = inputs.find(st.name);
+    if (it == inputs.end() || int64_t(it->second.size()) != st.bytes())
+      return bad_input("output " + t.name + ": no values of its block scale " + st.name + " to read it with");
+    return with_block_values(t, reinterpret_cast<const float*>(it->second.data()));
+  };
   // Every output against its reference (all of it, or the sampled elements), in the graph's order.
   const auto compare_all = [&](const auto& refs, const auto& compare) -> Result<std::vector<OutputCheck>> {
     std::vector<OutputCheck> checks;
     for (TensorId id : original.outputs) {
-      const Tensor& t = original.tensor(id);
-      auto g = got(t);
+      const Tensor* t = &original.tensor(id);
+      Result<Tensor> read_as = Tensor{};
+      if (t->scale.is_block()) {
+        read_as = with_run_scale(*t);
+        if (!read_as) return read_as.error();
+        t = &*read_as;
+      }
+      auto g = got(*t);
       if (!g) return g.error();
-      checks.push_back(compare(t, *g, refs.at(t.name), tolerance(t)));
+      checks.push_back(compare(*t, *g, refs.at(t->name), tolerance(*t)));
     }
     return checks;
   };

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "gexec/io/npy.hpp"
+#include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/real_value.hpp"
 #include "gexec/io/text.hpp"
 
@@ -34,7 +35,10 @@ Result<std::vector<std::string>> dump_tensors(const std::string& dir, const Grap
     const auto found = ids.find(name);
     if (found == ids.end()) continue;
     const TensorId id = found->second;
-    const Tensor& t = g.tensor(id);
+    // An f8 tensor with a block scale is read with its S, dumped beside it.
+    const std::optional<Tensor> read_as = with_scale_from(g, g.tensor(id), bytes);
+    if (!read_as) return runtime_error("--dump: no values of the block scale of " + name + " to write it with");
+    const Tensor& t = *read_as;
     const int64_t n = t.numel();
     // Element i of the C-order array is stored at src(i).
     auto src = [&t](int64_t i) { return storage_index(t, i); };

@@ -9,6 +9,7 @@
 #include "dump.hpp"
 #include "gexec/io/npy.hpp"
 #include "gexec/io/text.hpp"
+#include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/real_value.hpp"
 #include "json_report.hpp"
 #include "onnx_data.hpp"
@@ -85,6 +86,8 @@ ExpectSummary compare_expected(const std::string& dir, const Graph& g, const std
     const auto e = expected.find(t.name);
     const auto bytes = got.find(t.name);
     if (e == expected.end() || bytes == got.end()) continue;
+    const std::optional<Tensor> read_as = with_scale_from(g, t, got);  // a block scale's S, an output too
+    if (!read_as) continue;
     ExpectedOutput o;
     o.name = t.name;
     o.file = e->second.file;
@@ -96,7 +99,7 @@ ExpectSummary compare_expected(const std::string& dir, const Graph& g, const std
     double worst_excess = -INFINITY;
     for (int64_t l = 0; l < o.count; ++l) {
       const double want = e->second.values[size_t(l)];
-      const double have = load_real(bytes->second.data(), t, storage_index(t, l));
+      const double have = load_real(bytes->second.data(), *read_as, storage_index(t, l));
       const double allowed = o.atol + o.rtol * std::fabs(want);
       double diff = std::fabs(have - want);
       bool ok = diff <= allowed;

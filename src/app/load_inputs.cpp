@@ -9,6 +9,7 @@
 #include "dump.hpp"
 #include "onnx_data.hpp"
 #include "gexec/io/npy.hpp"
+#include "gexec/ir/block_scale.hpp"
 #include "gexec/io/text.hpp"
 #include "tensor_files.hpp"
 
@@ -41,14 +42,25 @@ Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::strin
     return bad_input("--load-inputs: " + path_text(dir) + (ec ? ": " + ec.message() : std::string(" is not a folder")));
   std::map<std::string, std::vector<uint8_t>> out;
   const GraphIndex idx(g);
-  for (size_t id = 0; id < g.tensors.size(); ++id) {
+  // Block-scaled f8 inputs last: they are stored with their S, read first.
+  std::vector<size_t> order;
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t id = 0; id < g.tensors.size(); ++id)
+      if (g.tensors[id].scale.is_block() == (pass == 1)) order.push_back(id);
+  for (size_t id : order) {
     if (!idx.is_input(TensorId(id))) continue;
-    const Tensor& t = g.tensors[id];
-    const std::string path = (std::filesystem::path(dir) / tensor_file_name(t.name)).string();
+    const Tensor& graph_t = g.tensors[id];
+    const std::string path = (std::filesystem::path(dir) / tensor_file_name(graph_t.name)).string();
     // A dangling symlink or a FIFO by that name is there: read_npy says what it is.
     if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) continue;
     auto a = read_npy(path);
     if (!a) return a.error().with("--load-inputs");
+    const std::optional<Tensor> with_s = with_scale_from(g, graph_t, out);
+    if (!with_s)
+      return bad_input("--load-inputs: " + path_text(path) + " holds real values of " + graph_t.name +
+                       ", stored with its block scale " + g.tensor(graph_t.scale.tensor).name +
+                       ", which the folder must hold too");
+    const Tensor& t = *with_s;
     if (!fits(t, TensorId(id), a->shape, ports))
       return bad_input("--load-inputs: " + path_text(path) + " has shape " + shape_str(a->shape) + ", input " +
                        t.name + " is " + shape_str(t.shape));

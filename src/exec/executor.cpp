@@ -3,7 +3,9 @@
 
 #include <algorithm>
 
+#include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/zeros.hpp"
+#include "gexec/rng/init.hpp"
 
 namespace gexec {
 
@@ -43,7 +45,9 @@ Result<std::unique_ptr<Executor>> Executor::create(Device& device, Graph graph, 
                          std::to_string(tensor.bytes()) + " expected");
       s = device.upload(ex->address(TensorId(t)), host->data(), host->size());
     } else {
-      s = device.fill_input(tensor, ex->address(TensorId(t)), seed);
+      static const std::map<std::string, std::vector<uint8_t>> none;
+      s = device.fill_input(drawable_input(g, TensorId(t), host_inputs ? *host_inputs : none, seed),
+                            ex->address(TensorId(t)), seed);
     }
     if (!s) return s.error().with("initialising input " + g.tensors[t].name);
   }
@@ -60,7 +64,8 @@ Result<std::unique_ptr<Executor>> Executor::create(Device& device, Graph graph, 
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const Op& op = g.ops[i];
     ex->defs_.push_back(selection.ops[i].kernel);
-    for (const auto* ids : {&op.inputs, &op.outputs})
+    const std::vector<TensorId> reads = op_reads(g, op);  // inputs, and S of block scales
+    for (const auto* ids : {&reads, &op.outputs})
       for (TensorId t : *ids) {
         if (op.hoisted && ex->unbindable_[size_t(t)].empty())
           ex->unbindable_[size_t(t)] = "op " + op.name + " reads or writes it once, before the runs";
@@ -133,6 +138,7 @@ Binding Executor::binding_of(const Op& op) const {
   Binding b;
   for (TensorId t : op.inputs) b.inputs.push_back(address(t));
   for (TensorId t : op.outputs) b.outputs.push_back(address(t));
+  for (TensorId t : scale_reads(graph_, op)) b.scales.push_back(address(t));
   return b;
 }
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "gexec/ir/block_scale.hpp"
+
 namespace gexec {
 namespace {
 constexpr int64_t kAlign = 256;  // every operand of a set starts on this, as in the arena
@@ -28,9 +30,16 @@ Result<std::vector<Binding>> carve_rotating_sets(Executor& ex, size_t k, const R
   char* next = pool;
   for (int64_t s = 0; s < shape.extra; ++s) {
     Binding b;
+    b.scales = sets[0].scales;  // block scales' S shared with the run's (the operands stored with them)
     for (TensorId t : op.inputs) {
       // Other values than the run's, from the same distribution: a constant input as well.
-      GEXEC_TRY(ex.device().fill_input(g.tensor(t), next, uint64_t(0x726f74 + s * 131 + t)));
+      Tensor drawn = g.tensor(t);
+      if (drawn.scale.is_block()) {
+        auto scale = ex.read(drawn.scale.tensor);
+        if (!scale) return scale.error();
+        drawn = with_block_values(drawn, reinterpret_cast<const float*>(scale->data()));
+      }
+      GEXEC_TRY(ex.device().fill_input(drawn, next, uint64_t(0x726f74 + s * 131 + t)));
       b.inputs.push_back(next);
       next += span(g, t);
     }

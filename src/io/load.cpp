@@ -1,11 +1,13 @@
 // Loading a graph file: the top level, the outputs, and the checks that need the whole graph.
 #include "gexec/io/load.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <limits>
 #include <unordered_set>
 
 #include "gexec/io/file.hpp"
+#include "gexec/ir/block_scale.hpp"
 #include "gexec/io/text.hpp"
 #include "load_context.hpp"
 
@@ -56,7 +58,7 @@ void load_outputs(LoadState& s, const json* outputs) {
     // Default: every tensor that an op writes and no op reads, in declaration order.
     std::vector<bool> read(g.tensors.size(), false);
     for (const Op& op : g.ops)
-      for (TensorId t : op.inputs) read[size_t(t)] = true;
+      for (TensorId t : op_reads(g, op)) read[size_t(t)] = true;  // a block scale's S is read too
     for (size_t t = 0; t < g.tensors.size(); ++t)
       if (s.writer_pos[t] >= 0 && !read[t]) g.outputs.push_back(TensorId(t));
     if (g.outputs.empty() && !g.ops.empty())
@@ -87,6 +89,17 @@ void load_outputs(LoadState& s, const json* outputs) {
     } else {
       g.outputs.push_back(it->second);
     }
+  }
+}
+
+// The check reads an f8 output's real values with its S: S of a block-scaled output is an
+// output too (where an op writes it; a given S is known to the check without).
+void add_block_scale_outputs(Graph& g) {
+  const GraphIndex idx(g);
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const TensorId st = g.tensor(g.outputs[i]).scale.tensor;
+    if (!g.tensor(g.outputs[i]).scale.is_block() || st == kNone || idx.producer[size_t(st)] == kNone) continue;
+    if (std::find(g.outputs.begin(), g.outputs.end(), st) == g.outputs.end()) g.outputs.push_back(st);
   }
 }
 
@@ -132,14 +145,16 @@ Result<Graph> load_graph_text(std::string_view text, const std::string& display_
     p.add("", "the top level must be a JSON object, found " + describe(root));
     return p.error();
   }
-  LoadState s{p, base_dir, {}, {}, {}, {}, {}, {}, {}, {}};
+  LoadState s{p, base_dir, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   check_keys(p, root, "", {"format", "version", "name", "seed", "tensors", "ops", "outputs"});
   load_header(s, root, s.g, display_name);
   if (const json* t = require(p, root, "", "tensors")) load_tensors(s, *t);
   s.writer_pos.assign(s.g.tensors.size(), -1);
   if (const json* o = require(p, root, "", "ops")) load_ops(s, *o);
   load_inits(s);
+  resolve_block_scales(s);
   load_outputs(s, optional_key(root, "outputs"));
+  add_block_scale_outputs(s.g);
   check_graph(s);
   if (!p.empty()) return p.error();
   // Every rule was checked above; verify() is the independent statement of the same invariants,

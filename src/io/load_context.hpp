@@ -68,6 +68,7 @@ struct LoadState {
   std::vector<size_t> op_pos;             // per op of g.ops: its index in /ops
   std::vector<long> writer_pos;           // per tensor: the /ops index of its first writer, or -1
   std::vector<std::string> op_label;      // per /ops index: the op's name ("" when it has none)
+  std::vector<std::string> scale_name;    // per tensor: S's name of a block scale, else ""
   // "op NAME (/ops/3)" for the op at /ops index i.
   std::string op_ref(long i) const {
     const std::string& n = op_label[size_t(i)];
@@ -78,5 +79,8 @@ struct LoadState {
 void load_tensors(LoadState& s, const json& tensors);  // fills g.tensors, not the inits
 void load_ops(LoadState& s, const json& ops);          // fills g.ops with the well-formed ops
 void load_inits(LoadState& s);                         // after load_ops: knows which tensors are written
+// After load_inits: each block scale's S found by name; a CAST to a block-scaled tensor whose S
+// has no other source writes S as its second output; S's shape, dtype and values checked.
+void resolve_block_scales(LoadState& s);
 
 }  // namespace gexec::load_detail

@@ -4,6 +4,7 @@
 
 #include "gexec/io/npy.hpp"
 #include "gexec/io/text.hpp"
+#include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/f8_rules.hpp"
 #include "load_context.hpp"
 
@@ -62,18 +63,45 @@ std::optional<double> get_value(Problems& p, const json& v, const std::string& p
   return get_number(p, v, ptr);
 }
 
-// Reads "scale": a number, or {"axis": 0 | 1, "values": [...]}; the rules on its values are
-// check_scale's, applied once the shape is known.
-std::optional<Scale> load_scale(Problems& p, const json& v, const std::string& ptr) {
+// Reads a block scale {"block": [BR, BC], "tensor": "S"}: the blocks, and S's name into *s_name
+// (resolve_block_scales finds it once every tensor is declared).
+std::optional<Scale> load_block_scale(Problems& p, const json& v, const std::string& ptr, std::string* s_name) {
+  check_keys(p, v, ptr, {"block", "tensor"});
+  const json* block = require(p, v, ptr, "block");
+  const json* tensor = require(p, v, ptr, "tensor");
+  if (!block || !tensor) return std::nullopt;
+  Scale sc;
+  sc.values.clear();
+  if (!block->is_array() || block->size() != 2) {
+    p.add(ptr_key(ptr, "block"), "expected [rows, columns] of one block, two positive integers, found " +
+                                     describe(*block));
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    auto d = get_positive_int(p, (*block)[i], ptr_index(ptr_key(ptr, "block"), i));
+    if (!d) return std::nullopt;
+    sc.block[i] = *d;
+  }
+  auto name = get_string(p, *tensor, ptr_key(ptr, "tensor"));
+  if (!name) return std::nullopt;
+  *s_name = *name;
+  return sc;
+}
+
+// Reads "scale": a number, {"axis": 0 | 1, "values": [...]} or a block scale; the rules on its
+// values are check_scale's, applied once the shape is known.
+std::optional<Scale> load_scale(Problems& p, const json& v, const std::string& ptr, std::string* s_name) {
   Scale sc;
   if (v.is_number()) {
     sc.values = {v.get<double>()};
     return sc;
   }
   if (!v.is_object()) {
-    p.add(ptr, "expected a positive number or {\"axis\": 0 | 1, \"values\": [...]}, found " + describe(v));
+    p.add(ptr, "expected a positive number, {\"axis\": 0 | 1, \"values\": [...]} or {\"block\": [rows, columns], "
+               "\"tensor\": \"S\"}, found " + describe(v));
     return std::nullopt;
   }
+  if (v.contains("block") || v.contains("tensor")) return load_block_scale(p, v, ptr, s_name);
   check_keys(p, v, ptr, {"axis", "values"});
   const json* axis = require(p, v, ptr, "axis");
   const json* values = require(p, v, ptr, "values");
@@ -158,6 +186,7 @@ void load_tensor(LoadState& s, const json& v, size_t index) {
     if (auto b = get_bool(p, *c, ptr_key(ptr, "constant"))) t.constant = *b;
   }
 
+  std::string scale_name;  // S of a block scale
   if (const json* sc = optional_key(v, "scale")) {
     const std::string sptr = ptr_key(ptr, "scale");
     if (!dtype || !is_f8(*dtype)) {
@@ -165,7 +194,7 @@ void load_tensor(LoadState& s, const json& v, size_t index) {
         p.add(sptr, "a scale is allowed only on f8 tensors (f8e4m3, f8e5m2); this one is " +
                         std::string(dtype_name(*dtype)));
       ok = false;
-    } else if (auto scale = load_scale(p, *sc, sptr)) {
+    } else if (auto scale = load_scale(p, *sc, sptr, &scale_name)) {
       t.scale = std::move(*scale);
       if (!t.shape.empty())
         for (const std::string& why : check_scale(t)) {
@@ -189,6 +218,7 @@ void load_tensor(LoadState& s, const json& v, size_t index) {
   s.tensor_ok.push_back(ok);
   s.tensor_pos.push_back(index);
   s.tensor_init.push_back(optional_key(v, "init"));
+  s.scale_name.push_back(std::move(scale_name));
 }
 
 // Reads an init.file array and puts its values in the tensor's storage order.
@@ -342,6 +372,63 @@ void load_inits(LoadState& s) {
               "tensor " + quote(s.g.tensors[t].name) + " is written by " + s.op_ref(w) +
                   "; only graph inputs (weights, biases) can be constant");
   }
+}
+
+void resolve_block_scales(LoadState& s) {
+  Graph& g = s.g;
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    if (s.scale_name[t].empty() || !s.tensor_ok[t]) continue;
+    const std::string ptr = ptr_key(ptr_key(ptr_index("/tensors", s.tensor_pos[t]), "scale"), "tensor");
+    auto it = s.tensor_ids.find(s.scale_name[t]);
+    if (it == s.tensor_ids.end()) {
+      s.p.add(ptr, "tensor " + quote(s.scale_name[t]) + " is not declared");
+      s.tensor_ok[t] = false;
+      continue;
+    }
+    if (it->second == TensorId(t) || g.tensor(it->second).scale.is_block() || is_f8(g.tensor(it->second).dtype)) {
+      s.p.add(ptr, "tensor " + quote(s.scale_name[t]) + " cannot hold block scales: S is an f32 tensor of its own");
+      s.tensor_ok[t] = false;
+      continue;
+    }
+    g.tensors[t].scale.tensor = it->second;
+  }
+  // A CAST to a block-scaled tensor whose S nothing else gives (no writer, no init, not constant)
+  // computes S: S becomes its second output.
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    Op& op = g.ops[i];
+    if (op.type != OpType::CAST || op.outputs.size() != 1) continue;
+    const Scale& sc = g.tensor(op.outputs[0]).scale;
+    if (!sc.is_block() || sc.tensor == kNone) continue;
+    const size_t st = size_t(sc.tensor);
+    if (s.writer_pos[st] >= 0 || s.tensor_init[st] || g.tensors[st].constant) continue;
+    op.outputs.push_back(sc.tensor);
+    s.writer_pos[st] = long(s.op_pos[i]);
+  }
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    const TensorId st = g.tensors[t].scale.tensor;
+    if (!g.tensors[t].scale.is_block() || st == kNone) continue;
+    // A graph input is stored (drawn, given, loaded) with its S before any op runs.
+    if (s.writer_pos[t] < 0 && s.writer_pos[size_t(st)] >= 0)
+      s.p.add(ptr_key(ptr_key(ptr_index("/tensors", s.tensor_pos[t]), "scale"), "tensor"),
+              "graph input " + quote(g.tensors[t].name) + " is stored with the block scale " +
+                  quote(g.tensor(st).name) + ", which " + s.op_ref(s.writer_pos[size_t(st)]) +
+                  " writes; the S of a graph input is a graph input too");
+    // A given S without an init would be drawn from normal(0, 1), half of it negative.
+    else if (s.writer_pos[size_t(st)] < 0 && !s.tensor_init[size_t(st)])
+      s.p.add(ptr_key(ptr_key(ptr_index("/tensors", s.tensor_pos[t]), "scale"), "tensor"),
+              "block scale " + quote(g.tensor(st).name) + " is a graph input without an init (it would be drawn from "
+              "normal(0, 1)); give it values, a file, ones or uniform with low > 0, or quantize " +
+                  quote(g.tensors[t].name) + " with a CAST, which computes it");
+    // S written by an op other than the one writing the tensor: the two would disagree.
+    else if (s.writer_pos[t] >= 0 && s.writer_pos[size_t(st)] >= 0 && s.writer_pos[t] != s.writer_pos[size_t(st)])
+      s.p.add(ptr_key(ptr_key(ptr_index("/tensors", s.tensor_pos[t]), "scale"), "tensor"),
+              "block scale " + quote(g.tensor(st).name) + " is written by " + s.op_ref(s.writer_pos[size_t(st)]) +
+                  ", not by the CAST that writes " + quote(g.tensors[t].name) + " as its second output");
+  }
+  for (size_t t = 0; t < g.tensors.size(); ++t)
+    if (s.tensor_ok[t])
+      for (const std::string& why : check_block_scale(g, g.tensors[t]))
+        s.p.add(ptr_key(ptr_index("/tensors", s.tensor_pos[t]), "scale"), why);
 }
 
 }  // namespace gexec::load_detail

@@ -46,7 +46,7 @@ ojson init_json(const Init& in) {
   return j;
 }
 
-ojson tensor_json(const Tensor& t, bool written) {
+ojson tensor_json(const Graph& g, const Tensor& t, bool written) {
   ojson j = ojson::object();
   j["name"] = t.name;
   j["shape"] = t.shape;
@@ -54,7 +54,12 @@ ojson tensor_json(const Tensor& t, bool written) {
   if (t.layout != Layout::rowmajor) j["layout"] = layout_name(t.layout);
   if (t.init) j["init"] = init_json(*t.init);
   if (t.constant && !written) j["constant"] = true;
-  if (!t.scale.is_default()) {
+  if (t.scale.is_block()) {
+    ojson sc = ojson::object();
+    sc["block"] = t.scale.block;
+    sc["tensor"] = t.scale.tensor >= 0 ? g.tensor(t.scale.tensor).name : std::string();
+    j["scale"] = std::move(sc);
+  } else if (!t.scale.is_default()) {
     if (t.scale.axis < 0) {
       j["scale"] = t.scale.values[0];
     } else {
@@ -131,7 +136,7 @@ std::string save_graph(const Graph& g) {
   for (const Op& op : g.ops)
     for (TensorId t : op.outputs)
       if (t >= 0 && size_t(t) < written.size()) written[size_t(t)] = true;
-  for (size_t t = 0; t < g.tensors.size(); ++t) items.push_back(tensor_json(g.tensors[t], written[t]));
+  for (size_t t = 0; t < g.tensors.size(); ++t) items.push_back(tensor_json(g, g.tensors[t], written[t]));
   s += list("tensors", items) + ",\n";
   items.clear();
   for (const Op& op : g.ops) items.push_back(op_json(g, op));

@@ -1,6 +1,8 @@
 // The FP8 rules of the graph format (graph-format.md, "FP8"): scales, f8 operands, amax outputs.
 #include "gexec/ir/f8_rules.hpp"
 
+#include "gexec/ir/block_scale.hpp"
+
 #include <charconv>
 #include <cmath>
 
@@ -26,6 +28,13 @@ std::vector<std::string> check_scale(const Tensor& t) {
                 std::string(dtype_name(t.dtype)));
     return p;
   }
+  if (t.scale.is_block()) {
+    if (t.rank() != 2)
+      p.push_back("a block scale needs a rank-2 tensor; the shape is " + shape_str(t.shape));
+    else if (t.scale.block[0] <= 0 || t.scale.block[1] <= 0)
+      p.push_back("block " + shape_str({t.scale.block[0], t.scale.block[1]}) + " has a side that is not positive");
+    return p;
+  }
   if (t.scale.axis >= 0 && t.rank() != 2) {
     p.push_back("a per-axis scale needs a rank-2 tensor; the shape is " + shape_str(t.shape));
     return p;
@@ -45,6 +54,37 @@ std::vector<std::string> check_scale(const Tensor& t) {
                   "; a scale must be positive and finite");
       break;
     }
+  }
+  return p;
+}
+
+std::vector<std::string> check_block_scale(const Graph& g, const Tensor& t) {
+  std::vector<std::string> p;
+  if (!t.scale.is_block() || t.rank() != 2 || !check_scale(t).empty()) return p;
+  if (t.scale.tensor < 0 || size_t(t.scale.tensor) >= g.tensors.size()) {
+    p.push_back("the block scale names no tensor");
+    return p;
+  }
+  const Tensor& s = g.tensor(t.scale.tensor);
+  const std::vector<int64_t> want = block_scale_shape(t);
+  if (s.dtype != DType::f32 || s.shape != want || s.layout != Layout::rowmajor)
+    p.push_back("block scale tensor \"" + s.name + "\" must be f32 " + shape_str(want) + ", row-major (blocks of " +
+                shape_str({t.scale.block[0], t.scale.block[1]}) + " over " + shape_str(t.shape) + "); it is " +
+                std::string(dtype_name(s.dtype)) + " " + shape_str(s.shape) +
+                (s.layout == Layout::rowmajor ? "" : " colmajor"));
+  if (s.init && (s.init->kind == InitKind::values || s.init->kind == InitKind::file)) {
+    for (size_t i = 0; i < s.init->values.size(); ++i) {
+      const double v = s.init->values[i];
+      if (!(v > 0) || !std::isfinite(v)) {
+        p.push_back("block scale \"" + s.name + "\" value " + std::to_string(i) + " is " + num(v) +
+                    "; a scale must be positive and finite");
+        break;
+      }
+    }
+  } else if (s.init && (s.init->kind == InitKind::normal || (s.init->kind == InitKind::uniform && !(s.init->low > 0)) ||
+                        s.init->kind == InitKind::zeros)) {
+    p.push_back("block scale \"" + s.name + "\" is drawn with values that are not all positive; give it values, a "
+                "file, ones, or uniform with low > 0");
   }
   return p;
 }
@@ -69,7 +109,16 @@ std::vector<std::string> check_f8_op(const Graph& g, const Op& op) {
     return p;
   }
   const Tensor& out = g.tensor(op.outputs[0]);
-  if (op.outputs.size() > 1) {
+  if (out.scale.is_block() && product)
+    p.push_back(type + " writes " + named(out) + " with a block scale; a product with block scales writes f16, bf16 "
+                "or f32 (quantize its result with a CAST)");
+  if (writes_block_scale(g, op)) {
+    // The quantizing CAST: outputs Y and Y's S (whose dtype and shape check_block_scale checks).
+  } else if (out.scale.is_block() && op.outputs.size() > 1) {
+    p.push_back(type + " writes " + named(out) + " with a block scale, so its second output is that scale \"" +
+                (out.scale.tensor >= 0 ? g.tensor(out.scale.tensor).name : std::string("?")) + "\", not \"" +
+                g.tensor(op.outputs[1]).name + "\" (a block-scaled result has no amax output)");
+  } else if (op.outputs.size() > 1) {
     const Tensor& amax = g.tensor(op.outputs[1]);
     if (!is_f8(out.dtype))
       p.push_back(type + " has a second output (amax) " + named(amax) + ", which only an f8 first output takes; " +
@@ -99,6 +148,24 @@ std::vector<std::string> check_f8_op(const Graph& g, const Op& op) {
   if (out.dtype == DType::f8e5m2 && fa && fb && a.dtype != DType::f8e5m2 && b.dtype != DType::f8e5m2)
     p.push_back(type + " writes f8e5m2 output " + named(out) +
                 " from f8e4m3 operands; an f8e5m2 output needs an f8e5m2 operand");
+  const bool ba = a.scale.is_block(), bb = b.scale.is_block();
+  if (ba != bb)
+    p.push_back(type + " has a block scale on " + (ba ? "A " + named(a) : "B " + named(b)) + " but not on " +
+                (ba ? "B " + named(b) : "A " + named(a)) + "; block scaling needs both operands block-scaled");
+  // Each operand's blocks: 1 x 128 along K, or 128 x 128 (the recipe's activations and weights).
+  auto block_problem = [&](const Tensor& t, const char* which, bool k_is_column) -> std::string {
+    if (!t.scale.is_block()) return "";
+    const std::array<int64_t, 2> vec = k_is_column ? std::array<int64_t, 2>{1, 128} : std::array<int64_t, 2>{128, 1};
+    if (t.scale.block == vec || t.scale.block == std::array<int64_t, 2>{128, 128}) return "";
+    return type + " " + which + " " + named(t) + " has blocks " + shape_str({t.scale.block[0], t.scale.block[1]}) +
+           "; a product takes " + shape_str({vec[0], vec[1]}) + " (one scale per 128 along K) or [128,128]";
+  };
+  if (ba && bb) {
+    for (std::string s : {block_problem(a, "A", !op.attrs.trans_a), block_problem(b, "B", op.attrs.trans_b)})
+      if (!s.empty()) p.push_back(s);
+    if (a.rank() != 2 || b.rank() != 2)
+      p.push_back(type + " with block scales multiplies rank-2 operands only");
+  }
   if (op.attrs.fast_accum && !(fa && fb))
     p.push_back(type + " has fast_accum, which applies only to products of f8 tensors; A is " +
                 std::string(dtype_name(a.dtype)) + ", B is " + std::string(dtype_name(b.dtype)));

@@ -7,6 +7,7 @@
 #include <queue>
 #include <unordered_set>
 
+#include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/f8_rules.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 
@@ -30,7 +31,7 @@ GraphIndex::GraphIndex(const Graph& g)
     const OpId op = static_cast<OpId>(i);
     for (TensorId t : g.ops[i].outputs)
       if (in_range(t) && producer[size_t(t)] == kNone) producer[size_t(t)] = op;
-    for (TensorId t : g.ops[i].inputs) {
+    for (TensorId t : op_reads(g, g.ops[i])) {  // a block scale's S is read with its tensor
       if (!in_range(t)) continue;
       auto& c = consumers[size_t(t)];
       if (c.empty() || c.back() != op) c.push_back(op);  // an op reading a tensor twice counts once
@@ -51,7 +52,7 @@ std::optional<std::vector<OpId>> topo_sort(Graph& g) {
 
   std::vector<std::vector<OpId>> preds(n), succs(n);
   for (size_t i = 0; i < n; ++i)
-    for (TensorId t : g.ops[i].inputs) {
+    for (TensorId t : op_reads(g, g.ops[i])) {
       if (!in_range(t) || producer[size_t(t)] == kNone) continue;
       const OpId p = producer[size_t(t)];
       if (std::find(preds[i].begin(), preds[i].end(), p) != preds[i].end()) continue;
@@ -330,6 +331,7 @@ std::vector<std::string> verify(const Graph& g) {
       problems.push_back(who() + " is colmajor with rank " + std::to_string(t.rank()) + "; colmajor needs rank 2");
     if (!t.scale.is_default() || is_f8(t.dtype))
       for (const std::string& p : check_scale(t)) problems.push_back(who() + ": " + p);
+    for (const std::string& p : check_block_scale(g, t)) problems.push_back(who() + ": " + p);
   }
 
   // An input not yet written when its reader runs is either a graph input or out of order.
@@ -345,7 +347,7 @@ std::vector<std::string> verify(const Graph& g) {
     auto who = [&op] { return "op " + op.name; };
     if (!op_names.insert(op.name).second) problems.push_back(who() + " is named twice");
     for (const std::string& p : check_op(g, op)) problems.push_back(who() + ": " + p);
-    for (TensorId t : op.inputs)
+    for (TensorId t : op_reads(g, op))
       if (in_range(t) && writer[size_t(t)] == kNone && first_writer[size_t(t)] != kNone)
         problems.push_back(who() + " reads \"" + g.tensor(t).name + "\" before op " +
                            g.ops[size_t(first_writer[size_t(t)])].name + " writes it");
@@ -401,6 +403,8 @@ void drop_unused_tensors(Graph& g) {
     fix(op.outputs);
   }
   fix(g.outputs);
+  for (Tensor& t : g.tensors)
+    if (t.scale.tensor >= 0 && size_t(t.scale.tensor) < remap.size()) t.scale.tensor = remap[size_t(t.scale.tensor)];
 }
 
 std::string shape_str(const std::vector<int64_t>& shape) {

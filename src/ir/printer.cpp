@@ -3,7 +3,7 @@
 // Rules, so that golden files stay stable:
 //   graph NAME
 //   seed N                                   (only when the graph has a seed)
-//   tensor NAME SHAPE DTYPE [colmajor] [constant] [scale=S | scale@AXIS(COUNT)] [input INIT]
+//   tensor NAME SHAPE DTYPE [colmajor] [constant] [scale=S | scale@AXIS(COUNT) | scale=block[BR,BC]:S] [input INIT]
 //       the scale only where it is not the default 1; per-axis scales give their count.
 //       "input" marks tensors that no op writes; INIT is the effective initialisation:
 //       normal(mean,std), uniform(low,high), zeros, ones, values(COUNT) or file("PATH").
@@ -103,7 +103,10 @@ std::string print_graph(const Graph& g) {
     out += "tensor " + t.name + " " + shape_str(t.shape) + " " + std::string(dtype_name(t.dtype));
     if (t.layout == Layout::colmajor) out += " colmajor";
     if (t.constant) out += " constant";
-    if (!t.scale.is_default())
+    if (t.scale.is_block())
+      out += " scale=block" + shape_str({t.scale.block[0], t.scale.block[1]}) + ":" +
+             (t.scale.tensor >= 0 ? g.tensor(t.scale.tensor).name : std::string("?"));
+    else if (!t.scale.is_default())
       out += t.scale.axis < 0 ? " scale=" + num(t.scale.values[0])
                               : " scale@" + std::to_string(t.scale.axis) + "(" + std::to_string(t.scale.values.size()) + ")";
     if (idx.producer[i] == kNone) out += " input " + init_str(t.init.value_or(Init{}));

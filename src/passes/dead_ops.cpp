@@ -1,6 +1,7 @@
 // dead_ops: removes the ops whose results reach no graph output, then the tensors nothing uses.
 #include <vector>
 
+#include "gexec/ir/block_scale.hpp"
 #include "passes.hpp"
 
 namespace gexec {
@@ -22,7 +23,7 @@ Status dead_ops(Graph& g, const PassContext&) {
       any_dead = true;
       continue;
     }
-    for (TensorId t : op.inputs) needed[static_cast<size_t>(t)] = true;
+    for (TensorId t : op_reads(g, op)) needed[static_cast<size_t>(t)] = true;
   }
   if (!any_dead) return Status::success();
 

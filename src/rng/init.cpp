@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/real_value.hpp"
 
 namespace gexec {
@@ -59,6 +60,17 @@ std::vector<uint8_t> generate_input(const Tensor& t, uint64_t seed) {
   for (int64_t w = 0; w < threads; ++w) pool.emplace_back(fill, n * w / threads, n * (w + 1) / threads);
   for (auto& th : pool) th.join();
   return bytes;
+}
+
+Tensor drawable_input(const Graph& g, TensorId t, const std::map<std::string, std::vector<uint8_t>>& given,
+                      uint64_t seed) {
+  const Tensor& x = g.tensor(t);
+  if (!x.scale.is_block() || x.scale.tensor == kNone) return x;
+  const Tensor& s = g.tensor(x.scale.tensor);
+  const auto it = given.find(s.name);
+  const std::vector<uint8_t> bytes = it != given.end() ? it->second : generate_input(s, seed);
+  if (int64_t(bytes.size()) != s.bytes()) return x;  // the caller refuses bytes of another size
+  return with_block_values(x, reinterpret_cast<const float*>(bytes.data()));
 }
 
 }  // namespace gexec

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <thread>
 
+#include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/f8_rules.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/ir/rounding.hpp"
@@ -111,6 +112,51 @@ struct Amax {
     return {{double(float(value))}, {std::max(scale, double(float(value)))}, {var}, true, DType::f32};
   }
 };
+
+// S of a quantizing CAST (block_scale.hpp): per block of Y, the amax of X's values over the
+// largest finite f8 value, in f32 as the kernels compute it; its error scale and variance are the
+// amax's (as Amax bounds a device's amax) over that value.
+Vals block_scales(const Tensor& y, const Vals& x) {
+  const std::vector<int64_t> shape = block_scale_shape(y);
+  const int64_t cols = y.shape[1], br = y.scale.block[0], bc = y.scale.block[1];
+  const double top = f8_format(y.dtype).max_finite;
+  Vals s{{}, {}, {}, true, DType::f32};
+  const size_t n = size_t(shape[0] * shape[1]);
+  s.value.resize(n), s.scale.resize(n), s.var.resize(n);
+  for (int64_t i = 0; i < shape[0]; ++i)
+    for (int64_t j = 0; j < shape[1]; ++j) {
+      Amax m;
+      for (int64_t r = i * br; r < std::min(y.shape[0], (i + 1) * br); ++r)
+        for (int64_t c = j * bc; c < std::min(cols, (j + 1) * bc); ++c) {
+          const size_t l = size_t(r * cols + c);
+          m.add(x.value[l], x.scale[l], x.carried(l));
+        }
+      const size_t k = size_t(i * shape[1] + j);
+      s.value[k] = block_scale_of(float(m.value), y.dtype);
+      s.scale[k] = std::max(s.value[k], m.scale / top);
+      s.var[k] = m.var / (top * top);
+    }
+  return s;
+}
+
+// The graph with every block scale whose S is a graph input given S's values (from its bytes);
+// the S that a CAST computes is given to its tensor when the reference reaches that CAST.
+Result<Graph> with_input_block_scales(const Graph& g, const std::vector<bool>& written,
+                                      const std::map<std::string, std::vector<uint8_t>>& inputs) {
+  Graph r = g;
+  for (Tensor& t : r.tensors) {
+    if (!t.scale.is_block() || t.scale.tensor < 0 || written[size_t(t.scale.tensor)]) continue;
+    const Tensor& s = g.tensor(t.scale.tensor);
+    auto it = inputs.find(s.name);
+    if (it == inputs.end()) return bad_input("no values for graph input \"" + s.name + "\" (the block scale of \"" +
+                                             t.name + "\")");
+    if (int64_t(it->second.size()) != s.bytes())
+      return bad_input("input \"" + s.name + "\" has " + std::to_string(it->second.size()) + " bytes, expected " +
+                       std::to_string(s.bytes()));
+    t = with_block_values(t, reinterpret_cast<const float*>(it->second.data()));
+  }
+  return r;
+}
 
 // One operand of a product: a graph input straight from its bytes (its values need no copy of
 // their own), else the values an op produced, with what they carry where the product needs it.
@@ -447,18 +493,28 @@ double reference_work(const Graph& g) {
   return work;
 }
 
-Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
+Result<std::map<std::string, RefTensor>> run_reference(const Graph& graph,
                                                        const std::map<std::string, std::vector<uint8_t>>& inputs,
                                                        const ProgressFn& progress, const Precision& prec,
                                                        ProductEngine* engine) {
   ProductEngine& products = engine ? *engine : cpu_product_engine();
-  const double total_work = reference_work(g);
+  const double total_work = reference_work(graph);
   double done_work = 0;
-  const size_t count = g.tensors.size();
+  const size_t count = graph.tensors.size();
   std::vector<bool> written(count, false);
-  for (const Op& op : g.ops)
+  for (const Op& op : graph.ops)
     for (TensorId t : op.outputs)
       if (t >= 0 && static_cast<size_t>(t) < count) written[t] = true;
+  // Block scales read real values with S's values: a copy of the graph carries them.
+  Graph resolved;
+  const bool blocks = std::any_of(graph.tensors.begin(), graph.tensors.end(),
+                                  [](const Tensor& t) { return t.scale.is_block(); });
+  if (blocks) {
+    auto r = with_input_block_scales(graph, written, inputs);
+    if (!r) return r.error().with("reference");
+    resolved = std::move(*r);
+  }
+  const Graph& g = blocks ? resolved : graph;
 
   // A tensor's values are dropped after its last reader (outputs are kept): the reference then
   // holds its live tensors only, not two doubles per element of every tensor of the graph.
@@ -546,6 +602,17 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
       if (s) s = operand(b, op.inputs[1], in[1]);
       if (!s) return s.error().with("reference, op " + op.name);
       r = run_product(g, op, a, b, in, products, op_progress, prec, amax);
+    } else if (writes_block_scale(g, op)) {
+      // The quantizing CAST: S first, from X's values; then Y stored with it.
+      if (in[0]->value.size() != size_t(g.tensor(op.outputs[0]).numel()))
+        return bad_input("reference, op " + op.name + ": X and Y differ in element count");
+      Vals sv = block_scales(g.tensor(op.outputs[0]), *in[0]);
+      const std::vector<float> s32(sv.value.begin(), sv.value.end());
+      Tensor& y = resolved.tensors[size_t(op.outputs[0])];
+      y = with_block_values(y, s32.data());
+      r = run_elementwise(g, op, in, prec, amax);
+      vals[op.outputs[1]] = std::move(sv);
+      ready[op.outputs[1]] = true;
     } else {
       r = run_elementwise(g, op, in, prec, amax);
     }
@@ -553,7 +620,7 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& g,
     r->ulp_floor = subnormal_step(g.tensor(op.outputs[0]));  // f8 outputs: products and CASTs
     vals[op.outputs[0]] = std::move(r.value());
     ready[op.outputs[0]] = true;
-    if (op.outputs.size() == 2) {
+    if (op.outputs.size() == 2 && !writes_block_scale(g, op)) {
       vals[op.outputs[1]] = amax.vals();
       ready[op.outputs[1]] = true;
     }

@@ -24,7 +24,7 @@ Inputs inputs_of(const Graph& g) {
   Inputs in;
   const GraphIndex idx(g);
   for (size_t t = 0; t < g.tensors.size(); ++t)
-    if (idx.is_input(TensorId(t))) in[g.tensors[t].name] = generate_input(g.tensors[t], 1);
+    if (idx.is_input(TensorId(t))) in[g.tensors[t].name] = generate_input(drawable_input(g, TensorId(t), {}, 1), 1);
   return in;
 }
 

@@ -246,3 +246,44 @@ raw("key_cut_utf8.json", json.dumps(BASE, indent=1).replace('"name": "bad"', '"n
 mut("init_file_empty_path.json", extra({"name": "x", "shape": [3], "dtype": "f32", "init": {"file": ""}}))
 mut("init_file_folder.json", extra({"name": "x", "shape": [3], "dtype": "f32", "init": {"file": "../npy"}}))
 mut("init_file_bad_header.json", extra({"name": "x", "shape": [3], "dtype": "f32", "init": {"file": "../npy/bad_header.npy"}}))
+
+# Block scales (graph-format.md, "FP8"): one problem each on a valid block-scaled product
+# (x quantized on the fly with 1x128 blocks, w with a given 128x128 S).
+BLK = {"format": "gexec.graph", "version": 1, "name": "bad_block",
+       "tensors": [
+         {"name": "x", "shape": [16, 256], "dtype": "bf16"},
+         {"name": "x8", "shape": [16, 256], "dtype": "f8e4m3", "scale": {"block": [1, 128], "tensor": "sx"}},
+         {"name": "sx", "shape": [16, 2], "dtype": "f32"},
+         {"name": "w", "shape": [256, 128], "dtype": "f8e4m3", "constant": True,
+          "scale": {"block": [128, 128], "tensor": "sw"}},
+         {"name": "sw", "shape": [2, 1], "dtype": "f32", "constant": True, "init": {"values": [0.01, 0.02]}},
+         {"name": "y", "shape": [16, 128], "dtype": "bf16"}],
+       "ops": [{"op_type": "CAST", "inputs": ["x"], "outputs": ["x8", "sx"]},
+               {"op_type": "GEMM_BIAS_ACT", "inputs": ["x8", "w"], "outputs": ["y"], "attrs": {"act": "relu"}}],
+       "outputs": ["y"]}
+with open(os.path.join(OUT, "..", "f8", "valid_block.json"), "w") as f:
+    json.dump(BLK, f, indent=1)
+    f.write("\n")
+mut("block_s_wrong_shape.json", setk(["tensors", 4, "shape"], [2, 2]), BLK)
+mut("block_s_wrong_dtype.json", setk(["tensors", 2, "dtype"], "bf16"), BLK)
+mut("block_s_zero.json", setk(["tensors", 4, "init", "values"], [0.01, 0.0]), BLK)
+mut("block_s_negative.json", setk(["tensors", 4, "init", "values"], [-0.01, 0.02]), BLK)
+mut("block_s_nonfinite.json", setk(["tensors", 4, "init", "values"], [0.01, "inf"]), BLK)
+mut("block_s_drawn_normal.json", setk(["tensors", 4, "init"], {"dist": "normal"}), BLK)
+mut("block_s_undeclared.json", setk(["tensors", 3, "scale", "tensor"], "nope"), BLK)
+mut("block_product_block.json", setk(["tensors", 1, "scale", "block"], [1, 64]), BLK)
+mut("block_side_zero.json", setk(["tensors", 1, "scale", "block"], [1, 0]), BLK)
+mut("block_not_pair.json", setk(["tensors", 1, "scale", "block"], [128]), BLK)
+mut("block_unknown_key.json", setk(["tensors", 1, "scale", "blocks"], [1, 128]), BLK)
+mut("block_rank1.json", lambda g: (g["tensors"].append({"name": "v", "shape": [256], "dtype": "f8e4m3",
+                                                        "scale": {"block": [1, 128], "tensor": "sv"}}),
+                                   g["tensors"].append({"name": "sv", "shape": [2], "dtype": "f32", "init": {"dist": "ones"}})), BLK)
+mut("block_f8_output.json", lambda g: (setk(["tensors", 5], {"name": "y", "shape": [16, 128], "dtype": "f8e4m3",
+                                                             "scale": {"block": [1, 128], "tensor": "sy"}})(g),
+                                       g["tensors"].append({"name": "sy", "shape": [16, 1], "dtype": "f32", "init": {"dist": "ones"}})), BLK)
+mut("block_one_operand.json", setk(["tensors", 3], {"name": "w", "shape": [256, 128], "dtype": "f8e4m3", "constant": True,
+                                                    "scale": 0.01}), BLK)
+mut("block_amax_output.json", lambda g: (g["tensors"].append({"name": "m", "shape": [1], "dtype": "f32"}),
+                                         setk(["ops", 0, "outputs"], ["x8", "m"])(g)), BLK)
+mut("block_s_on_bf16.json", setk(["tensors", 0, "scale"], {"block": [1, 128], "tensor": "sx"}), BLK)
+mut("block_s_no_init.json", lambda g: g["tensors"][4].pop("init"), BLK)

@@ -12,6 +12,7 @@ namespace gexec {
 // The device addresses of an op's operands, in the op's input and output order.
 struct Binding {
   std::vector<void*> inputs, outputs;
+  std::vector<void*> scales;  // S of each block scale the op reads: scale_reads(g, op)'s order
 };
 
 class Tunable {

@@ -18,7 +18,7 @@ inline int64_t logical_of(const Tensor& t, int64_t storage) {
 // The scale of the element stored at `storage`: 1 for dtypes other than f8.
 inline double scale_at_storage(const Tensor& t, int64_t storage) {
   if (!is_f8(t.dtype)) return 1.0;
-  if (t.scale.axis < 0) return t.scale.values[0];
+  if (t.scale.axis < 0 && !t.scale.is_block()) return t.scale.values[0];
   return t.scale_at(logical_of(t, storage));
 }
 

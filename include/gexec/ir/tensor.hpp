@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -36,11 +37,18 @@ struct Init {
 
 // The scale of an f8 tensor: real value = stored value x scale. One value for the whole tensor
 // (axis -1), or one per row (axis 0) or per column (axis 1) of a rank-2 tensor, in logical
-// (row, column) terms whatever the layout. Other dtypes keep the default.
+// (row, column) terms whatever the layout; or one per [BR, BC] block of a rank-2 tensor (block
+// scaling), read from the f32 tensor S = `tensor` of shape [ceil(R / BR), ceil(C / BC)]. S's values
+// are data, known only in a run: `values` is empty in the graph and holds them, block by block in
+// row-major order, in a copy made to read real values with (with_block_values, block_scale.hpp).
+// Other dtypes keep the default.
 struct Scale {
   int axis = -1;
   std::vector<double> values{1.0};
-  bool is_default() const { return axis == -1 && values.size() == 1 && values[0] == 1.0; }
+  std::array<int64_t, 2> block{0, 0};  // [BR, BC] of a block scale; 0: none
+  TensorId tensor = kNone;             // S of a block scale
+  bool is_block() const { return block[0] > 0; }
+  bool is_default() const { return !is_block() && axis == -1 && values.size() == 1 && values[0] == 1.0; }
   bool operator==(const Scale&) const = default;
 };
 
@@ -61,7 +69,13 @@ struct Tensor {
   int64_t bytes() const { return numel() * dtype_size(dtype); }
   int rank() const { return static_cast<int>(shape.size()); }
   // The scale of logical (row-major) element `logical`.
+  // A block scale not yet given S's values reads NaN, which no check passes.
   double scale_at(int64_t logical) const {
+    if (scale.is_block()) {
+      const int64_t cols = shape[1], block_cols = (cols + scale.block[1] - 1) / scale.block[1];
+      const size_t at = size_t((logical / cols / scale.block[0]) * block_cols + (logical % cols) / scale.block[1]);
+      return at < scale.values.size() ? scale.values[at] : std::nan("");
+    }
     if (scale.axis < 0) return scale.values[0];
     const int64_t cols = shape[1];
     return scale.values[size_t(scale.axis == 0 ? logical / cols : logical % cols)];

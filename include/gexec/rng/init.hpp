@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
-#include "gexec/ir/tensor.hpp"
+#include "gexec/ir/graph.hpp"
 #include "gexec/rng/init_value.hpp"
 
 namespace gexec {
@@ -19,5 +21,11 @@ rng::DrawParams draw_params(const Init& init, uint64_t seed, const Tensor& t);
 // The tensor's values as stored bytes (numel * dtype size), rounded once to its dtype.
 // Multithreaded for large tensors; the bits depend only on (seed, name, init, index).
 std::vector<uint8_t> generate_input(const Tensor& t, uint64_t seed);
+
+// Graph input t as it is drawn: itself, or, for a block-scaled f8 input, a copy carrying its S's
+// values (S being a graph input too): S's bytes from `given` where it names S, else drawn from
+// the seed (seed_of(S)).
+Tensor drawable_input(const Graph& g, TensorId t, const std::map<std::string, std::vector<uint8_t>>& given,
+                      uint64_t seed);
 
 }  // namespace gexec

@@ -23,9 +23,12 @@ Verdict check_gemm(const Graph& g, const Op& op, const DeviceCaps&, const Kernel
   for (int i = 0; i < 2; ++i) {
     const Tensor& t = g.tensor(op.inputs[static_cast<size_t>(i)]);
     if (t.dtype == DType::f32) continue;
-    const bool once = fixed_before_runs(g, op.inputs[static_cast<size_t>(i)]);
+    // A block-scaled operand is converted once only where its S is fixed before the runs too.
+    const bool once = fixed_before_runs(g, op.inputs[static_cast<size_t>(i)]) &&
+                      (!t.scale.is_block() || fixed_before_runs(g, t.scale.tensor));
     v.notes.push_back(std::string(i == 0 ? "A " : "B ") + std::string(dtype_name(t.dtype)) +
-                      (is_f8(t.dtype) ? ": dequantizing (stored x scale) to f32 for cblas_sgemm "
+                      (t.scale.is_block() ? ": dequantizing (stored x its block's S) to f32 for cblas_sgemm "
+                       : is_f8(t.dtype)   ? ": dequantizing (stored x scale) to f32 for cblas_sgemm "
                                       : ": converting to f32 for cblas_sgemm ") +
                       (once ? "once, before the runs" : "in every run"));
   }

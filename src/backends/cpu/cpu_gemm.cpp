@@ -8,6 +8,7 @@
 
 #include "cpu_kernels.hpp"
 #include "cpu_math.hpp"
+#include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/ir/real_value.hpp"
 
@@ -23,13 +24,18 @@ struct Source {
   bool constant = false;  // keeps its values between runs: converted once
   bool converted = false;
   std::vector<float> f32;
+  int scale_slot = -1;           // a block-scaled f8 operand: its S in the binding's scales
+  const void* scale = nullptr;   // that S, read in every run
 
   const float* ready() {
     if (dtype == DType::f32) return static_cast<const float*>(data);
     if (!(constant && converted)) {
-      parallel_for(count, int64_t(1) << 16, [this](int64_t b, int64_t e) {
+      Tensor with_s;
+      const Tensor* t = tensor;
+      if (scale) with_s = with_block_values(*tensor, static_cast<const float*>(scale)), t = &with_s;
+      parallel_for(count, int64_t(1) << 16, [this, t](int64_t b, int64_t e) {
         if (is_f8(dtype))  // the real value: stored x scale
-          for (int64_t i = b; i < e; ++i) f32[static_cast<size_t>(i)] = float(load_real(data, *tensor, i));
+          for (int64_t i = b; i < e; ++i) f32[static_cast<size_t>(i)] = float(load_real(data, *t, i));
         else
           for (int64_t i = b; i < e; ++i) f32[static_cast<size_t>(i)] = load_as_float(data, dtype, i);
       });
@@ -43,6 +49,15 @@ Source source(const Tensor& t, const void* data, int64_t count, bool constant) {
   Source s;
   s.tensor = &t, s.data = data, s.dtype = t.dtype, s.count = count, s.constant = constant;
   return s;
+}
+
+// An f8 operand with a block scale reads its S from the binding; it is converted once only where
+// S is fixed before the runs too (S computed in the run is read in every run).
+void bind_block_scale(Source& s, const Graph& g, const Op& op, TensorId t, const Binding& binding) {
+  s.scale_slot = scale_slot(g, op, t);
+  if (s.scale_slot < 0) return;
+  s.scale = size_t(s.scale_slot) < binding.scales.size() ? binding.scales[size_t(s.scale_slot)] : nullptr;
+  s.constant = s.constant && fixed_before_runs(g, g.tensor(t).scale.tensor);
 }
 
 // How cblas_sgemm (row-major convention) reads a stored operand: its leading dimension and
@@ -110,6 +125,8 @@ class GemmKernel final : public Kernel {
     const Tensor& c = g.tensor(op.outputs[0]);
     a_ = source(a, binding.inputs[0], a.numel(), fixed_before_runs(g, op.inputs[0]));
     b_ = source(b, binding.inputs[1], b.numel(), fixed_before_runs(g, op.inputs[1]));
+    bind_block_scale(a_, g, op, op.inputs[0], binding);
+    bind_block_scale(b_, g, op, op.inputs[1], binding);
     va_ = blas_view(a, s.trans_a, s.batch > 1 || a.rank() == 3);
     vb_ = blas_view(b, s.trans_b, s.b_batched);
     if (s.has_bias)
@@ -145,6 +162,11 @@ class GemmKernel final : public Kernel {
     auto movable = [](const Source& src, const void* p) { return !src.constant || src.data == p; };
     if (!movable(a_, b.inputs[0]) || !movable(b_, b.inputs[1]) || (s_.has_bias && !movable(bias_, b.inputs[2])))
       return false;
+    for (Source* src : {&a_, &b_})
+      if (src->scale_slot >= 0) {
+        if (size_t(src->scale_slot) >= b.scales.size()) return false;
+        src->scale = b.scales[size_t(src->scale_slot)];
+      }
     a_.data = b.inputs[0];
     b_.data = b.inputs[1];
     if (s_.has_bias) bias_.data = b.inputs[2];
@@ -156,6 +178,8 @@ class GemmKernel final : public Kernel {
 
   Status run() override {
     if (!prepared_) return runtime_error("cpu.gemm: run() before prepare()");
+    if ((a_.scale_slot >= 0 && !a_.scale) || (b_.scale_slot >= 0 && !b_.scale))
+      return runtime_error("cpu.gemm: a block scale's S is not bound");
     const float* a = a_.ready();
     const float* b = b_.ready();
     float* c = c_dtype_ == DType::f32 ? static_cast<float*>(c_) : c32_.data();

@@ -8,9 +8,16 @@
 namespace gexec {
 namespace {
 
+constexpr const char* kBlockScaleRefusal =
+    "block scales (graph-format.md, \"FP8\") run on the CPU backend only in this build; run with --backend cpu";
+
 // min_cc (89) covers the device; the plan says what the shapes, layouts and scales need.
 Verdict check_fp8_gemm(const Graph& g, const Op& op, const DeviceCaps&, const KernelOptions&) {
   Verdict v;
+  if (g.tensor(op.inputs[0]).scale.is_block() || g.tensor(op.inputs[1]).scale.is_block()) {
+    v.rejected = kBlockScaleRefusal;
+    return v;
+  }
   cuda::Fp8Plan p = cuda::plan_fp8(g, op);
   v.rejected = p.rejected;
   if (v.ok()) v.notes = std::move(p.notes);
@@ -21,6 +28,8 @@ Verdict check_f8_cast(const Graph& g, const Op& op, const DeviceCaps&, const Ker
   Verdict v;
   if (!is_f8(g.tensor(op.inputs[0]).dtype) && !is_f8(g.tensor(op.outputs[0]).dtype))
     v.rejected = "neither side is f8 (cuda.cast converts those)";
+  else if (g.tensor(op.inputs[0]).scale.is_block() || g.tensor(op.outputs[0]).scale.is_block())
+    v.rejected = kBlockScaleRefusal;
   return v;
 }
 

@@ -1,0 +1,78 @@
+// Block scales: S's shape, S's readers and writer, S of one block, and tensors carrying S's values.
+#include "gexec/ir/block_scale.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "gexec/ir/f8.hpp"
+
+namespace gexec {
+
+bool has_block_scales(const Graph& g) {
+  return std::any_of(g.tensors.begin(), g.tensors.end(), [](const Tensor& t) { return t.scale.is_block(); });
+}
+
+std::vector<int64_t> block_scale_shape(const Tensor& t) {
+  if (!t.scale.is_block() || t.rank() != 2 || t.scale.block[1] <= 0) return {};
+  const auto up = [](int64_t n, int64_t b) { return (n + b - 1) / b; };
+  return {up(t.shape[0], t.scale.block[0]), up(t.shape[1], t.scale.block[1])};
+}
+
+bool writes_block_scale(const Graph& g, const Op& op) {
+  if (op.type != OpType::CAST || op.outputs.size() < 2) return false;
+  const Scale& s = g.tensor(op.outputs[0]).scale;
+  return s.is_block() && s.tensor == op.outputs[1];
+}
+
+std::vector<TensorId> scale_reads(const Graph& g, const Op& op) {
+  std::vector<TensorId> reads;
+  auto add = [&](TensorId t) {
+    if (t < 0 || size_t(t) >= g.tensors.size()) return;
+    const Scale& s = g.tensor(t).scale;
+    if (!s.is_block() || s.tensor == kNone) return;
+    if (std::find(reads.begin(), reads.end(), s.tensor) == reads.end()) reads.push_back(s.tensor);
+  };
+  for (TensorId t : op.inputs) add(t);
+  if (!op.outputs.empty() && !writes_block_scale(g, op)) add(op.outputs[0]);
+  return reads;
+}
+
+int scale_slot(const Graph& g, const Op& op, TensorId t) {
+  const Scale& s = g.tensor(t).scale;
+  if (!s.is_block()) return -1;
+  const std::vector<TensorId> reads = scale_reads(g, op);
+  const auto it = std::find(reads.begin(), reads.end(), s.tensor);
+  return it == reads.end() ? -1 : int(it - reads.begin());
+}
+
+std::vector<TensorId> op_reads(const Graph& g, const Op& op) {
+  std::vector<TensorId> reads = op.inputs;
+  for (TensorId s : scale_reads(g, op)) reads.push_back(s);
+  return reads;
+}
+
+Tensor with_block_values(const Tensor& t, const float* s) {
+  Tensor r = t;
+  const std::vector<int64_t> shape = block_scale_shape(t);
+  const size_t n = shape.empty() ? 0 : size_t(shape[0] * shape[1]);
+  r.scale.values.assign(s, s + n);
+  return r;
+}
+
+std::optional<Tensor> with_scale_from(const Graph& g, const Tensor& t,
+                                      const std::map<std::string, std::vector<uint8_t>>& bytes) {
+  if (!t.scale.is_block()) return t;
+  if (t.scale.tensor < 0 || size_t(t.scale.tensor) >= g.tensors.size()) return std::nullopt;
+  const Tensor& s = g.tensor(t.scale.tensor);
+  const auto it = bytes.find(s.name);
+  if (it == bytes.end() || int64_t(it->second.size()) != s.bytes()) return std::nullopt;
+  return with_block_values(t, reinterpret_cast<const float*>(it->second.data()));
+}
+
+float block_scale_of(float amax, DType f8) {
+  if (!(amax > 0)) return 1.0f;  // zeros (and a block of NaNs, left out of the amax)
+  const float s = amax / float(f8_format(f8).max_finite);
+  return s > 0 ? s : std::numeric_limits<float>::denorm_min();
+}
+
+}  // namespace gexec
