@@ -8,6 +8,7 @@
 #include "gexec/app/model_file.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/io/text.hpp"
+#include "gexec/ir/block_scale.hpp"
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/exact.hpp"
 #include "check.hpp"
@@ -25,19 +26,23 @@ using TensorBytes = std::map<std::string, std::vector<uint8_t>>;
 
 // Every graph input and output from its file; all problems, one line each.
 Result<std::pair<TensorBytes, TensorBytes>> read_files(const Graph& g, const CheckOptions& opts) {
-  TensorBytes inputs, outputs;
+  TensorBytes inputs, outputs, all;
   std::string problems;
   const GraphIndex idx(g);
-  for (size_t t = 0; t < g.tensors.size(); ++t) {
-    if (!idx.is_input(TensorId(t))) continue;
-    auto b = read_tensor_file(opts.inputs_dir, g.tensors[t]);
-    if (b) inputs[g.tensors[t].name] = std::move(*b);
-    else problems += (problems.empty() ? "" : "\n") + b.error().message;
-  }
-  for (TensorId id : g.outputs) {
-    auto b = read_tensor_file(opts.outputs_dir, g.tensor(id));
-    if (b) outputs[g.tensor(id).name] = std::move(*b);
-    else problems += (problems.empty() ? "" : "\n") + b.error().message;
+  // Block-scaled f8 tensors last: their real values are stored with their S, read first.
+  for (const bool blocks : {false, true}) {
+    auto read = [&](const std::string& dir, TensorId id, TensorBytes& into) {
+      const Tensor& t = g.tensor(id);
+      if (t.scale.is_block() != blocks) return;
+      const std::optional<Tensor> with_s = with_scale_from(g, t, all);
+      if (!with_s) return;  // S's own file is missing or refused: that is its problem line
+      auto b = read_tensor_file(dir, *with_s);
+      if (b) all[t.name] = into[t.name] = std::move(*b);
+      else problems += (problems.empty() ? "" : "\n") + b.error().message;
+    };
+    for (size_t t = 0; t < g.tensors.size(); ++t)
+      if (idx.is_input(TensorId(t))) read(opts.inputs_dir, TensorId(t), inputs);
+    for (TensorId id : g.outputs) read(opts.outputs_dir, id, outputs);
   }
   if (!problems.empty()) return bad_input(problems);
   return std::pair{std::move(inputs), std::move(outputs)};

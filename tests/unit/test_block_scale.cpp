@@ -1,0 +1,187 @@
+// FP8 block scales (graph-format.md, "FP8"): the form in a file and back, the quantizing CAST's S,
+// the reference by hand, runs and checks on the CPU, and a check that refuses a product that read
+// one block with the wrong scale.
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <tuple>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "gexec/io/load.hpp"
+#include "gexec/ir/block_scale.hpp"
+#include "gexec/ir/real_value.hpp"
+#include "gexec/rng/init.hpp"
+#include "gexec/verify/compare.hpp"
+#include "gexec/verify/reference.hpp"
+#include "process.hpp"
+#include "skip.hpp"
+
+using namespace gexec;
+
+namespace {
+
+Graph load_ok(const std::string& text) {
+  auto g = load_graph_text(text, "t.json", "");
+  INFO((g.ok() ? std::string() : g.error().message));
+  REQUIRE(g.ok());
+  return std::move(*g);
+}
+
+std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
+  return std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(v.data()),
+                              reinterpret_cast<const uint8_t*>(v.data() + v.size()));
+}
+
+// X [2, 4] quantized with [1, 2] blocks; only the CAST names S, and Y is the one output.
+const char* kCast = R"({"format": "gexec.graph", "version": 1, "tensors": [
+    {"name": "X", "shape": [2, 4], "dtype": "f32"},
+    {"name": "Y", "shape": [2, 4], "dtype": "f8e4m3", "scale": {"block": [1, 2], "tensor": "S"}},
+    {"name": "S", "shape": [2, 2], "dtype": "f32"}],
+  "ops": [{"op_type": "CAST", "inputs": ["X"], "outputs": ["Y"]}],
+  "outputs": ["Y"]})";
+
+}  // namespace
+
+TEST_CASE("block scales: a CAST computes S as its second output, S is an output beside Y, and saving keeps both",
+          "[f8][block]") {
+  const Graph g = load_ok(kCast);
+  REQUIRE(g.ops.size() == 1);
+  CHECK(g.ops[0].outputs == std::vector<TensorId>{g.find_tensor("Y"), g.find_tensor("S")});
+  CHECK(writes_block_scale(g, g.ops[0]));
+  CHECK(g.outputs == std::vector<TensorId>{g.find_tensor("Y"), g.find_tensor("S")});
+  const Tensor& y = g.tensor(g.find_tensor("Y"));
+  CHECK(y.scale.block == std::array<int64_t, 2>{1, 2});
+  CHECK(y.scale.tensor == g.find_tensor("S"));
+  CHECK(block_scale_shape(y) == std::vector<int64_t>{2, 2});
+  CHECK(load_ok(save_graph(g)) == g);
+}
+
+TEST_CASE("block scales: the reference's S is amax / 448 per block in f32, 1 for zeros; Y's codes use it",
+          "[f8][block]") {
+  const Graph g = load_ok(kCast);
+  std::map<std::string, std::vector<uint8_t>> in;
+  in["X"] = f32_bytes({1.0f, -3.0f, 0.0f, 0.0f, 448.0f, 0.5f, 1e-3f, -2e-3f});
+  auto r = run_reference(g, in);
+  REQUIRE(r.ok());
+  const std::vector<double> s = r->at("S").value;
+  REQUIRE(s.size() == 4);
+  CHECK(s[0] == double(3.0f / 448.0f));
+  CHECK(s[1] == 1.0);  // a block of zeros
+  CHECK(s[2] == 1.0);  // 448 / 448
+  CHECK(s[3] == double(2e-3f / 448.0f));
+  // The largest |x| of each block maps to 448 (exact), the others to the nearest code times S.
+  const std::vector<double>& y = r->at("Y").value;
+  CHECK(y[1] == -3.0 * (double(3.0f / 448.0f) * 448.0 / 3.0));
+  CHECK(y[2] == 0.0);
+  CHECK(y[4] == 448.0);
+  CHECK(y[5] == 0.5);
+  CHECK(y[7] == -448.0 * double(2e-3f / 448.0f));
+  for (size_t i = 0; i < 8; ++i) CHECK(std::fabs(y[i]) <= 448.0 * s[i / 2] + 1e-30);
+}
+
+TEST_CASE("block scales: a product reads each K block of A and each 128x128 block of B with its own scale",
+          "[f8][block]") {
+  // A [1, 256] with 1x128 blocks, B [256, 1] with a 128x128 block per half of K: all ones stored,
+  // so C = 128 * sa0 * sb0 + 128 * sa1 * sb1.
+  const Graph g = load_ok(R"({"format": "gexec.graph", "version": 1, "tensors": [
+      {"name": "A", "shape": [1, 256], "dtype": "f8e4m3", "scale": {"block": [1, 128], "tensor": "SA"}},
+      {"name": "SA", "shape": [1, 2], "dtype": "f32", "init": {"values": [0.5, 4]}},
+      {"name": "B", "shape": [256, 1], "dtype": "f8e4m3", "scale": {"block": [128, 128], "tensor": "SB"}},
+      {"name": "SB", "shape": [2, 1], "dtype": "f32", "init": {"values": [0.25, 2]}},
+      {"name": "C", "shape": [1, 1], "dtype": "f32"}],
+    "ops": [{"op_type": "MATMUL", "inputs": ["A", "B"], "outputs": ["C"]}]})");
+  std::map<std::string, std::vector<uint8_t>> in;
+  in["A"] = std::vector<uint8_t>(256, f8::encode(1.0, f8::kE4M3));
+  in["B"] = in["A"];
+  in["SA"] = f32_bytes({0.5f, 4.0f});
+  in["SB"] = f32_bytes({0.25f, 2.0f});
+  auto r = run_reference(g, in);
+  REQUIRE(r.ok());
+  CHECK(r->at("C").value == std::vector<double>{128 * 0.5 * 0.25 + 128 * 4.0 * 2.0});
+}
+
+TEST_CASE("block scales: the check refuses a product that read one block with another block's scale",
+          "[f8][block]") {
+  // Y = X8 W8 with X8 [64, 512] (1x128 blocks) and W8 [512, 256] (128x128 blocks), both given.
+  const Graph g = load_ok(R"({"format": "gexec.graph", "version": 1, "tensors": [
+      {"name": "X8", "shape": [64, 512], "dtype": "f8e4m3", "scale": {"block": [1, 128], "tensor": "SX"}},
+      {"name": "SX", "shape": [64, 4], "dtype": "f32", "init": {"dist": "uniform", "low": 0.01, "high": 0.02}},
+      {"name": "W8", "shape": [512, 256], "dtype": "f8e4m3", "scale": {"block": [128, 128], "tensor": "SW"}},
+      {"name": "SW", "shape": [4, 2], "dtype": "f32", "init": {"dist": "uniform", "low": 0.001, "high": 0.002}},
+      {"name": "Y", "shape": [64, 256], "dtype": "bf16"}],
+    "ops": [{"op_type": "MATMUL", "inputs": ["X8", "W8"], "outputs": ["Y"]}]})");
+  std::map<std::string, std::vector<uint8_t>> in;
+  for (const char* name : {"SX", "SW", "X8", "W8"})
+    in[name] = generate_input(drawable_input(g, g.find_tensor(name), in, 5), 5);
+  auto ref = run_reference(g, in);
+  REQUIRE(ref.ok());
+  const Tensor& y = g.tensor(g.find_tensor("Y"));
+  // What a kernel writes: the reference's values rounded to bf16 (a correct kernel) ...
+  auto as_bf16 = [&](const std::vector<double>& v) {
+    std::vector<uint8_t> b(size_t(y.bytes()));
+    for (size_t i = 0; i < v.size(); ++i) store_real(b.data(), y, int64_t(i), v[i]);
+    return b;
+  };
+  const OutputCheck good = compare_output(y, as_bf16(ref->at("Y").value).data(), ref->at("Y"), output_tolerance(y));
+  INFO("correct: ratios " << good.max_ratio << " / " << good.norm_ratio);
+  CHECK(good.pass);
+  // ... and one that read W8's block (1, 0) with the scale of block (0, 0), or X8's block 2 of
+  // row 0 with that of block 3.
+  for (const auto& [s, at, from] : {std::tuple{"SW", 2, 0}, std::tuple{"SX", 2, 3}}) {
+    auto wrong = in;
+    auto* v = reinterpret_cast<float*>(wrong[s].data());
+    REQUIRE(v[at] != v[from]);
+    v[at] = v[from];
+    auto mutant = run_reference(g, wrong);
+    REQUIRE(mutant.ok());
+    const OutputCheck bad =
+        compare_output(y, as_bf16(mutant->at("Y").value).data(), ref->at("Y"), output_tolerance(y));
+    INFO(s << "[" << at << "] read as [" << from << "]: ratios " << bad.max_ratio << " / " << bad.norm_ratio);
+    CHECK_FALSE(bad.pass);
+  }
+}
+
+#if GEXEC_HAVE_CPU
+TEST_CASE("block scales: both graphs run and pass the check on the CPU; --dump writes real values and S, and "
+          "gexec check passes on them",
+          "[f8][block][cpu][cli]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("gexec_block_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  for (const char* name : {"fp8_block_gemm", "fp8_block_mlp"}) {
+    const std::string graph = test::source_path(std::string("graphs/") + name + ".json");
+    auto r = test::run_gexec("run --backend cpu '" + graph + "' --verify full");
+    INFO(r.output);
+    CHECK(r.status == 0);
+    CHECK(test::has(r.output, "result: pass"));
+  }
+  // A quantizing CAST whose Y and S are outputs: dumped, then checked from the files.
+  const fs::path graph = dir / "cast.json";
+  fs::create_directories(dir);
+  {
+    std::ofstream f(graph);
+    f << R"({"format": "gexec.graph", "version": 1, "tensors": [
+      {"name": "X", "shape": [8, 256], "dtype": "bf16", "init": {"dist": "normal", "std": 3}},
+      {"name": "Y", "shape": [8, 256], "dtype": "f8e4m3", "scale": {"block": [1, 128], "tensor": "S"}},
+      {"name": "S", "shape": [8, 2], "dtype": "f32"}],
+      "ops": [{"op_type": "CAST", "inputs": ["X"], "outputs": ["Y"]}]})";
+  }
+  auto run = test::run_gexec("run --backend cpu '" + graph.string() + "' --dump '" + (dir / "d").string() + "'");
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  CHECK(test::has(run.output, "result: pass"));
+  for (const char* file : {"X.npy", "Y.npy", "S.npy"}) CHECK(fs::exists(dir / "d" / file));
+  auto check = test::run_gexec("check '" + graph.string() + "' --inputs '" + (dir / "d").string() + "' --outputs '" +
+                               (dir / "d").string() + "'");
+  INFO(check.output);
+  CHECK(check.status == 0);
+  fs::remove_all(dir);
+}
+#else
+GEXEC_SKIPPED_TEST("block scales: runs on the CPU", "[f8][block][cpu]", GEXEC_NO_CPU_BACKEND)
+#endif
