@@ -132,9 +132,10 @@ CheckPlan plan_check(const Graph& g, VerifyMode verify, double budget_s, int64_t
   CheckPlan p;
   p.mode = verify;
   if (verify == VerifyMode::none) return p;
-  if (has_block_scales(g) && (verify == VerifyMode::sample || verify == VerifyMode::automatic)) {
-    // The sampled reference has no S per block of a quantizing CAST (it needs whole blocks).
-    p.mode = VerifyMode::full;
+  if (has_block_scales(g)) {
+    // The sampled reference has no S per block of a quantizing CAST (it needs whole blocks), and
+    // the device's widening reads tensor-wise and per-axis scales only.
+    p.mode = verify == VerifyMode::exact ? verify : VerifyMode::full;
     p.why = "block scales: the full reference on the CPU";
     return p;
   }
@@ -195,12 +196,6 @@ std::unique_ptr<ProductEngine> device_for_check(CheckPlan& plan, const Graph& g,
                                                 double budget_s, int64_t samples, int ordinal, const Precision& prec,
                                                 std::string* why) {
   if (!plan.device) return nullptr;
-  if (has_block_scales(g)) {
-    // The device's widening reads tensor-wise and per-axis scales only.
-    *why = "block scales: the reference runs on the CPU";
-    plan = plan_check(g, verify, budget_s, samples, prec, false);
-    return nullptr;
-  }
   auto opened = open_device_reference(ordinal);
   *why = opened ? first_refusal(**opened, g, prec) : opened.error().message;
   if (why->empty()) return std::move(*opened);

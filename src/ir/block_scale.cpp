@@ -14,7 +14,7 @@ bool has_block_scales(const Graph& g) {
 
 std::vector<int64_t> block_scale_shape(const Tensor& t) {
   if (!t.scale.is_block() || t.rank() != 2 || t.scale.block[1] <= 0) return {};
-  const auto up = [](int64_t n, int64_t b) { return (n + b - 1) / b; };
+  const auto up = [](int64_t n, int64_t b) { return n / b + (n % b != 0); };  // no n + b overflow
   return {up(t.shape[0], t.scale.block[0]), up(t.shape[1], t.scale.block[1])};
 }
 

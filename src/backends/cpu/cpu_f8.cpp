@@ -27,13 +27,13 @@ class F8CastKernel final : public Kernel {
   F8CastKernel(const Graph& g, const Op& op, const Binding& b)
       : x_(g.tensor(op.inputs[0])), y_(g.tensor(op.outputs[0])), writes_s_(writes_block_scale(g, op)),
         x_slot_(scale_slot(g, op, op.inputs[0])), y_slot_(writes_s_ ? -1 : scale_slot(g, op, op.outputs[0])) {
-    (void)move_operands(b);
+    bound_ = move_operands(b);
   }
 
   Status prepare() override { return {}; }
   // Nothing is kept from the buffers between runs (the scales are the tensors' or S's, read in each run).
   bool move_operands(const Binding& b) override {
-    const size_t outputs = (writes_s_ || amax_wanted()) ? 2u : 1u;
+    const size_t outputs = writes_s_ ? 2u : 1u;  // and an optional amax
     const size_t scales = size_t(std::max(x_slot_, y_slot_) + 1);
     if (b.inputs.size() != 1 || b.outputs.size() < outputs || b.scales.size() < scales) return false;
     in_ = b.inputs[0];
@@ -45,8 +45,8 @@ class F8CastKernel final : public Kernel {
   }
 
   Status run() override {
-    if ((x_slot_ >= 0 && !x_scale_) || (y_slot_ >= 0 && !y_scale_) || (writes_s_ && !second_))
-      return runtime_error("cpu.f8_cast: a block scale's S is not bound");
+    if (!bound_ || (x_slot_ >= 0 && !x_scale_) || (y_slot_ >= 0 && !y_scale_) || (writes_s_ && !second_))
+      return runtime_error("cpu.f8_cast: its operands (or a block scale's S) are not bound");
     const Tensor x = x_scale_ ? with_block_values(x_, x_scale_) : x_;
     if (writes_s_) {
       float* s = static_cast<float*>(second_);
@@ -60,8 +60,6 @@ class F8CastKernel final : public Kernel {
   }
 
  private:
-  bool amax_wanted() const { return !y_.scale.is_block(); }
-
   // Every element of x stored into y (each side in its own layout); returns max |x|.
   float cast(const Tensor& x, const Tensor& y) {
     std::atomic<float> amax{0.0f};
@@ -80,7 +78,8 @@ class F8CastKernel final : public Kernel {
   // S of every block of y_ from the real values of x (rank 2, y_'s blocks), in f32.
   void compute_block_scales(const Tensor& x, float* s) const {
     const int64_t rows = y_.shape[0], cols = y_.shape[1], br = y_.scale.block[0], bc = y_.scale.block[1];
-    const int64_t block_rows = (rows + br - 1) / br, block_cols = (cols + bc - 1) / bc;
+    const std::vector<int64_t> blocks = block_scale_shape(y_);
+    const int64_t block_rows = blocks[0], block_cols = blocks[1];
     parallel_for(block_rows, 1, [&](int64_t b0, int64_t b1) {
       for (int64_t i = b0; i < b1; ++i)
         for (int64_t j = 0; j < block_cols; ++j) {
@@ -99,6 +98,7 @@ class F8CastKernel final : public Kernel {
   const Tensor& y_;
   const bool writes_s_;
   const int x_slot_, y_slot_;
+  bool bound_ = false;
   const void* in_ = nullptr;
   void* out_ = nullptr;
   void* second_ = nullptr;  // the amax, or S where this CAST computes it
