@@ -299,6 +299,10 @@ struct GemmCommand {
     cmd->add_option("--residual", opts.sweep.residual, "A residual R of C's shape, added inside the activation: none, f16, bf16, f32");
     beta_opt = cmd->add_option("--beta", beta, "The residual's factor (default 1)")->check(gexec::cli::finite_number());
     cmd->add_flag("--amax", opts.sweep.amax, "An amax output after the f8 C");
+    cmd->add_option("--scale", opts.sweep.scale,
+                    "f8 operands' scaling: tensor (one each, or --scale-a/-b), row (A per row, B per column) or block "
+                    "(A 1x128 along K, B 128x128, as DeepSeek-V3)")
+        ->check(CLI::IsMember({"tensor", "row", "block"}));
     cmd->add_option("--scale-a", opts.sweep.scale_a, "A's f8 scale: X, row:X/Y/... or col:X/Y/... (row:X: X for every row)");
     cmd->add_option("--scale-b", opts.sweep.scale_b, "B's f8 scale, as --scale-a");
     cmd->add_option("--scale-c", opts.sweep.scale_c, "C's f8 scale, as --scale-a");

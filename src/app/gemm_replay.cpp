@@ -70,6 +70,7 @@ const std::vector<LineOption>& line_options() {
       {"--op", false, [](GemmLine& l, const std::string& v) { return set_text(l.sweep.op, v); }},
       {"--layout", false, [](GemmLine& l, const std::string& v) { return set_text(l.sweep.layout, v); }},
       {"--residual", false, [](GemmLine& l, const std::string& v) { return set_text(l.sweep.residual, v); }},
+      {"--scale", false, [](GemmLine& l, const std::string& v) { return set_text(l.sweep.scale, v); }},
       {"--scale-a", false, [](GemmLine& l, const std::string& v) { return set_text(l.sweep.scale_a, v); }},
       {"--scale-b", false, [](GemmLine& l, const std::string& v) { return set_text(l.sweep.scale_b, v); }},
       {"--scale-c", false, [](GemmLine& l, const std::string& v) { return set_text(l.sweep.scale_c, v); }},
@@ -156,7 +157,9 @@ std::optional<GemmPoint> gemm_point_of(const Graph& g, const Op& op) {
     p.beta = op.attrs.beta;
   }
   p.amax = amax_output(op) != kNone;
-  p.scale_a = compact(a.scale), p.scale_b = compact(b.scale), p.scale_c = compact(c.scale);
+  p.block_scales = a.scale.is_block() && b.scale.is_block();
+  if (!p.block_scales) p.scale_a = compact(a.scale), p.scale_b = compact(b.scale);
+  p.scale_c = compact(c.scale);
   p.constant_a = fixed_before_runs(g, op.inputs[0]);
   p.constant_b = fixed_before_runs(g, op.inputs[1]);
   return p;
@@ -184,6 +187,7 @@ std::string gemm_command_line(const GemmPoint& p, const ReplayRun& run) {
   if (p.residual && p.beta != 1.0) add("--beta", number(p.beta));
   if (p.fast_accum) add("--fast-accum", "");
   if (p.amax) add("--amax", "");
+  if (p.block_scales) add("--scale", "block");
   if (!p.scale_a.is_default()) add("--scale-a", scale_text(p.scale_a));
   if (!p.scale_b.is_default()) add("--scale-b", scale_text(p.scale_b));
   if (!p.scale_c.is_default()) add("--scale-c", scale_text(p.scale_c));

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/graph_build.hpp"
 
 namespace gexec {
@@ -185,6 +186,21 @@ Result<Extras> product_extras(const GemmSweepText& t) {
     if (!s) return s.error();
     *scales[i].second = *s;
   }
+  const std::string mode(trim(t.scale));
+  if (mode != "tensor" && mode != "row" && mode != "block")
+    return bad_input("--scale: '" + t.scale + "' is not tensor, row or block");
+  if (mode != "tensor") {
+    if (!trim(t.scale_a).empty() || !trim(t.scale_b).empty())
+      return bad_input("--scale " + mode + ": gives A's and B's scales; leave out --scale-a and --scale-b");
+    if (mode == "row") {
+      // One scale per row of op(A) and per column of op(B): the rows (columns) as stored.
+      p.scale_a.axis = t.trans.size() == 2 && t.trans[0] == 't' ? 1 : 0;
+      p.scale_b.axis = t.trans.size() == 2 && t.trans[1] == 't' ? 0 : 1;
+    } else {
+      if (!trim(t.scale_c).empty()) return bad_input("--scale block: C is f16, bf16 or f32; leave out --scale-c");
+      p.block_scales = true;
+    }
+  }
   p.constant_bias = false;
   for (std::string_view part : split(t.constant, ',')) {
     part = trim(part);
@@ -330,12 +346,29 @@ Graph gemm_graph(const GemmPoint& p) {
     if (s.axis >= 0 && s.values.size() == 1 && t.rank() == 2)
       t.scale.values.assign(size_t(t.shape[size_t(s.axis)]), s.values[0]);
   };
+  // A block scale: S a graph input of the blocks' shape, drawn positive (1/128 to 1/64: normal
+  // values of up to 4.5 stay within e4m3's 448).
+  const auto block_scaled = [&](TensorId id, std::array<int64_t, 2> block, const std::string& s_name) {
+    Tensor& t = g.tensor(id);
+    t.scale = Scale{};
+    t.scale.values.clear();
+    t.scale.block = block;
+    const std::vector<int64_t> shape = t.rank() == 2 ? block_scale_shape(g.tensor(id)) : std::vector<int64_t>{1, 1};
+    const bool constant = t.constant;
+    const TensorId s = add_tensor(g, s_name, shape, DType::f32, constant);
+    Init init;
+    init.kind = InitKind::uniform, init.low = 1.0 / 128, init.high = 1.0 / 64;
+    g.tensor(s).init = init;
+    g.tensor(id).scale.tensor = s;
+  };
   std::vector<TensorId> inputs;
   inputs.push_back(add_tensor(g, "A", p.trans_a ? dims(p.k, p.m) : dims(p.m, p.k), p.dtype, p.constant_a, p.layout_a));
   scaled(inputs.back(), p.scale_a);
+  if (p.block_scales) block_scaled(inputs.back(), p.trans_a ? std::array<int64_t, 2>{128, 1} : std::array<int64_t, 2>{1, 128}, "SA");
   inputs.push_back(add_tensor(g, "B", p.trans_b ? dims(p.n, p.k, !p.shared_b) : dims(p.k, p.n, !p.shared_b), p.dtype_b,
                               p.constant_b, p.layout_b));
   scaled(inputs.back(), p.scale_b);
+  if (p.block_scales) block_scaled(inputs.back(), {128, 128}, "SB");
   if (p.bias) inputs.push_back(add_tensor(g, "Bias", {p.n}, *p.bias, p.constant_bias));  // a layer's bias: a weight
   if (p.residual) inputs.push_back(add_tensor(g, "R", dims(p.m, p.n), *p.residual));
   const TensorId c = add_tensor(g, "C", dims(p.m, p.n), p.out_dtype, false, p.layout_c);

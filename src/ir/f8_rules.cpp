@@ -109,9 +109,6 @@ std::vector<std::string> check_f8_op(const Graph& g, const Op& op) {
     return p;
   }
   const Tensor& out = g.tensor(op.outputs[0]);
-  if (out.scale.is_block() && product)
-    p.push_back(type + " writes " + named(out) + " with a block scale; a product with block scales writes f16, bf16 "
-                "or f32 (quantize its result with a CAST)");
   if (writes_block_scale(g, op)) {
     // The quantizing CAST: outputs Y and Y's S (whose dtype and shape check_block_scale checks).
   } else if (out.scale.is_block() && op.outputs.size() > 1) {
@@ -160,6 +157,9 @@ std::vector<std::string> check_f8_op(const Graph& g, const Op& op) {
     return type + " " + which + " " + named(t) + " has blocks " + shape_str({t.scale.block[0], t.scale.block[1]}) +
            "; a product takes " + shape_str({vec[0], vec[1]}) + " (one scale per 128 along K) or [128,128]";
   };
+  if ((ba || bb || out.scale.is_block()) && is_f8(out.dtype))
+    p.push_back(type + " writes " + named(out) + (out.scale.is_block() ? " with a block scale" : "") +
+                "; a product with block scales writes f16, bf16 or f32 (quantize its result with a CAST)");
   if (ba && bb) {
     for (std::string s : {block_problem(a, "A", !op.attrs.trans_a), block_problem(b, "B", op.attrs.trans_b)})
       if (!s.empty()) p.push_back(s);

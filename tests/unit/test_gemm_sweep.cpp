@@ -186,6 +186,52 @@ TEST_CASE("the sweep's FP8 points: f8e4m3 A and B, bf16 C by default, fast_accum
   refused(b, "--fast-accum");
 }
 
+TEST_CASE("--scale row and block: the f8 operands' scales as the recipes set them", "[gemm][sweep][f8]") {
+  GemmSweepText t;
+  t.m = "64", t.n = "256", t.k = "384";
+  t.dtype = "f8e4m3";
+  t.scale = "row";
+  auto rows = expand_sweep(t);
+  REQUIRE(rows.ok());
+  const Graph r = gemm_graph(rows->front());
+  CHECK(verify(r).empty());
+  CHECK(r.tensor(r.find_tensor("A")).scale.axis == 0);
+  CHECK(r.tensor(r.find_tensor("A")).scale.values.size() == 64);
+  CHECK(r.tensor(r.find_tensor("B")).scale.axis == 1);
+  CHECK(r.tensor(r.find_tensor("B")).scale.values.size() == 256);
+
+  for (const char* trans : {"nn", "tn"}) {
+    INFO(trans);
+    t.scale = "block";
+    t.trans = trans;
+    auto blocks = expand_sweep(t);
+    REQUIRE(blocks.ok());
+    CHECK(blocks->front().block_scales);
+    const Graph g = gemm_graph(blocks->front());
+    CHECK(verify(g).empty());
+    const Tensor& a = g.tensor(g.find_tensor("A"));
+    const Tensor& b = g.tensor(g.find_tensor("B"));
+    // One scale per 128 along K for A (K is A's column, or its row when transposed), 128x128 for B.
+    CHECK(a.scale.block == (trans[0] == 't' ? std::array<int64_t, 2>{128, 1} : std::array<int64_t, 2>{1, 128}));
+    CHECK(b.scale.block == std::array<int64_t, 2>{128, 128});
+    CHECK(g.tensor(a.scale.tensor).shape == (trans[0] == 't' ? std::vector<int64_t>{3, 64} : std::vector<int64_t>{64, 3}));
+    CHECK(g.tensor(b.scale.tensor).shape == std::vector<int64_t>{3, 2});
+    CHECK(g.tensor(b.scale.tensor).init->low > 0);
+  }
+  GemmSweepText bad = t;
+  bad.scale = "blocks";
+  refused(bad, "--scale");
+  bad.scale = "block";
+  bad.scale_a = "2";
+  refused(bad, "leave out --scale-a");
+  bad.scale_a.clear();
+  bad.dtype = "f16";
+  refused(bad, "only on f8 tensors");
+  bad.dtype = "f8e4m3";
+  bad.out_dtype = "f8e4m3";
+  refused(bad, "block scales writes f16, bf16 or f32");
+}
+
 TEST_CASE("each point's graph is valid and shaped by its transposes and batch", "[gemm][sweep]") {
   GemmPoint p;
   p.m = 64, p.n = 96, p.k = 80;

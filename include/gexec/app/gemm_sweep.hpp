@@ -32,6 +32,9 @@ struct GemmPoint {
   double beta = 1.0;
   bool amax = false;              // an f32 [1] amax output after an f8 C
   Scale scale_a, scale_b, scale_c;  // f8 tensors' scales (default 1)
+  // --scale block: A and B block-scaled as the DeepSeek-V3 recipe (A 1x128 along K, B 128x128),
+  // their S graph inputs (tensors SA, SB) drawn uniform in [1/128, 1/64].
+  bool block_scales = false;
   bool constant_a = false, constant_b = false, constant_bias = true;  // weights: fixed before the runs
   bool operator==(const GemmPoint&) const = default;
 };
@@ -58,6 +61,7 @@ struct GemmSweepText {
   std::optional<double> beta;        // only with a residual
   bool amax = false;                 // --amax: an amax output (f8 C)
   std::string scale_a, scale_b, scale_c;  // "X", "row:X/Y/..." or "col:X/Y/..."; empty: 1
+  std::string scale = "tensor";      // f8 operands: tensor (--scale-a/-b), row (A per row, B per column) or block
   std::string constant = "bias";     // the operands that are weights: none or a list of a, b, bias (default bias)
   bool operator==(const GemmSweepText&) const = default;
 };

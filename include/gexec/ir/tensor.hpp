@@ -72,7 +72,7 @@ struct Tensor {
   // A block scale not yet given S's values reads NaN, which no check passes.
   double scale_at(int64_t logical) const {
     if (scale.is_block()) {
-      const int64_t cols = shape[1], block_cols = (cols + scale.block[1] - 1) / scale.block[1];
+      const int64_t cols = shape[1], block_cols = cols / scale.block[1] + (cols % scale.block[1] != 0);
       const size_t at = size_t((logical / cols / scale.block[0]) * block_cols + (logical % cols) / scale.block[1]);
       return at < scale.values.size() ? scale.values[at] : std::nan("");
     }
