@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 
+#include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/f8_rules.hpp"
 #include "gexec/passes/pipeline.hpp"
 #include "graphgen.hpp"
@@ -168,6 +169,7 @@ class Gen {
     if (c < 81) return unary(OpType::SILU);
     if (c < 88) return unary(std::array{OpType::SIGMOID, OpType::TANH, OpType::ERF}[size_t(r_.below(3))]);
     if (c < 92) return power();
+    if (c < 96) return block_product();
     return group();
   }
 
@@ -263,8 +265,72 @@ class Gen {
     if (is_f8(from) && r_.chance(0.6)) to = plain();  // dequantize, mostly
     else if (!is_f8(from) && r_.chance(0.4)) to = f8();  // quantize, often
     std::vector<TensorId> out = {result(s, to, layout_for(s))};
-    if (is_f8(to) && r_.chance(0.4)) out.push_back(amax());
+    if (is_f8(to) && s.size() == 2 && r_.chance(0.3)) {
+      // Quantized on the fly with blocks of any size (partial ones at the edges): S as the second output.
+      out.push_back(block_scale(out[0], {r_.range(1, 4), r_.range(1, 4)}, true));
+    } else if (is_f8(to) && r_.chance(0.4)) {
+      out.push_back(amax());
+    }
     op(OpType::CAST, {x}, out);
+  }
+
+  // Gives t a block scale whose S is a new tensor: the result of the op being built (computed),
+  // or a graph input drawn positive. Returns S.
+  TensorId block_scale(TensorId t, std::array<int64_t, 2> block, bool computed) {
+    Tensor& x = g_.tensor(t);
+    x.scale = Scale{};
+    x.scale.values.clear();
+    x.scale.block = block;
+    const std::vector<int64_t> shape = block_scale_shape(x);
+    const TensorId s = computed ? result(shape, DType::f32, Layout::rowmajor) : new_tensor(shape, DType::f32, Layout::rowmajor);
+    if (!computed) {
+      Init in;
+      in.kind = InitKind::uniform, in.low = pick({0.01, 0.25, 1e-3}), in.high = in.low * 2;
+      g_.tensor(s).init = in;
+      g_.tensor(s).constant = g_.tensor(t).constant;
+      pool_.push_back(s);
+    }
+    g_.tensor(t).scale.tensor = s;
+    return s;
+  }
+
+  // A block-scaled product, the DeepSeek-V3 recipe: X quantized on the fly (1 x 128 along K, or
+  // 128 x 128), W an f8 weight with a given S or quantized too; C f16, bf16 or f32.
+  void block_product() {
+    const bool ta = r_.chance(0.25), tb = r_.chance(0.25);
+    const int64_t m = dim(), n = dim(), k = r_.chance(0.5) ? r_.range(1, 300) : dim();
+    const DType da = f8(), db = da == DType::f8e5m2 ? DType::f8e4m3 : f8();
+    auto k_block = [&](bool k_is_column) {
+      if (r_.chance(0.3)) return std::array<int64_t, 2>{128, 128};
+      return k_is_column ? std::array<int64_t, 2>{1, 128} : std::array<int64_t, 2>{128, 1};
+    };
+    const std::vector<int64_t> sa = ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k};
+    const std::vector<int64_t> sb = tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
+    const TensorId x = input(sa, plain(), layout_for(sa));
+    const TensorId a = result(sa, da, layout_for(sa));
+    const TensorId s_a = block_scale(a, k_block(!ta), true);
+    op(OpType::CAST, {x}, {a, s_a});
+    TensorId b = kNone;
+    if (r_.chance(0.5)) {
+      b = input(sb, db, layout_for(sb));
+      block_scale(b, k_block(tb), false);
+    } else {
+      const TensorId w = input(sb, plain(), layout_for(sb));
+      b = result(sb, db, layout_for(sb));
+      const TensorId s_b = block_scale(b, k_block(tb), true);
+      op(OpType::CAST, {w}, {b, s_b});
+    }
+    const OpType type = r_.chance(0.5) ? OpType::MATMUL : OpType::GEMM_BIAS_ACT;
+    std::vector<TensorId> in = {a, b};
+    Attrs at;
+    at.trans_a = ta, at.trans_b = tb;
+    if (r_.chance(0.3)) at.alpha = pick({0.5, -1.0, 2.0});
+    if (r_.chance(0.5)) at.fast_accum = true;
+    if (type == OpType::GEMM_BIAS_ACT) {
+      if (r_.chance(0.6)) in.push_back(bias(n));
+      at.act = std::array{Act::none, Act::relu, Act::gelu}[size_t(r_.below(3))];
+    }
+    op(type, std::move(in), {result({m, n}, plain(), layout_for({m, n}))}).attrs = at;
   }
 
   // MATMUL or GEMM_BIAS_ACT: f8 or not, batched (B shared or not), transposed, colmajor rank-2
@@ -273,7 +339,8 @@ class Gen {
     const bool f8_op = r_.chance(0.4);
     const bool ta = r_.chance(0.25), tb = r_.chance(0.25);
     auto operand_ok = [&](const Tensor& t) {
-      return is_f8(t.dtype) == f8_op && (t.rank() == 2 || (t.rank() == 3 && t.layout == Layout::rowmajor));
+      return is_f8(t.dtype) == f8_op && !t.scale.is_block() &&
+             (t.rank() == 2 || (t.rank() == 3 && t.layout == Layout::rowmajor));
     };
     auto rows = [](const std::vector<int64_t>& s) { return s[s.size() - 2]; };
     auto cols = [](const std::vector<int64_t>& s) { return s[s.size() - 1]; };
@@ -404,6 +471,13 @@ class Gen {
     for (size_t t = 0; t < g_.tensors.size(); ++t) {
       if (idx.producer[t] == kNone) continue;
       if (idx.consumers[t].empty() || r_.chance(0.25)) g_.outputs.push_back(TensorId(t));
+    }
+    // The S of a block-scaled output is an output too, as the loader makes it.
+    for (size_t i = 0, n = g_.outputs.size(); i < n; ++i) {
+      const Scale& sc = g_.tensor(g_.outputs[i]).scale;
+      if (sc.is_block() && idx.producer[size_t(sc.tensor)] != kNone &&
+          std::find(g_.outputs.begin(), g_.outputs.end(), sc.tensor) == g_.outputs.end())
+        g_.outputs.push_back(sc.tensor);
     }
     if (r_.chance(0.3)) std::reverse(g_.outputs.begin(), g_.outputs.end());
   }
