@@ -6,6 +6,7 @@
 // for an f16 GEMM output, say) belong to that kernel's preparation, not to this pass.
 #include <vector>
 
+#include "gexec/ir/block_scale.hpp"
 #include "passes.hpp"
 
 namespace gexec {
@@ -26,7 +27,7 @@ Status fold_constant_casts(Graph& g, const PassContext&) {
   for (Op& op : g.ops) {
     if (op.type != OpType::CAST || op.hoisted || op.inputs.empty()) continue;
     bool all_fixed = true;
-    for (TensorId t : op.inputs) all_fixed = all_fixed && fixed(t);
+    for (TensorId t : op_reads(g, op)) all_fixed = all_fixed && fixed(t);  // a given block scale's S too
     if (!all_fixed) continue;
     op.hoisted = true;
     for (TensorId t : op.outputs) g.tensor(t).constant = true;
