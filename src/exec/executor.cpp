@@ -5,7 +5,6 @@
 
 #include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/zeros.hpp"
-#include "gexec/rng/init.hpp"
 
 namespace gexec {
 
@@ -32,25 +31,33 @@ Result<std::unique_ptr<Executor>> Executor::create(Device& device, Graph graph, 
     const OpId p = idx.producer[size_t(t)];
     if (p != kNone && !g.ops[size_t(p)].hoisted) ex->poisoned_.push_back(t);
   }
-  for (size_t t = 0; t < g.tensors.size(); ++t) {
-    if (!idx.is_input(TensorId(t)) || plan.offset[t] < 0) continue;
-    const Tensor& tensor = g.tensors[t];
-    const std::vector<uint8_t>* host = nullptr;
-    if (host_inputs)
-      if (auto it = host_inputs->find(tensor.name); it != host_inputs->end()) host = &it->second;
-    Status s;
-    if (host) {
-      if (static_cast<int64_t>(host->size()) != tensor.bytes())
-        return bad_input("input " + tensor.name + ": " + std::to_string(host->size()) + " bytes given, " +
-                         std::to_string(tensor.bytes()) + " expected");
-      s = device.upload(ex->address(TensorId(t)), host->data(), host->size());
-    } else {
-      static const std::map<std::string, std::vector<uint8_t>> none;
-      s = device.fill_input(drawable_input(g, TensorId(t), host_inputs ? *host_inputs : none, seed),
-                            ex->address(TensorId(t)), seed);
+  // Block-scaled f8 inputs last: drawn in real units, they are stored with their S, in place by then.
+  for (const bool blocks : {false, true})
+    for (size_t t = 0; t < g.tensors.size(); ++t) {
+      if (!idx.is_input(TensorId(t)) || plan.offset[t] < 0 || g.tensors[t].scale.is_block() != blocks) continue;
+      const Tensor& tensor = g.tensors[t];
+      const std::vector<uint8_t>* host = nullptr;
+      if (host_inputs)
+        if (auto it = host_inputs->find(tensor.name); it != host_inputs->end()) host = &it->second;
+      Status s;
+      if (host) {
+        if (static_cast<int64_t>(host->size()) != tensor.bytes())
+          return bad_input("input " + tensor.name + ": " + std::to_string(host->size()) + " bytes given, " +
+                           std::to_string(tensor.bytes()) + " expected");
+        s = device.upload(ex->address(TensorId(t)), host->data(), host->size());
+      } else if (blocks) {
+        const TensorId st = tensor.scale.tensor;
+        std::vector<uint8_t> scale(size_t(g.tensor(st).bytes()));
+        s = device.synchronize();
+        if (s) s = device.download(scale.data(), ex->address(st), scale.size());
+        if (s)
+          s = device.fill_input(with_block_values(tensor, reinterpret_cast<const float*>(scale.data())),
+                                ex->address(TensorId(t)), seed);
+      } else {
+        s = device.fill_input(tensor, ex->address(TensorId(t)), seed);
+      }
+      if (!s) return s.error().with("initialising input " + g.tensors[t].name);
     }
-    if (!s) return s.error().with("initialising input " + g.tensors[t].name);
-  }
 
   ex->users_.resize(g.tensors.size());
   ex->unbindable_.assign(g.tensors.size(), "");

@@ -109,7 +109,11 @@ std::vector<std::pair<std::string, std::string>> product_graphs() {
 std::vector<std::string> all_graphs() {
   std::vector<std::string> paths;
   for (const auto& e : fs::directory_iterator(test::source_path("graphs")))
-    if (e.path().extension() == ".json") paths.push_back(e.path().string());
+    if (e.path().extension() == ".json") {
+      // (The device's widening reads no block scales: the check keeps such graphs on the CPU.)
+      if (test::cuda_refuses_graph_file(e.path().string())) WARN("skipped " << e.path().string() << ": block scales, CPU only");
+      else paths.push_back(e.path().string());
+    }
   const fs::path dir = scratch("graphs");
   for (const auto& [name, text] : product_graphs()) {
     std::ofstream(dir / (name + ".json")) << text;
