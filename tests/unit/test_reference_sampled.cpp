@@ -9,6 +9,7 @@
 #include "catch.hpp"
 #include "graph_builder.hpp"
 #include "gexec/io/load.hpp"
+#include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/rng/init.hpp"
 #include "gexec/verify/compare.hpp"
@@ -80,6 +81,15 @@ int check_same_bits_in(const std::string& dir) {
     auto g = load_graph_file(entry.path().string());
     REQUIRE(g.ok());
     INFO(entry.path().string());
+    if (has_block_scales(*g)) {
+      // The sampled reference refuses them (the check always takes the full one for them).
+      std::map<std::string, std::vector<uint8_t>> none;
+      auto r = run_reference_sampled(*g, none, 300, 0);
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.error().message.find("block scales need the full reference") != std::string::npos);
+      WARN("skipped " << entry.path().filename().string() << ": block scales, no sampled reference");
+      continue;
+    }
     CHECK(check_same_bits(*g, g->seed.value_or(0), 300) > 0);
     ++graphs;
   }

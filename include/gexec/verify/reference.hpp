@@ -94,7 +94,8 @@ int64_t sample_count(const Tensor& t, int64_t samples, int64_t tile);
 
 // The reference at the elements choose_samples(output, samples, seed, tile) picks, for every
 // output. The op writing an output, and the elementwise ops leading to it, are evaluated per
-// element; tensors that a product reads from another op are computed in full first.
+// element; tensors that a product reads from another op are computed in full first. A graph with
+// block scales is refused (bad_input): its quantizing CASTs need whole blocks.
 Result<std::map<std::string, SampledRef>> run_reference_sampled(
     const Graph& g, const std::map<std::string, std::vector<uint8_t>>& inputs, int64_t samples, uint64_t seed,
     const ProgressFn& progress = {}, const Precision& prec = {}, int64_t tile = 0);
