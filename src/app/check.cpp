@@ -241,12 +241,12 @@ Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
   };
   // An f8 output with a block scale is read with the S that the run wrote (an output too) or was given.
   auto with_run_scale = [&](const Tensor& t) -> Result<Tensor> {
-    const Tensor& st = original.tensor(t.scale.tensor);
-    auto it = outputs.find(st.name);
-    if (it == outputs.end()) it = inputs.find(st.name);
-    if (it == inputs.end() || int64_t(it->second.size()) != st.bytes())
-      return bad_input("output " + t.name + ": no values of its block scale " + st.name + " to read it with");
-    return with_block_values(t, reinterpret_cast<const float*>(it->second.data()));
+    std::optional<Tensor> read_as = with_scale_from(original, t, outputs);
+    if (!read_as) read_as = with_scale_from(original, t, inputs);
+    if (!read_as)
+      return bad_input("output " + t.name + ": no values of its block scale " +
+                       original.tensor(t.scale.tensor).name + " to read it with");
+    return std::move(*read_as);
   };
   // Every output against its reference (all of it, or the sampled elements), in the graph's order.
   const auto compare_all = [&](const auto& refs, const auto& compare) -> Result<std::vector<OutputCheck>> {

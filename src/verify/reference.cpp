@@ -507,8 +507,7 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& graph,
       if (t >= 0 && static_cast<size_t>(t) < count) written[t] = true;
   // Block scales read real values with S's values: a copy of the graph carries them.
   Graph resolved;
-  const bool blocks = std::any_of(graph.tensors.begin(), graph.tensors.end(),
-                                  [](const Tensor& t) { return t.scale.is_block(); });
+  const bool blocks = has_block_scales(graph);
   if (blocks) {
     auto r = with_input_block_scales(graph, written, inputs);
     if (!r) return r.error().with("reference");

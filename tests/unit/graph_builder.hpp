@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "catch.hpp"
+#include "gexec/io/load.hpp"
 #include "gexec/ir/graph_build.hpp"
 #include "gexec/rng/init.hpp"
 
@@ -39,6 +41,14 @@ inline std::map<std::string, std::vector<uint8_t>> inputs_of(const Graph& g, uin
   for (size_t t = 0; t < g.tensors.size(); ++t)
     if (idx.is_input(TensorId(t))) in[g.tensors[t].name] = generate_input(g.tensors[t], seed);
   return in;
+}
+
+// A graph file's text loaded, the test stopping (with the loader's message) where it is refused.
+inline Graph load_ok(const std::string& text) {
+  auto g = load_graph_text(text, "t.json", "");
+  INFO((g.ok() ? std::string() : g.error().message));
+  REQUIRE(g.ok());
+  return std::move(*g);
 }
 
 }  // namespace gexec::test

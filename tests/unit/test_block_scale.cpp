@@ -19,19 +19,14 @@
 #include "gexec/rng/init.hpp"
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/reference.hpp"
+#include "graph_builder.hpp"
 #include "process.hpp"
 #include "skip.hpp"
 
 using namespace gexec;
+using gexec::test::load_ok;
 
 namespace {
-
-Graph load_ok(const std::string& text) {
-  auto g = load_graph_text(text, "t.json", "");
-  INFO((g.ok() ? std::string() : g.error().message));
-  REQUIRE(g.ok());
-  return std::move(*g);
-}
 
 std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
   return std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(v.data()),

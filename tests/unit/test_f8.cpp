@@ -18,10 +18,12 @@
 #include "gexec/rng/init.hpp"
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/reference.hpp"
+#include "graph_builder.hpp"
 #include "process.hpp"
 #include "skip.hpp"
 
 using namespace gexec;
+using gexec::test::load_ok;
 
 namespace {
 
@@ -167,13 +169,6 @@ TEST_CASE("f8 inputs are drawn in real units and stored divided by the scale", "
 }
 
 namespace {
-
-Graph load_ok(const std::string& text) {
-  auto g = load_graph_text(text, "t.json", "");
-  INFO((g.ok() ? std::string() : g.error().message));
-  REQUIRE(g.ok());
-  return std::move(*g);
-}
 
 std::vector<uint8_t> codes(const Tensor& t, const std::vector<double>& real) {
   std::vector<uint8_t> b(real.size());
