@@ -1,5 +1,6 @@
 // FP8: the codec against all 256 codes of each format and their midpoints, real values with
 // scales, the reference's f8 rounding and amax, the loader's scale forms, and --dump/--load-inputs.
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -373,3 +375,46 @@ GEXEC_SKIPPED_TEST("f8: a product's f8 C with per-row scales, split into bf16 an
 GEXEC_SKIPPED_TEST("f8: per-row/column scales with an f8 C and its amax pass the check, split or not", "[f8][cpu]",
                    GEXEC_NO_CPU_BACKEND)
 #endif
+
+// The CUDA quantizing CAST (src/backends/cuda/f8_convert.cu, encode_quotient) codes x / S without
+// double precision: the quotient rounded to nearest, stepped toward zero where its remainder
+// (exact in an FMA) shows it overshot, its last bit set where the remainder is not 0, then rounded
+// to f8 once more. This checks that arithmetic, done the same way here on the host, against the
+// single rounding of the exact quotient, on quotients at and next to f8 midpoints, where a second
+// rounding would go wrong.
+namespace {
+float quotient_to_odd(float x, float s) {
+  float q = x / s;
+  const float r = std::fma(-q, s, x);
+  if (r != 0.0f) {
+    uint32_t bits = std::bit_cast<uint32_t>(q);
+    if ((r < 0.0f) != (q < 0.0f) && q != 0.0f) bits -= 1;
+    q = std::bit_cast<float>(bits | 1u);
+  }
+  return q;
+}
+}  // namespace
+
+TEST_CASE("f8: x / S rounded to odd in f32, then to f8, equals the single rounding of x / S", "[f8]") {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  int64_t ties_near = 0;
+  for (int fmt = 0; fmt < 2; ++fmt) {
+    const f8::Format f = fmt ? f8::kE5M2 : f8::kE4M3;
+    for (int i = 0; i < 400000; ++i) {
+      const float s = float(std::ldexp(1.0 + unit(rng), int(unit(rng) * 200) - 100));  // 2^-100 .. 2^100
+      const int code = int(unit(rng) * (fmt ? 0x7B : 0x7E));  // positive finite codes below the largest
+      const double lo = f8::decode(uint8_t(code), f), hi = f8::decode(uint8_t(code + 1), f);
+      const double target = i % 2 ? (lo + hi) / 2 : lo + (hi - lo) * unit(rng);  // a midpoint, or anywhere
+      float x = float(target * double(s));
+      for (int step = int(unit(rng) * 7) - 3; step != 0; step += step > 0 ? -1 : 1)
+        x = std::nextafter(x, step > 0 ? INFINITY : -INFINITY);
+      if (i % 3 == 0) x = -x;
+      const double exact_code_of = double(x) / double(s);
+      ties_near += std::fabs(std::fabs(exact_code_of) - (lo + hi) / 2) <= (hi - lo) * 1e-6;
+      INFO("x " << x << " s " << s);
+      REQUIRE(f8::encode(double(quotient_to_odd(x, s)), f) == f8::encode(exact_code_of, f));
+    }
+  }
+  CHECK(ties_near > 100000);  // the cases next to a midpoint were there
+}

@@ -1,9 +1,12 @@
 // The f8 CAST kernel of the CUDA backend (kernel table: cuda.f8_cast): its scales on the device,
-// one launch of f8_convert.cu's conversion per run.
+// one launch of f8_convert.cu's conversion per run; with block scales, S read beside X or Y, or
+// computed per block by the quantizing CAST as its second output.
+#include <algorithm>
 #include <memory>
 
 #include "check.hpp"
 #include "f8_convert.hpp"
+#include "gexec/ir/block_scale.hpp"
 #include "raii.hpp"
 
 namespace gexec::cuda {
@@ -11,11 +14,13 @@ namespace {
 
 class F8CastKernel final : public Kernel {
  public:
-  F8CastKernel(const Tensor& x, const Tensor& y, const Binding& b, cudaStream_t stream)
-      : x_t_(x), y_t_(y), stream_(stream), n_(x.numel()) {
-    x_ = side(x, b.inputs[0]);
-    y_ = side(y, b.outputs[0]);
-    amax_ = b.outputs.size() > 1 ? b.outputs[1] : nullptr;
+  F8CastKernel(const Graph& g, const Op& op, const Binding& b, cudaStream_t stream)
+      : x_t_(g.tensor(op.inputs[0])), y_t_(g.tensor(op.outputs[0])), stream_(stream), n_(x_t_.numel()),
+        writes_s_(writes_block_scale(g, op)), x_slot_(scale_slot(g, op, op.inputs[0])),
+        y_slot_(writes_s_ ? -1 : scale_slot(g, op, op.outputs[0])), second_(b.outputs.size() > 1) {
+    x_ = side(x_t_, nullptr);
+    y_ = side(y_t_, nullptr);
+    bound_ = move_operands(b);
   }
 
   Status prepare() override {
@@ -23,7 +28,7 @@ class F8CastKernel final : public Kernel {
     // lands, and the legacy stream it runs on is not ordered with our non-blocking one, so the
     // conversion could read the scales half-written (it did, now and then, on the H200).
     auto upload = [this](const Tensor& t, DeviceMemory& m) -> Status {
-      if (!is_f8(t.dtype)) return {};
+      if (!is_f8(t.dtype) || t.scale.is_block()) return {};
       auto r = DeviceMemory::allocate(t.scale.values.size() * sizeof(double));
       if (!r) return r.error().with("allocating the scales of " + t.name);
       m = std::move(*r);
@@ -38,14 +43,23 @@ class F8CastKernel final : public Kernel {
     return {};
   }
 
-  Status run() override { return launch_f8_cast(x_, y_, n_, amax_, stream_); }
-  // The scales live in the kernel's own buffers and the conversion reads and writes element by
-  // element (no alignment assumed): any buffers will do.
+  Status run() override {
+    if (!bound_) return runtime_error("cuda.f8_cast: its operands (or a block scale's S) are not bound");
+    if (writes_s_) return launch_f8_quantize_blocks(x_, y_, static_cast<float*>(s_out_), stream_);
+    return launch_f8_cast(x_, y_, n_, amax_, stream_);
+  }
+  // The tensor-wide and per-axis scales live in the kernel's own buffers, S is read where it is
+  // bound in each run, and the conversion checks the alignment it uses in each launch: any
+  // buffers will do.
   bool move_operands(const Binding& b) override {
-    if (b.inputs.size() != 1 || b.outputs.size() != (amax_ ? 2u : 1u)) return false;
+    const size_t scales = size_t(std::max(x_slot_, y_slot_) + 1);
+    if (b.inputs.size() != 1 || b.outputs.size() != (second_ ? 2u : 1u) || b.scales.size() < scales) return false;
     x_.data = b.inputs[0];
     y_.data = b.outputs[0];
-    if (amax_) amax_ = b.outputs[1];
+    amax_ = second_ && !writes_s_ ? b.outputs[1] : nullptr;
+    s_out_ = writes_s_ ? b.outputs[1] : nullptr;
+    if (x_slot_ >= 0) x_.block_s = static_cast<const float*>(b.scales[size_t(x_slot_)]);
+    if (y_slot_ >= 0) y_.block_s = static_cast<const float*>(b.scales[size_t(y_slot_)]);
     return true;
   }
 
@@ -57,6 +71,7 @@ class F8CastKernel final : public Kernel {
     s.colmajor = t.rank() == 2 && t.layout == Layout::colmajor;
     if (t.rank() == 2) s.rows = t.shape[0], s.cols = t.shape[1];
     s.axis = is_f8(t.dtype) ? t.scale.axis : -1;
+    if (is_f8(t.dtype) && t.scale.is_block()) s.br = t.scale.block[0], s.bc = t.scale.block[1];
     return s;
   }
 
@@ -64,8 +79,13 @@ class F8CastKernel final : public Kernel {
   const Tensor& y_t_;
   cudaStream_t stream_;
   int64_t n_;
+  const bool writes_s_;   // the quantizing CAST: S is its second output
+  const int x_slot_, y_slot_;  // where X's and Y's S are among the binding's scales (-1: none read)
+  const bool second_;     // an amax, or S where writes_s_
   F8Side x_, y_;
   void* amax_ = nullptr;
+  void* s_out_ = nullptr;
+  bool bound_ = false;
   DeviceMemory x_scale_, y_scale_;
 };
 
@@ -78,7 +98,7 @@ Result<std::unique_ptr<Kernel>> make_f8_cast_kernel(const Graph& g, const Op& op
   const Tensor& x = g.tensor(op.inputs[0]);
   const Tensor& y = g.tensor(op.outputs[0]);
   if (x.numel() != y.numel()) return bad_input("op " + op.name + ": input and output element counts differ");
-  std::unique_ptr<Kernel> k = std::make_unique<F8CastKernel>(x, y, b, stream);
+  std::unique_ptr<Kernel> k = std::make_unique<F8CastKernel>(g, op, b, stream);
   return k;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "check.hpp"
 #include "gexec/ir/f8.hpp"
@@ -15,8 +16,8 @@ namespace {
 
 using Side = F8Side;
 
-__device__ void store_real(const Side& s, int64_t storage, int64_t logical, double v) {
-  if (s.scale) v /= s.scale[s.axis < 0 ? 0 : s.axis == 0 ? logical / s.cols : logical % s.cols];
+// v, already divided by the side's scale, stored in its dtype.
+__device__ void store_value(const Side& s, int64_t storage, double v) {
   switch (DType(s.dtype)) {
     // One rounding from double, as the reference's (rounding.hpp gives the same bits on both sides).
     case DType::f16: static_cast<uint16_t*>(s.data)[storage] = round_to_f16_bits(v); break;
@@ -24,6 +25,142 @@ __device__ void store_real(const Side& s, int64_t storage, int64_t logical, doub
     case DType::f32: static_cast<float*>(s.data)[storage] = float(v); break;
     case DType::f8e4m3: static_cast<uint8_t*>(s.data)[storage] = f8::encode(v, f8::e4m3()); break;
     case DType::f8e5m2: static_cast<uint8_t*>(s.data)[storage] = f8::encode(v, f8::e5m2()); break;
+  }
+}
+
+__device__ void store_real(const Side& s, int64_t storage, int64_t logical, double v) {
+  store_value(s, storage, v / side_scale(s, logical));
+}
+
+// S of a block from its amax, as block_scale_of (src/ir/block_scale.cpp) computes it on the host:
+// in f32 (IEEE division: the build has no fast-math), 1 for zeros, the least subnormal on underflow.
+__device__ float block_scale(float amax, float max_finite) {
+  if (!(amax > 0)) return 1.0f;
+  const float s = amax / max_finite;
+  return s > 0 ? s : __uint_as_float(1u);  // the least subnormal
+}
+
+// x / S coded in double, as f8::encode gives it; kept out of line, so that the registers it needs
+// do not lower the occupancy of the kernel that (almost never) calls it.
+__device__ __noinline__ uint8_t encode_quotient_in_double(float x, float scale, bool e4m3) {
+  return f8::encode(double(x) / double(scale), e4m3 ? f8::e4m3() : f8::e5m2());
+}
+
+// The code of the exact quotient x / S, as f8::encode(double(x) / double(S)) gives it, in f32:
+// the quotient rounded to nearest, its remainder x - q S (exact in an FMA: a correctly rounded
+// quotient's remainder is representable) telling whether it was exact and on which side it fell;
+// stepped back toward zero where it overshot and given an odd last bit where inexact, it is x / S
+// rounded to odd with 24 bits, which the hardware's f32 -> f8 conversion (nearest even,
+// saturating) rounds once more exactly as a single rounding of x / S would (24 >= 4 + 2 bits).
+// The remainder is exact while nothing underflows: S from 2^-100 to the largest float. Beyond that
+// (S computed from a block whose largest value is below about 3e-28, or infinite) the division is
+// done in double.
+__device__ uint8_t encode_quotient(float x, float scale, bool e4m3) {
+  if (x != x) return uint8_t((signbit(x) ? 0x80u : 0u) | 0x7Fu);
+  if (!(scale >= 0x1p-100f && scale <= 3.40282347e38f)) return encode_quotient_in_double(x, scale, e4m3);
+  float q = x / scale;
+  const float r = fmaf(-q, scale, x);
+  if (r != 0.0f) {
+    uint32_t bits = __float_as_uint(q);
+    if ((r < 0.0f) != (q < 0.0f) && q != 0.0f) bits -= 1;  // |q| beyond |x / S|: one step toward zero
+    q = __uint_as_float(bits | 1u);
+  }
+  return uint8_t(__nv_cvt_float_to_fp8(q, __NV_SATFINITE, e4m3 ? __NV_E4M3 : __NV_E5M2));
+}
+
+// Eight consecutive elements of a row-major x as floats (exact: f16, bf16 and f32 all are).
+__device__ void load8(const void* x, int dtype, int64_t at, float* v) {
+  if (DType(dtype) == DType::f32) {
+    const float4* p = reinterpret_cast<const float4*>(static_cast<const float*>(x) + at);
+    const float4 a = p[0], b = p[1];
+    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+    return;
+  }
+  const uint4 w = *reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(x) + at);
+  const uint32_t words[4] = {w.x, w.y, w.z, w.w};
+  for (int i = 0; i < 4; ++i) {
+    if (DType(dtype) == DType::bf16) {
+      v[2 * i] = __uint_as_float(words[i] << 16);
+      v[2 * i + 1] = __uint_as_float(words[i] & 0xFFFF0000u);
+    } else {
+      const __half2 h = *reinterpret_cast<const __half2*>(&words[i]);
+      v[2 * i] = __low2float(h);
+      v[2 * i + 1] = __high2float(h);
+    }
+  }
+}
+
+// Blocks of 1 x (8 * group) along the rows of a row-major x: `group` lanes (a power of two up to
+// 32) hold a block, eight elements each, in registers; the block's amax is their shuffle
+// reduction. One read of x, one write of y and S. cols is a multiple of 8; a block cut by the end
+// of its row has lanes that hold nothing.
+__global__ void quantize_row_blocks(Side x, Side y, float* s, int group) {
+  // Indices are y's logical ones; x, row-major, holds the same logical element at the same index.
+  const int64_t block_cols = (y.cols + y.bc - 1) / y.bc;
+  const int64_t slots = y.rows * block_cols * group;
+  const bool e4m3 = DType(y.dtype) == DType::f8e4m3;
+  const float max_finite = e4m3 ? 448.0f : 57344.0f;
+  const int lane = int(threadIdx.x & 31);
+  const unsigned mask = group == 32 ? 0xFFFFFFFFu : ((1u << group) - 1u) << (lane / group * group);
+  // Every lane of a group takes the same iterations: the stride is a multiple of the CTA's size.
+  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < slots; t += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t b = t / group, row = b / block_cols;
+    const int64_t col = (b % block_cols) * y.bc + (t % group) * 8;
+    const bool holds = col < y.cols;
+    float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (holds) load8(x.data, x.dtype, row * y.cols + col, v);
+    float m = 0;
+    for (float e : v) m = fmaxf(m, fabsf(e));  // fmaxf leaves NaN out, as the host's comparison does
+    for (int off = group / 2; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(mask, m, off));
+    const float scale = block_scale(m, max_finite);
+    if (t % group == 0) s[b] = scale;
+    if (!holds) continue;
+    uint32_t lo = 0, hi = 0;
+    for (int i = 0; i < 4; ++i) lo |= uint32_t(encode_quotient(v[i], scale, e4m3)) << (8 * i);
+    for (int i = 0; i < 4; ++i) hi |= uint32_t(encode_quotient(v[4 + i], scale, e4m3)) << (8 * i);
+    *reinterpret_cast<uint2*>(static_cast<uint8_t*>(y.data) + row * y.cols + col) = make_uint2(lo, hi);
+  }
+}
+
+// Any blocks, layouts and dtypes: one CTA per block, a pass for its amax, a pass for the values.
+__global__ void quantize_blocks(Side x, Side y, float* s) {
+  __shared__ float warp_max[32];
+  __shared__ float shared_scale;
+  const int64_t block_rows = (y.rows + y.br - 1) / y.br, block_cols = (y.cols + y.bc - 1) / y.bc;
+  const float max_finite = DType(y.dtype) == DType::f8e4m3 ? 448.0f : 57344.0f;
+  for (int64_t b = blockIdx.x; b < block_rows * block_cols; b += gridDim.x) {
+    const int64_t r0 = (b / block_cols) * y.br, c0 = (b % block_cols) * y.bc;
+    const int64_t h = y.rows - r0 < y.br ? y.rows - r0 : y.br, w = y.cols - c0 < y.bc ? y.cols - c0 : y.bc;
+    float m = 0;
+    for (int64_t i = threadIdx.x; i < h * w; i += blockDim.x) {
+      const int64_t l = (r0 + i / w) * y.cols + c0 + i % w;
+      m = fmaxf(m, float(fabs(load_real(x, storage_of(x, l), l))));
+    }
+    for (int off = 16; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xFFFFFFFFu, m, off));
+    if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x / 32] = m;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      float all = 0;
+      for (unsigned i = 0; i < blockDim.x / 32; ++i) all = fmaxf(all, warp_max[i]);
+      shared_scale = block_scale(all, max_finite);
+      s[b] = shared_scale;
+    }
+    __syncthreads();
+    const double scale = shared_scale;
+    for (int64_t i = threadIdx.x; i < h * w; i += blockDim.x) {
+      const int64_t l = (r0 + i / w) * y.cols + c0 + i % w;
+      store_value(y, storage_of(y, l), load_real(x, storage_of(x, l), l) / scale);
+    }
+    __syncthreads();  // warp_max and shared_scale are reused by the next block
+  }
+}
+
+__global__ void arrange_scales(const float* s, float* out, int64_t outer, int64_t ld, int64_t inner, int64_t so,
+                               int64_t si) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < outer * ld; k += stride) {
+    const int64_t o = k / ld, i = k % ld;
+    out[k] = i < inner ? s[o * so + i * si] : 1.0f;
   }
 }
 
@@ -76,6 +213,38 @@ Status launch_f8_cast(const F8Side& x, const F8Side& y, int64_t n, void* amax, c
   const int threads = 256;
   const int64_t blocks = std::min<int64_t>((n + threads - 1) / threads, 132 * 16);
   f8_cast<<<unsigned(blocks), threads, 0, stream>>>(x, y, n, static_cast<unsigned int*>(amax));
+  GEXEC_CUDA_TRY(cudaGetLastError());
+  return {};
+}
+
+Status launch_f8_quantize_blocks(const F8Side& x, const F8Side& y, float* s, cudaStream_t stream) {
+  if (y.rows <= 0 || y.cols <= 0) return {};
+  F8Side out = y;
+  out.block_s = nullptr;  // y's values are stored divided by the S computed here
+  const int64_t group = y.bc / 8;
+  const DType xt = DType(x.dtype);
+  const bool vector_x = (xt == DType::f16 || xt == DType::bf16 || xt == DType::f32) && !x.colmajor && !y.colmajor;
+  const bool row_blocks = y.br == 1 && y.bc % 8 == 0 && group <= 32 && (group & (group - 1)) == 0 && y.cols % 8 == 0;
+  const bool aligned = reinterpret_cast<uintptr_t>(x.data) % 16 == 0 && reinterpret_cast<uintptr_t>(y.data) % 8 == 0;
+  const int threads = 256;
+  if (vector_x && row_blocks && aligned) {
+    const int64_t slots = y.rows * ((y.cols + y.bc - 1) / y.bc) * group;
+    const int64_t blocks = std::min<int64_t>((slots + threads - 1) / threads, 132 * 16);
+    quantize_row_blocks<<<unsigned(blocks), threads, 0, stream>>>(x, out, s, int(group));
+  } else {
+    const int64_t count = ((y.rows + y.br - 1) / y.br) * ((y.cols + y.bc - 1) / y.bc);
+    quantize_blocks<<<unsigned(std::min<int64_t>(count, 132 * 16)), threads, 0, stream>>>(x, out, s);
+  }
+  GEXEC_CUDA_TRY(cudaGetLastError());
+  return {};
+}
+
+Status launch_arrange_scales(const float* s, float* out, int64_t outer, int64_t ld, int64_t inner, int64_t so,
+                             int64_t si, cudaStream_t stream) {
+  if (outer * ld <= 0) return {};
+  const int threads = 256;
+  const int64_t blocks = std::min<int64_t>((outer * ld + threads - 1) / threads, 132 * 4);
+  arrange_scales<<<unsigned(blocks), threads, 0, stream>>>(s, out, outer, ld, inner, so, si);
   GEXEC_CUDA_TRY(cudaGetLastError());
   return {};
 }

@@ -10,6 +10,16 @@
 
 namespace gexec::cuda {
 
+// The scale of logical (row-major) element `logical` of one side: 1 where it has none.
+__device__ inline double side_scale(const F8Side& s, int64_t logical) {
+  if (s.block_s) {
+    const int64_t r = logical / s.cols, c = logical % s.cols, block_cols = (s.cols + s.bc - 1) / s.bc;
+    return double(s.block_s[(r / s.br) * block_cols + c / s.bc]);
+  }
+  if (s.scale) return s.scale[s.axis < 0 ? 0 : s.axis == 0 ? logical / s.cols : logical % s.cols];
+  return 1.0;
+}
+
 __device__ inline double load_real(const F8Side& s, int64_t storage, int64_t logical) {
   double v = 0;
   switch (DType(s.dtype)) {
@@ -19,8 +29,7 @@ __device__ inline double load_real(const F8Side& s, int64_t storage, int64_t log
     case DType::f8e4m3: v = f8::decode(static_cast<const uint8_t*>(s.data)[storage], f8::e4m3()); break;
     case DType::f8e5m2: v = f8::decode(static_cast<const uint8_t*>(s.data)[storage], f8::e5m2()); break;
   }
-  if (s.scale) v *= s.scale[s.axis < 0 ? 0 : s.axis == 0 ? logical / s.cols : logical % s.cols];
-  return v;
+  return v * side_scale(s, logical);
 }
 
 // Where logical (row-major) element l of a rows x cols tensor is stored.
