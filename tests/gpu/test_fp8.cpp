@@ -144,6 +144,159 @@ TEST_CASE("f8 CAST on the device: quantize with amax, dequantize, per-axis scale
   CHECK(test::has(r.output, "cuda.f8_cast"));
 }
 
+namespace {
+
+// A graph file with its own tensors, ops and outputs (JSON fragments).
+std::string block_graph(const std::string& name, const std::string& tensors, const std::string& ops,
+                        const std::string& outputs) {
+  const std::string text = R"({"format": "gexec.graph", "version": 1, "name": ")" + name + R"(", "tensors": [)" +
+                           tensors + R"(], "ops": [)" + ops + R"(], "outputs": [)" + outputs + "]}";
+  const auto path = std::filesystem::temp_directory_path() / (name + ".json");
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+std::string shape(int64_t r, int64_t c) { return "[" + std::to_string(r) + ", " + std::to_string(c) + "]"; }
+int64_t up(int64_t n, int64_t b) { return (n + b - 1) / b; }
+
+// An f8 operand with a block scale and its S, both graph inputs (S drawn positive).
+std::string block_operand(const std::string& name, int64_t r, int64_t c, int64_t br, int64_t bc) {
+  return R"({"name": ")" + name + R"(", "shape": )" + shape(r, c) + R"(, "dtype": "f8e4m3", "scale": {"block": )" +
+         shape(br, bc) + R"(, "tensor": "S)" + name + R"("}}, {"name": "S)" + name + R"(", "shape": )" +
+         shape(up(r, br), up(c, bc)) + R"(, "dtype": "f32", "init": {"dist": "uniform", "low": 0.001, "high": 0.01}})";
+}
+
+}  // namespace
+
+TEST_CASE("block-scaled FP8 graphs of graphs/ pass on the device: the quantizing CAST and cuBLASLt's block modes",
+          "[fp8][gpu][block]") {
+  for (const char* g : {"graphs/fp8_block_gemm.json", "graphs/fp8_block_mlp.json"})
+    for (int seed = 0; seed < 3; ++seed) {
+      INFO(g << " seed " << seed);
+      auto r = test::run_gexec("run --backend cuda --seed " + std::to_string(seed) + " '" + test::source_path(g) + "'");
+      INFO(r.output);
+      CHECK(r.status == 0);
+      CHECK(test::has(r.output, "result: pass"));
+      CHECK(test::has(r.output, "cublaslt.fp8_"));
+      CHECK(test::has(r.output, "cuda.f8_cast"));
+    }
+}
+
+TEST_CASE("block-scaled FP8 products: 1x128 and 128x128 on either operand, every layout, padded sizes, epilogues",
+          "[fp8][gpu][block]") {
+  struct Size {
+    int64_t m, n, k;
+  };
+  // The second is padded to multiples of 16 (M 72 -> 80, N 136 -> 144, K 200 -> 208: two K blocks).
+  for (const Size z : {Size{256, 384, 512}, Size{72, 136, 200}})
+    for (int form = 0; form < 4; ++form)
+      for (const char* out : {"bf16", "f32"}) {
+        // 0: A [M,K] 1x128, B [K,N] 128x128; 1: B trans_b [N,K] 128x128; 2: A trans_a [K,M] 128x1,
+        // B trans_b [N,K] 1x128 (1D on both); 3: A [M,K] 128x128, B trans_b [N,K] 1x128.
+        const bool ta = form == 2, tb = form != 0;
+        const std::string a = ta ? block_operand("A", z.k, z.m, 128, 1)
+                                 : block_operand("A", z.m, z.k, form == 3 ? 128 : 1, 128);
+        const std::string b = tb ? block_operand("B", z.n, z.k, form >= 2 ? 1 : 128, 128)
+                                 : block_operand("B", z.k, z.n, 128, 128);
+        const std::string tensors = a + ", " + b + R"(, {"name": "Bias", "shape": [)" + std::to_string(z.n) +
+                                    R"(], "dtype": "bf16"}, {"name": "C", "shape": )" + shape(z.m, z.n) +
+                                    R"(, "dtype": ")" + out + R"("})";
+        const std::string op = R"({"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "B", "Bias"], "outputs": ["C"], "attrs": {"act": ")" +
+                               std::string(form % 2 ? "gelu" : "relu") + R"(", "trans_a": )" + (ta ? "true" : "false") +
+                               R"(, "trans_b": )" + (tb ? "true" : "false") + "}}";
+        const std::string name = "fp8_block_" + std::to_string(z.m) + "_" + std::to_string(form) + "_" + out;
+        INFO(name);
+        const std::string path = block_graph(name, tensors, op, R"("C")");
+        auto r = test::run_gexec("run --backend cuda '" + path + "'");
+        INFO(r.output);
+        CHECK(r.status == 0);
+        CHECK(test::has(r.output, "result: pass"));
+        CHECK(test::has(r.output, "cublaslt.fp8_gemm_bias_act"));
+        auto dry = test::run_gexec("run --dry-run --backend cuda '" + path + "'");
+        CHECK(test::has(dry.output, form == 3 ? "A's S (128x128, BLK128x128_32F)" : "A's S (1x128, VEC128_32F)"));
+      }
+}
+
+TEST_CASE("block-scaled FP8: 128x128 blocks on both operands, and fast accumulation, are refused on CUDA with the reason",
+          "[fp8][gpu][block]") {
+  const std::string tensors = block_operand("A", 128, 256, 128, 128) + ", " + block_operand("B", 256, 128, 128, 128) +
+                              R"(, {"name": "C", "shape": [128, 128], "dtype": "bf16"})";
+  const std::string path =
+      block_graph("fp8_block_2d_2d", tensors, R"({"op_type": "MATMUL", "inputs": ["A", "B"], "outputs": ["C"]})", R"("C")");
+  auto r = test::run_gexec("run --backend cuda '" + path + "'");
+  INFO(r.output);
+  CHECK(r.status == 3);  // no kernel for the op on the backend asked for, as for --kernel
+  CHECK(test::has(r.output, "cuBLASLt has no kernel with 128x128 blocks on both operands"));
+  auto cpu = test::run_gexec("run --backend cpu '" + path + "'");
+  CHECK(cpu.status == 0);
+  const std::string fast_tensors = block_operand("A", 128, 256, 1, 128) + ", " + block_operand("B", 256, 128, 128, 128) +
+                                   R"(, {"name": "C", "shape": [128, 128], "dtype": "bf16"})";
+  const std::string fast = block_graph(
+      "fp8_block_fast", fast_tensors,
+      R"({"op_type": "MATMUL", "inputs": ["A", "B"], "outputs": ["C"], "attrs": {"fast_accum": true}})", R"("C")");
+  auto f = test::run_gexec("run --backend cuda '" + fast + "'");
+  INFO(f.output);
+  CHECK(f.status == 3);
+  CHECK(test::has(f.output, "cuBLASLt has no block-scaled kernel with fast accumulation"));
+}
+
+TEST_CASE("the quantizing CAST on the device: S and the codes equal the reference's, bit for bit, for every dtype and block",
+          "[fp8][gpu][block]") {
+  struct Case {
+    const char* dtype;
+    int64_t rows, cols, br, bc;
+    const char* layout;
+  };
+  // Rows of 1 x (8..256) blocks over a row-major input take the one-pass kernel; the others (an
+  // odd block, a colmajor output, 128 x 128) the kernel of a CTA per block.
+  for (const Case c : {Case{"bf16", 96, 384, 1, 128, "rowmajor"}, Case{"f16", 64, 264, 1, 128, "rowmajor"},
+                       Case{"f32", 40, 256, 1, 32, "rowmajor"}, Case{"bf16", 33, 96, 1, 8, "rowmajor"},
+                       Case{"bf16", 300, 260, 128, 128, "rowmajor"}, Case{"f32", 30, 50, 3, 7, "rowmajor"},
+                       Case{"bf16", 64, 256, 1, 128, "colmajor"}})
+    for (const char* init : {R"({"dist": "normal", "std": 300})", R"({"dist": "normal", "std": 0.001})", R"({"dist": "zeros"})"}) {
+      const std::string name = std::string("f8_quantize_") + c.dtype + "_" + std::to_string(c.br) + "x" +
+                               std::to_string(c.bc) + "_" + c.layout;
+      INFO(name << " " << init);
+      const std::string tensors =
+          R"({"name": "X", "shape": )" + shape(c.rows, c.cols) + R"(, "dtype": ")" + c.dtype + R"(", "init": )" + init +
+          R"(}, {"name": "Y", "shape": )" + shape(c.rows, c.cols) + R"(, "dtype": "f8e4m3", "layout": ")" + c.layout +
+          R"(", "scale": {"block": )" + shape(c.br, c.bc) + R"(, "tensor": "S"}}, {"name": "S", "shape": )" +
+          shape(up(c.rows, c.br), up(c.cols, c.bc)) + R"(, "dtype": "f32"}, {"name": "Z", "shape": )" +
+          shape(c.rows, c.cols) + R"(, "dtype": "f32"})";
+      const std::string ops = R"({"name": "quantize", "op_type": "CAST", "inputs": ["X"], "outputs": ["Y", "S"]},)"
+                              R"( {"name": "dequantize", "op_type": "CAST", "inputs": ["Y"], "outputs": ["Z"]})";
+      const std::string path = block_graph(name, tensors, ops, R"("Y", "S", "Z")");
+      auto r = test::run_gexec("run --backend cuda --atol 0 --rtol 0 '" + path + "'");
+      INFO(r.output);
+      CHECK(r.status == 0);
+      CHECK(test::has(r.output, "result: pass"));
+      CHECK(test::has(r.output, "cuda.f8_cast"));
+    }
+}
+
+TEST_CASE("the quantizing CAST on the device rounds f8 midpoints to even and saturates as the reference does",
+          "[fp8][gpu][block]") {
+  // Block 0 has amax 448, so S = 1 and the quotients are the values themselves: the midpoints
+  // 17, 19, 9, 4.5, 0.5 + 2^-5 and 464 (past 448) round to even or saturate. Block 1's S is 300 /
+  // 448, inexact, so its quotients are near but off midpoints.
+  std::string values;
+  const double first[] = {448, 17, 19, 9, 4.5, 0.53125, -17, -464, 1e-6, -0.0};
+  for (int i = 0; i < 256; ++i) {
+    const double v = i < 10 ? first[i] : i < 128 ? (i % 7) * 0.75 : i == 128 ? 300 : 300.0 / 448 * (17 + (i % 11) * 2);
+    values.append(i ? ", " : "").append(std::to_string(v));
+  }
+  const std::string tensors =
+      R"({"name": "X", "shape": [1, 256], "dtype": "f32", "init": {"values": [)" + values +
+      R"(]}}, {"name": "Y", "shape": [1, 256], "dtype": "f8e4m3", "scale": {"block": [1, 128], "tensor": "S"}},)"
+      R"( {"name": "S", "shape": [1, 2], "dtype": "f32"})";
+  const std::string path = block_graph("f8_quantize_midpoints", tensors,
+                                       R"({"op_type": "CAST", "inputs": ["X"], "outputs": ["Y", "S"]})", R"("Y", "S")");
+  auto r = test::run_gexec("run --backend cuda --atol 0 --rtol 0 '" + path + "'");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(test::has(r.output, "result: pass"));
+}
+
 TEST_CASE("the f8 codec agrees with cuda_fp8.h on every code and midpoint", "[fp8][gpu]") {
   for (int fmt = 0; fmt < 2; ++fmt) {
     const f8::Format f = fmt ? f8::kE5M2 : f8::kE4M3;

@@ -258,3 +258,50 @@ TEST_CASE("block scales: 1x128 blocks quantize activations with outliers more ac
     CHECK(block <= row);
   }
 }
+
+TEST_CASE("block scales on CUDA, planned without a device: cuBLASLt's layouts of S in the dry-run, and the refusals",
+          "[block][cli]") {
+  // fp8_block_mlp: x8 (1x128, S computed in every run) times the constant w1 (128x128, S constant).
+  const std::string mlp = test::source_path("graphs/fp8_block_mlp.json");
+  auto r = test::run_gexec("run --dry-run --arch sm_90 '" + mlp + "'");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(test::has(r.output, "cublaslt.fp8_gemm_bias_act"));
+  CHECK(test::has(r.output, "cuda.f8_cast"));
+  // [L = 512/128 = 4][M = 128] rows-major; [ceil(1024/128) = 8][L rounded up to 4 = 4] K-major.
+  CHECK(test::has(r.output, "A's S (1x128, VEC128_32F) M-major [4,128], copied in every run; B's S (128x128, "
+                            "BLK128x128_32F) K-major [8,4], copied once, before the runs"));
+  auto ada = test::run_gexec("run --dry-run --arch sm_89 '" + mlp + "'");
+  CHECK(ada.status == 3);
+  CHECK(test::has(ada.output, "used on sm_90 only"));
+
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  auto write = [&](const std::string& name, const std::string& a_block, const std::string& b_block, bool fast) {
+    const std::string path = dir + "/" + name + "_" + std::to_string(getpid()) + ".json";
+    std::ofstream(path) << R"({"format": "gexec.graph", "version": 1, "tensors": [
+        {"name": "A", "shape": [128, 256], "dtype": "f8e4m3", "scale": {"block": )" + a_block + R"(, "tensor": "SA"}},
+        {"name": "SA", "shape": )" + (a_block == "[1, 128]" ? "[128, 2]" : "[1, 2]") + R"(, "dtype": "f32", "init": {"dist": "ones"}},
+        {"name": "B", "shape": [256, 128], "dtype": "f8e4m3", "scale": {"block": )" + b_block + R"(, "tensor": "SB"}},
+        {"name": "SB", "shape": )" + (b_block == "[128, 1]" ? "[2, 128]" : "[2, 1]") + R"(, "dtype": "f32", "init": {"dist": "ones"}},
+        {"name": "C", "shape": [128, 128], "dtype": "bf16"}],
+      "ops": [{"op_type": "MATMUL", "inputs": ["A", "B"], "outputs": ["C"], "attrs": {"fast_accum": )" +
+                             (fast ? "true" : "false") + "}}]}";
+    return path;
+  };
+  const std::string both_2d = write("block_2d_2d", "[128, 128]", "[128, 128]", false);
+  auto r2 = test::run_gexec("run --dry-run --arch sm_90 '" + both_2d + "'");
+  CHECK(r2.status == 3);
+  CHECK(test::has(r2.output, "cuBLASLt has no kernel with 128x128 blocks on both operands"));
+  CHECK(test::run_gexec("run --dry-run --backend cpu '" + both_2d + "'").status == 0);
+  const std::string fast = write("block_fast", "[1, 128]", "[128, 128]", true);
+  auto r3 = test::run_gexec("run --dry-run --arch sm_90 '" + fast + "'");
+  CHECK(r3.status == 3);
+  CHECK(test::has(r3.output, "cuBLASLt has no block-scaled kernel with fast accumulation"));
+  // 1x128 on both (B's along K: [128, 1]) is cuBLASLt's VEC128 x VEC128.
+  const std::string vec = write("block_vec_vec", "[1, 128]", "[128, 1]", false);
+  auto r4 = test::run_gexec("run --dry-run --arch sm_90 '" + vec + "'");
+  INFO(r4.output);
+  CHECK(r4.status == 0);
+  CHECK(test::has(r4.output, "B's S (1x128, VEC128_32F) N-major [2,128]"));
+  for (const std::string& p : {both_2d, fast, vec}) std::filesystem::remove(p);
+}

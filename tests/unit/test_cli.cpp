@@ -59,16 +59,7 @@ TEST_CASE("every example graph dry-runs with a kernel for every op", "[cli]") {
   for (const auto& entry : std::filesystem::directory_iterator(source_path("graphs"))) {
     if (entry.path().extension() != ".json") continue;
     ++graphs;
-    const bool blocks = gexec::test::cuda_refuses_graph_file(entry.path().string());
-    if (blocks) {
-      // Block-scaled FP8 has no CUDA kernels in this build: the dry-run says so, the CPU's plan is whole.
-      auto cuda = run_gexec("run --dry-run --arch sm_90 '" + entry.path().string() + "'");
-      CHECK(cuda.status != 0);
-      CHECK(has(cuda.output, "block scales (graph-format.md, \"FP8\") run on the CPU backend only in this build"));
-      WARN(entry.path().filename().string() << ": block scales, dry-run on the CPU backend (CUDA refuses them)");
-    }
-    auto r = run_gexec("run --dry-run " + std::string(blocks ? "--backend cpu" : "--arch sm_90") + " '" +
-                       entry.path().string() + "'");
+    auto r = run_gexec("run --dry-run --arch sm_90 '" + entry.path().string() + "'");
     INFO(entry.path().string() << "\n" << r.output);
     CHECK(r.status == 0);
     CHECK(has(r.output, "// before the passes"));

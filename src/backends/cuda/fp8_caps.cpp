@@ -8,14 +8,16 @@
 namespace gexec {
 namespace {
 
-constexpr const char* kBlockScaleRefusal =
-    "block scales (graph-format.md, \"FP8\") run on the CPU backend only in this build; run with --backend cpu";
+// cuBLASLt's block scale modes (VEC128_32F, BLK128x128_32F) are Hopper's.
+constexpr const char* kBlockScaleArch =
+    "block scales run on CUDA through cuBLASLt's Hopper modes (1x128, 128x128), used on sm_90 only, where "
+    "they were measured; run with --backend cpu";
 
 // min_cc (89) covers the device; the plan says what the shapes, layouts and scales need.
-Verdict check_fp8_gemm(const Graph& g, const Op& op, const DeviceCaps&, const KernelOptions&) {
+Verdict check_fp8_gemm(const Graph& g, const Op& op, const DeviceCaps& caps, const KernelOptions&) {
   Verdict v;
-  if (g.tensor(op.inputs[0]).scale.is_block() || g.tensor(op.inputs[1]).scale.is_block()) {
-    v.rejected = kBlockScaleRefusal;
+  if (g.tensor(op.inputs[0]).scale.is_block() && caps.cc != 90) {
+    v.rejected = kBlockScaleArch;
     return v;
   }
   cuda::Fp8Plan p = cuda::plan_fp8(g, op);
@@ -28,8 +30,6 @@ Verdict check_f8_cast(const Graph& g, const Op& op, const DeviceCaps&, const Ker
   Verdict v;
   if (!is_f8(g.tensor(op.inputs[0]).dtype) && !is_f8(g.tensor(op.outputs[0]).dtype))
     v.rejected = "neither side is f8 (cuda.cast converts those)";
-  else if (g.tensor(op.inputs[0]).scale.is_block() || g.tensor(op.outputs[0]).scale.is_block())
-    v.rejected = kBlockScaleRefusal;
   return v;
 }
 
@@ -56,7 +56,8 @@ std::vector<KernelDef> cuda_fp8_kernel_defs() {
   // Priority above cuda.cast, which converts the other dtypes.
   KernelDef cast = declare_kernel("cuda.f8_cast", OpType::CAST, Backend::cuda, KernelImpl::cuda_f8_cast, 20, 1,
                                   "CAST to or from f8: quantize (real / scale, nearest even, saturating) or "
-                                  "dequantize, per-tensor or per-row/column scales, and the amax");
+                                  "dequantize, per-tensor, per-row/column or block scales, the amax, and S of each "
+                                  "block where the CAST computes it (one pass over X for rows of 1xN blocks)");
   cast.inputs = {all};
   cast.outputs = all;
   cast.colmajor = true;

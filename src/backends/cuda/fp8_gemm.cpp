@@ -1,7 +1,7 @@
 // The cuBLASLt FP8 product (kernel table: cublaslt.fp8_gemm_bias_act, cublaslt.fp8_matmul): the
-// TN arrangement of fp8_plan.hpp, scale pointers (tensor-wide or outer-vector), the D scale and
-// amax of an f8 output, fast accumulation and the bias epilogues; one cached plan per op, the
-// heuristic's candidates as autotuning variants.
+// TN arrangement of fp8_plan.hpp, scale pointers (tensor-wide, outer-vector, or block scales
+// copied into cuBLASLt's layout), the D scale and amax of an f8 output, fast accumulation and the
+// bias epilogues; one cached plan per op, the heuristic's candidates as autotuning variants.
 #include "fp8_gemm.hpp"
 
 #include <cublasLt.h>
@@ -17,6 +17,7 @@
 #include "elementwise.hpp"
 #include "f8_convert.hpp"
 #include "fp8_plan.hpp"
+#include "gexec/ir/block_scale.hpp"
 #include "lt_algo.hpp"
 #include "lt_types.hpp"
 #include "raii.hpp"
@@ -35,6 +36,11 @@ class Fp8Gemm final : public Kernel, public Tunable {
     if (p_.has_bias) bias_ = b.inputs[2];
     d_ = b.outputs[0];
     if (b.outputs.size() > 1) amax_ = b.outputs[1];
+    if (p_.block) {
+      a_slot_ = scale_slot(g, op, op.inputs[0]);
+      b_slot_ = scale_slot(g, op, op.inputs[1]);
+      bind_block_scales(b);
+    }
   }
 
   Status prepare() override {
@@ -82,8 +88,14 @@ class Fp8Gemm final : public Kernel, public Tunable {
       }
       return v;
     };
-    sa = expand(b_t_, N, s.n, p_.outer_vector, false);
-    sb = expand(a_t_, M, s.m, p_.outer_vector, p_.repeat_a_rows);
+    if (p_.block) {
+      // Arranged on the device from S (below); room for cuBLASLt's layouts here.
+      sa.assign(size_t(p_.b_scale.count()), 1.0f);
+      sb.assign(size_t(p_.a_scale.count()), 1.0f);
+    } else {
+      sa = expand(b_t_, N, s.n, p_.outer_vector, false);
+      sb = expand(a_t_, M, s.m, p_.outer_vector, p_.repeat_a_rows);
+    }
     // Each scale array starts on its own 256-byte boundary: cuBLASLt refuses the matmul
     // (CUBLAS_STATUS_NOT_SUPPORTED, after its heuristic accepted it) when the B scale sits 4 bytes
     // after the A scale, as the H200 showed; 64 bytes apart it runs.
@@ -100,10 +112,13 @@ class Fp8Gemm final : public Kernel, public Tunable {
     GEXEC_CUDA_TRY(
         cudaMemcpyAsync(scales_.get(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
     GEXEC_CUDA_TRY(cudaStreamSynchronize(stream));
-    const float* dev = static_cast<const float*>(scales_.get());
-    const float* lt_a_scale = dev;
-    const float* lt_b_scale = dev + b_at;
+    float* dev = static_cast<float*>(scales_.get());
+    lt_a_scale_ = dev;
+    lt_b_scale_ = dev + b_at;
+    const float* lt_a_scale = lt_a_scale_;
+    const float* lt_b_scale = lt_b_scale_;
     const float* d_scale = dev + d_at;
+    if (p_.block) GEXEC_TRY(arrange_scales(stream, true));
     if (is_f8(c_t_.dtype)) GEXEC_TRY(alloc(c16_, size_t(batch * M * N) * size_t(dtype_size(p_.c16))));
     // The bias cuBLASLt reads: converted, or (padded) copied beside zeros for the padded columns.
     if (p_.has_bias && (p_.bias_in != p_.bias_read || p_.pad)) {
@@ -123,6 +138,15 @@ class Fp8Gemm final : public Kernel, public Tunable {
       const int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
       GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode));
       GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode));
+    }
+    if (p_.block) {
+      auto mode = [](const ScaleArrangement& x) {
+        return int32_t(x.two_d ? CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F
+                               : CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F);
+      };
+      // cuBLASLt's A is our B, its B our A.
+      GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode(p_.b_scale)));
+      GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode(p_.a_scale)));
     }
     if (is_f8(c_t_.dtype)) GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, static_cast<const void*>(d_scale)));
     if (amax_) GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, amax_));
@@ -186,6 +210,7 @@ class Fp8Gemm final : public Kernel, public Tunable {
       if (p_.transpose_b && !p_.b_once) GEXEC_TRY(launch_transpose_u8(b_, b_k_.get(), s.n, s.k, stream));
     }
     if (bias_conv_.get() && !p_.bias_once) GEXEC_TRY(stage_bias(stream));
+    if (p_.block) GEXEC_TRY(arrange_scales(stream, false));
     const void* x = p_.pad || p_.transpose_b ? b_k_.get() : b_;
     const void* y = p_.pad || p_.transpose_a ? a_k_.get() : a_;
     void* d = p_.d_padded ? d_pad_.get() : d_;
@@ -232,6 +257,7 @@ class Fp8Gemm final : public Kernel, public Tunable {
   // and the bias and amax pointers, which are in the descriptor, stay.
   bool rebind(const Binding& b) override {
     if (amax_ || b.inputs.size() < 2 || b.outputs.empty()) return false;
+    if (p_.block && !bind_block_scales(b)) return false;
     a_ = b.inputs[0];
     b_ = b.inputs[1];
     d_ = b.outputs[0];
@@ -273,6 +299,32 @@ class Fp8Gemm final : public Kernel, public Tunable {
     return {};
   }
 
+  // S of A and B where the binding has them (scale_slot's places among its scales).
+  bool bind_block_scales(const Binding& b) {
+    if (a_slot_ < 0 || b_slot_ < 0 || b.scales.size() <= size_t(std::max(a_slot_, b_slot_))) return false;
+    a_s_ = static_cast<const float*>(b.scales[size_t(a_slot_)]);
+    b_s_ = static_cast<const float*>(b.scales[size_t(b_slot_)]);
+    return true;
+  }
+  // Each S into the layout cuBLASLt reads: a constant one in prepare() (`once`), the others in
+  // every run, after the ops that write them.
+  Status arrange_scales(cudaStream_t stream, bool once) {
+    if (!a_s_ || !b_s_) return runtime_error("op " + name_ + ": a block scale's S is not bound");
+    auto one = [&](const ScaleArrangement& x, const float* s, float* out) -> Status {
+      if (x.once != once) return {};
+      return launch_arrange_scales(s, out, x.outer, x.ld, x.inner, x.so, x.si, stream);
+    };
+    GEXEC_TRY(one(p_.a_scale, a_s_, lt_b_scale_));
+    GEXEC_TRY(one(p_.b_scale, b_s_, lt_a_scale_));
+    return {};
+  }
+
+  std::string scale_mode() const {
+    auto block = [](const ScaleArrangement& x) { return std::string(x.two_d ? "blk128x128" : "vec128"); };
+    if (p_.block) return block(p_.a_scale) + "/" + block(p_.b_scale);
+    return p_.outer_vector ? "outer_vec" : "scalar";
+  }
+
   std::string describe() const {
     const GemmShape& s = p_.shape;
     return "m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
@@ -280,7 +332,7 @@ class Fp8Gemm final : public Kernel, public Tunable {
            " a=" + std::string(dtype_name(p_.a)) + " b=" + std::string(dtype_name(p_.b)) +
            " d=" + std::string(dtype_name(c_t_.dtype)) +
            " bias=" + (p_.has_bias ? std::string(dtype_name(p_.bias_read)) : "none") +
-           " scale=" + (p_.outer_vector ? "outer_vec" : "scalar") + " fast_accum=" + (fast_accum_ ? "1" : "0") +
+           " scale=" + scale_mode() + " fast_accum=" + (fast_accum_ ? "1" : "0") +
            " amax=" + (amax_ ? "1" : "0") + (p_.pad ? " padded" : "");
   }
 
@@ -299,6 +351,11 @@ class Fp8Gemm final : public Kernel, public Tunable {
   void* d_ = nullptr;
   void* amax_ = nullptr;
   void* workspace_ = nullptr;
+  int a_slot_ = -1, b_slot_ = -1;              // block scales: S of A and B among the binding's scales
+  const float* a_s_ = nullptr;
+  const float* b_s_ = nullptr;
+  float* lt_a_scale_ = nullptr;                // in scales_: cuBLASLt's A (our B) and B (our A) scales
+  float* lt_b_scale_ = nullptr;
   DeviceMemory a_k_, b_k_, scales_, c16_, bias_conv_, d_pad_;
   MatmulDesc desc_;
   MatrixLayout lx_, ly_, lc_, ld_;

@@ -13,6 +13,36 @@
 
 namespace gexec::cuda {
 
+// One operand's block scales as cuBLASLt reads them (its "Scaling factors layouts"): 1 x 128
+// blocks along K (VEC128_32F), rows-major: [L][rows] with L = ceil(K / 128) and the rows of op(X)
+// contiguous; 128 x 128 blocks (BLK128x128_32F), K-major: [ceil(rows / 128)][L rounded up to 4].
+// The graph's S is row-major over the stored tensor's logical [rows, K] or [K, rows]; one copy
+// moves it, out[o * ld + i] = S[o * so + i * si] for i < inner and 1 beyond (padding).
+struct ScaleArrangement {
+  bool two_d = false;
+  int64_t outer = 0, ld = 0, inner = 0, so = 0, si = 0;
+  bool once = false;  // S is constant: arranged once, before the runs
+  int64_t count() const { return outer * ld; }
+};
+
+// `rows_by_k`: the operand's logical shape is [rows, K] (A, or B with trans_b); `rows_padded`
+// the rows cuBLASLt sees (M or N, padded to 16 where the product is).
+inline ScaleArrangement arrange_block_scale(const Tensor& t, bool rows_by_k, int64_t rows, int64_t rows_padded,
+                                            int64_t k) {
+  ScaleArrangement a;
+  const int64_t l = (k + 127) / 128;
+  a.two_d = t.scale.block[0] == 128 && t.scale.block[1] == 128;
+  if (!a.two_d) {
+    a.outer = l, a.ld = rows_padded, a.inner = rows;
+    a.so = rows_by_k ? 1 : rows, a.si = rows_by_k ? l : 1;
+  } else {
+    const int64_t row_blocks = (rows + 127) / 128;
+    a.outer = row_blocks, a.ld = (l + 3) / 4 * 4, a.inner = l;
+    a.so = rows_by_k ? l : 1, a.si = rows_by_k ? 1 : row_blocks;
+  }
+  return a;
+}
+
 struct Fp8Plan {
   std::string rejected;  // empty: cuBLASLt can run it
   GemmShape shape;
@@ -34,6 +64,10 @@ struct Fp8Plan {
   // Per-row A / per-column B scales: cuBLASLt's outer-vector scale mode (both operands then take
   // vectors; a tensor-wide scale is repeated). Else one f32 scale per operand.
   bool outer_vector = false;
+  // Block scales on both operands: cuBLASLt's VEC128_32F / BLK128x128_32F modes, each S copied
+  // into the layout cuBLASLt reads (a_scale for our A, which is cuBLASLt's B; b_scale for our B).
+  bool block = false;
+  ScaleArrangement a_scale, b_scale;
   DType c16 = DType::bf16;     // the C matrix type cuBLASLt needs with an f8 D (never read: beta = 0)
   bool has_bias = false;
   DType bias_in = DType::bf16, bias_read = DType::bf16;  // the graph's bias, and what cuBLASLt reads
@@ -96,6 +130,29 @@ inline Fp8Plan plan_fp8(const Graph& g, const Op& op) {
                  "fuse_residual leaves an FP8 product's ADD separate)";
     return p;
   }
+  p.block = a.scale.is_block() && b.scale.is_block();
+  if (p.block && (s->batch > 1 || a.rank() != 2 || b.rank() != 2)) {
+    p.rejected = "block scales multiply rank-2 operands only";
+    return p;
+  }
+  if (p.block && a.scale.block[0] == 128 && a.scale.block[1] == 128 && b.scale.block[0] == 128 &&
+      b.scale.block[1] == 128) {
+    p.rejected = "cuBLASLt has no kernel with 128x128 blocks on both operands (it takes 1x128 x 1x128, 1x128 x "
+                 "128x128 and 128x128 x 1x128); give one operand 1x128 blocks along K, or run with --backend cpu";
+    return p;
+  }
+  if (p.block && op.attrs.fast_accum) {
+    p.rejected = "cuBLASLt has no block-scaled kernel with fast accumulation (its heuristic answers "
+                 "CUBLAS_STATUS_NOT_SUPPORTED on the H200, cuBLASLt 13.1); leave fast_accum off, or run with "
+                 "--backend cpu";
+    return p;
+  }
+  if (p.block) {
+    p.a_scale = arrange_block_scale(a, !s->trans_a, s->m, p.mp, s->k);
+    p.b_scale = arrange_block_scale(b, s->trans_b, s->n, p.np, s->k);
+    p.a_scale.once = fixed_before_runs(g, a.scale.tensor);
+    p.b_scale.once = fixed_before_runs(g, b.scale.tensor);
+  }
   p.outer_vector = a.scale.axis >= 0 || b.scale.axis >= 0;
   if (p.outer_vector && s->batch > 1 && !s->b_batched) {
     p.rejected = "per-row/column scales on a batched product whose B is shared (rank 2): cuBLASLt's outer-vector "
@@ -136,9 +193,18 @@ inline Fp8Plan plan_fp8(const Graph& g, const Op& op) {
   if (p.transpose_b && !p.pad)
     p.notes.push_back("B [K,N] is stored with N contiguous: copying it transposed into [N,K] " + when(p.b_once) +
                       (p.b_once ? "" : " (mark the weight constant, or store it transposed, to do this once)"));
-  p.notes.push_back(p.outer_vector
-                        ? "scales: one per row of op(A) (M) and per column of op(B) (N), cuBLASLt's outer-vector scale mode"
-                        : "scales: one f32 per operand through the A and B scale pointers");
+  auto layout_of = [&](const ScaleArrangement& x, const char* which, const char* rows) {
+    const std::string form =
+        x.two_d ? "(128x128, BLK128x128_32F) K-major" : "(1x128, VEC128_32F) " + std::string(rows) + "-major";
+    return std::string(which) + "'s S " + form + " [" + std::to_string(x.outer) + "," + std::to_string(x.ld) +
+           "], copied " + when(x.once);
+  };
+  if (p.block)
+    p.notes.push_back("block scales: " + layout_of(p.a_scale, "A", "M") + "; " + layout_of(p.b_scale, "B", "N"));
+  else
+    p.notes.push_back(p.outer_vector
+                          ? "scales: one per row of op(A) (M) and per column of op(B) (N), cuBLASLt's outer-vector scale mode"
+                          : "scales: one f32 per operand through the A and B scale pointers");
   if (is_f8(c.dtype))
     p.notes.push_back("f8 " + std::string(dtype_name(c.dtype)) + " C: D scale 1/" + std::to_string(c.scale.values[0]) +
                       ", with a bf16 C descriptor (beta = 0, never read)");
