@@ -60,6 +60,7 @@ class F8CastKernel final : public Kernel {
     s_out_ = writes_s_ ? b.outputs[1] : nullptr;
     if (x_slot_ >= 0) x_.block_s = static_cast<const float*>(b.scales[size_t(x_slot_)]);
     if (y_slot_ >= 0) y_.block_s = static_cast<const float*>(b.scales[size_t(y_slot_)]);
+    bound_ = true;
     return true;
   }
 
