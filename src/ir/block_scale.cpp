@@ -2,7 +2,6 @@
 #include "gexec/ir/block_scale.hpp"
 
 #include <algorithm>
-#include <limits>
 
 #include "gexec/ir/f8.hpp"
 
@@ -69,10 +68,6 @@ std::optional<Tensor> with_scale_from(const Graph& g, const Tensor& t,
   return with_block_values(t, reinterpret_cast<const float*>(it->second.data()));
 }
 
-float block_scale_of(float amax, DType f8) {
-  if (!(amax > 0)) return 1.0f;  // zeros (and a block of NaNs, left out of the amax)
-  const float s = amax / float(f8_format(f8).max_finite);
-  return s > 0 ? s : std::numeric_limits<float>::denorm_min();
-}
+float block_scale_of(float amax, DType f8) { return f8::block_scale(amax, f8_format(f8)); }
 
 }  // namespace gexec

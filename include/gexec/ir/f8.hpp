@@ -62,4 +62,14 @@ GEXEC_HD inline uint8_t encode(double v, Format f) {
   return uint8_t(sign | uint8_t(((e + f.bias) << f.mant_bits) | m));
 }
 
+// The scale of a block whose largest |value| is amax, for codes in format f: amax over the largest
+// finite value, divided in f32; 1 for a block of zeros (or of NaNs, left out of the amax); the
+// least positive float where the quotient underflows. Shared by the host and the device, so that
+// both compute S to the same bits.
+GEXEC_HD inline float block_scale(float amax, Format f) {
+  if (!(amax > 0)) return 1.0f;
+  const float s = amax / float(f.max_finite);
+  return s > 0 ? s : 0x1p-149f;
+}
+
 }  // namespace gexec::f8

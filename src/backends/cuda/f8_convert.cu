@@ -32,14 +32,6 @@ __device__ void store_real(const Side& s, int64_t storage, int64_t logical, doub
   store_value(s, storage, v / side_scale(s, logical));
 }
 
-// S of a block from its amax, as block_scale_of (src/ir/block_scale.cpp) computes it on the host:
-// in f32 (IEEE division: the build has no fast-math), 1 for zeros, the least subnormal on underflow.
-__device__ float block_scale(float amax, float max_finite) {
-  if (!(amax > 0)) return 1.0f;
-  const float s = amax / max_finite;
-  return s > 0 ? s : __uint_as_float(1u);  // the least subnormal
-}
-
 // x / S coded in double, as f8::encode gives it; kept out of line, so that the registers it needs
 // do not lower the occupancy of the kernel that (almost never) calls it.
 __device__ __noinline__ uint8_t encode_quotient_in_double(float x, float scale, bool e4m3) {
@@ -99,7 +91,7 @@ __global__ void quantize_row_blocks(Side x, Side y, float* s, int group) {
   const int64_t block_cols = (y.cols + y.bc - 1) / y.bc;
   const int64_t slots = y.rows * block_cols * group;
   const bool e4m3 = DType(y.dtype) == DType::f8e4m3;
-  const float max_finite = e4m3 ? 448.0f : 57344.0f;
+  const f8::Format format = e4m3 ? f8::e4m3() : f8::e5m2();
   const int lane = int(threadIdx.x & 31);
   const unsigned mask = group == 32 ? 0xFFFFFFFFu : ((1u << group) - 1u) << (lane / group * group);
   // Every lane of a group takes the same iterations: the stride is a multiple of the CTA's size.
@@ -112,7 +104,7 @@ __global__ void quantize_row_blocks(Side x, Side y, float* s, int group) {
     float m = 0;
     for (float e : v) m = fmaxf(m, fabsf(e));  // fmaxf leaves NaN out, as the host's comparison does
     for (int off = group / 2; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(mask, m, off));
-    const float scale = block_scale(m, max_finite);
+    const float scale = f8::block_scale(m, format);  // IEEE division: the build has no fast-math
     if (t % group == 0) s[b] = scale;
     if (!holds) continue;
     uint32_t lo = 0, hi = 0;
@@ -127,7 +119,7 @@ __global__ void quantize_blocks(Side x, Side y, float* s) {
   __shared__ float warp_max[32];
   __shared__ float shared_scale;
   const int64_t block_rows = (y.rows + y.br - 1) / y.br, block_cols = (y.cols + y.bc - 1) / y.bc;
-  const float max_finite = DType(y.dtype) == DType::f8e4m3 ? 448.0f : 57344.0f;
+  const f8::Format format = DType(y.dtype) == DType::f8e4m3 ? f8::e4m3() : f8::e5m2();
   for (int64_t b = blockIdx.x; b < block_rows * block_cols; b += gridDim.x) {
     const int64_t r0 = (b / block_cols) * y.br, c0 = (b % block_cols) * y.bc;
     const int64_t h = y.rows - r0 < y.br ? y.rows - r0 : y.br, w = y.cols - c0 < y.bc ? y.cols - c0 : y.bc;
@@ -142,7 +134,7 @@ __global__ void quantize_blocks(Side x, Side y, float* s) {
     if (threadIdx.x == 0) {
       float all = 0;
       for (unsigned i = 0; i < blockDim.x / 32; ++i) all = fmaxf(all, warp_max[i]);
-      shared_scale = block_scale(all, max_finite);
+      shared_scale = f8::block_scale(all, format);
       s[b] = shared_scale;
     }
     __syncthreads();

@@ -115,8 +115,6 @@ class Fp8Gemm final : public Kernel, public Tunable {
     float* dev = static_cast<float*>(scales_.get());
     lt_a_scale_ = dev;
     lt_b_scale_ = dev + b_at;
-    const float* lt_a_scale = lt_a_scale_;
-    const float* lt_b_scale = lt_b_scale_;
     const float* d_scale = dev + d_at;
     if (p_.block) GEXEC_TRY(arrange_scales(stream, true));
     if (is_f8(c_t_.dtype)) GEXEC_TRY(alloc(c16_, size_t(batch * M * N) * size_t(dtype_size(p_.c16))));
@@ -132,8 +130,8 @@ class Fp8Gemm final : public Kernel, public Tunable {
     if (!desc) return desc.error();
     GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_TRANSA, int32_t(CUBLAS_OP_T)));
     GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_TRANSB, int32_t(CUBLAS_OP_N)));
-    GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(lt_a_scale)));
-    GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(lt_b_scale)));
+    GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(lt_a_scale_)));
+    GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(lt_b_scale_)));
     if (p_.outer_vector) {
       const int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
       GEXEC_TRY(set_attribute(*desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode));
