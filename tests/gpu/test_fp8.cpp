@@ -246,20 +246,23 @@ TEST_CASE("the quantizing CAST on the device: S and the codes equal the referenc
     const char* dtype;
     int64_t rows, cols, br, bc;
     const char* layout;
+    const char* code = "f8e4m3";
   };
-  // Rows of 1 x (8..256) blocks over a row-major input take the one-pass kernel; the others (an
-  // odd block, a colmajor output, 128 x 128) the kernel of a CTA per block.
+  // Rows of 1 x (8..256) blocks over a row-major input take the one-pass kernel (rows longer than
+  // a CTA's 2048 columns take several); the others (an odd block, a colmajor output, 128 x 128)
+  // the kernel of a CTA per block.
   for (const Case c : {Case{"bf16", 96, 384, 1, 128, "rowmajor"}, Case{"f16", 64, 264, 1, 128, "rowmajor"},
                        Case{"f32", 40, 256, 1, 32, "rowmajor"}, Case{"bf16", 33, 96, 1, 8, "rowmajor"},
+                       Case{"bf16", 5, 4104, 1, 64, "rowmajor", "f8e5m2"}, Case{"f16", 3, 2056, 1, 256, "rowmajor"},
                        Case{"bf16", 300, 260, 128, 128, "rowmajor"}, Case{"f32", 30, 50, 3, 7, "rowmajor"},
-                       Case{"bf16", 64, 256, 1, 128, "colmajor"}})
+                       Case{"bf16", 64, 256, 1, 128, "colmajor", "f8e5m2"}})
     for (const char* init : {R"({"dist": "normal", "std": 300})", R"({"dist": "normal", "std": 0.001})", R"({"dist": "zeros"})"}) {
       const std::string name = std::string("f8_quantize_") + c.dtype + "_" + std::to_string(c.br) + "x" +
-                               std::to_string(c.bc) + "_" + c.layout;
+                               std::to_string(c.bc) + "_" + c.layout + "_" + c.code;
       INFO(name << " " << init);
       const std::string tensors =
           R"({"name": "X", "shape": )" + shape(c.rows, c.cols) + R"(, "dtype": ")" + c.dtype + R"(", "init": )" + init +
-          R"(}, {"name": "Y", "shape": )" + shape(c.rows, c.cols) + R"(, "dtype": "f8e4m3", "layout": ")" + c.layout +
+          R"(}, {"name": "Y", "shape": )" + shape(c.rows, c.cols) + R"(, "dtype": ")" + c.code + R"(", "layout": ")" + c.layout +
           R"(", "scale": {"block": )" + shape(c.br, c.bc) + R"(, "tensor": "S"}}, {"name": "S", "shape": )" +
           shape(up(c.rows, c.br), up(c.cols, c.bc)) + R"(, "dtype": "f32"}, {"name": "Z", "shape": )" +
           shape(c.rows, c.cols) + R"(, "dtype": "f32"})";

@@ -381,7 +381,8 @@ GEXEC_SKIPPED_TEST("f8: per-row/column scales with an f8 C and its amax pass the
 // (exact in an FMA) shows it overshot, its last bit set where the remainder is not 0, then rounded
 // to f8 once more. This checks that arithmetic, done the same way here on the host, against the
 // single rounding of the exact quotient, on quotients at and next to f8 midpoints, where a second
-// rounding would go wrong.
+// rounding would go wrong. The same cases check the kernel's fast path (x times 1 / S, used where
+// f8::reciprocal_quotient_safe accepts the product) and that what it refuses would be coded wrong.
 namespace {
 float quotient_to_odd(float x, float s) {
   float q = x / s;
@@ -395,10 +396,10 @@ float quotient_to_odd(float x, float s) {
 }
 }  // namespace
 
-TEST_CASE("f8: x / S rounded to odd in f32, then to f8, equals the single rounding of x / S", "[f8]") {
+TEST_CASE("f8: x / S rounded to odd in f32, or x times 1 / S where not next to a midpoint, codes as x / S", "[f8]") {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  int64_t ties_near = 0;
+  int64_t ties_near = 0, safe = 0, wrong_unless_refused = 0;
   for (int fmt = 0; fmt < 2; ++fmt) {
     const f8::Format f = fmt ? f8::kE5M2 : f8::kE4M3;
     for (int i = 0; i < 400000; ++i) {
@@ -413,8 +414,19 @@ TEST_CASE("f8: x / S rounded to odd in f32, then to f8, equals the single roundi
       const double exact_code_of = double(x) / double(s);
       ties_near += std::fabs(std::fabs(exact_code_of) - (lo + hi) / 2) <= (hi - lo) * 1e-6;
       INFO("x " << x << " s " << s);
-      REQUIRE(f8::encode(double(quotient_to_odd(x, s)), f) == f8::encode(exact_code_of, f));
+      const uint8_t exact = f8::encode(exact_code_of, f);
+      REQUIRE(f8::encode(double(quotient_to_odd(x, s)), f) == exact);
+      // The fast path: x times 1 / S, trusted where reciprocal_quotient_safe says so.
+      const float q = x * (1.0f / s);
+      if (f8::reciprocal_quotient_safe(q, f)) {
+        ++safe;
+        REQUIRE(f8::encode(double(q), f) == exact);
+      } else {
+        wrong_unless_refused += f8::encode(double(q), f) != exact;
+      }
     }
   }
   CHECK(ties_near > 100000);  // the cases next to a midpoint were there
+  CHECK(safe > 300000);  // most quotients not at a midpoint take the fast path
+  CHECK(wrong_unless_refused > 1000);  // and the ones it refuses would have been coded wrong
 }

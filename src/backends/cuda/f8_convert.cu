@@ -82,35 +82,84 @@ __device__ void load8(const void* x, int dtype, int64_t at, float* v) {
   }
 }
 
-// Blocks of 1 x (8 * group) along the rows of a row-major x: `group` lanes (a power of two up to
-// 32) hold a block, eight elements each, in registers; the block's amax is their shuffle
-// reduction. One read of x, one write of y and S. cols is a multiple of 8; a block cut by the end
-// of its row has lanes that hold nothing.
-__global__ void quantize_row_blocks(Side x, Side y, float* s, int group) {
-  // Indices are y's logical ones; x, row-major, holds the same logical element at the same index.
-  const int64_t block_cols = (y.cols + y.bc - 1) / y.bc;
-  const int64_t slots = y.rows * block_cols * group;
-  const bool e4m3 = DType(y.dtype) == DType::f8e4m3;
-  const f8::Format format = e4m3 ? f8::e4m3() : f8::e5m2();
+// Out of line, so that the registers of the exact path do not lower the occupancy of the fast one.
+__device__ __noinline__ uint8_t encode_quotient_out_of_line(float x, float scale, bool e4m3) {
+  return encode_quotient(x, scale, e4m3);
+}
+
+// The codes of x / S for four values, packed in order from the low byte: through x times 1 / S
+// (rcp), two conversions of a pair each, where f8::reciprocal_quotient_safe accepts all four
+// products and rcp_ok says 1 / S is exact enough; else each divided exactly, out of line. The format is a template argument: its
+// constants fold into the few integer operations per value the check costs.
+template <bool E4M3>
+__device__ inline uint32_t encode4(const float* v, float scale, float rcp, bool rcp_ok) {
+  constexpr f8::Format format = E4M3 ? f8::e4m3() : f8::e5m2();
+  constexpr __nv_fp8_interpretation_t kind = E4M3 ? __NV_E4M3 : __NV_E5M2;
+  float q[4];
+  bool safe = rcp_ok;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    q[i] = v[i] * rcp;
+    safe &= f8::reciprocal_quotient_safe(q[i], format);
+  }
+  if (safe)
+    return uint32_t(__nv_cvt_float2_to_fp8x2(make_float2(q[0], q[1]), __NV_SATFINITE, kind)) |
+           uint32_t(__nv_cvt_float2_to_fp8x2(make_float2(q[2], q[3]), __NV_SATFINITE, kind)) << 16;
+  uint32_t codes = 0;
+  for (int i = 0; i < 4; ++i) codes |= uint32_t(encode_quotient_out_of_line(v[i], scale, E4M3)) << (8 * i);
+  return codes;
+}
+
+// Rows a thread of quantize_row_blocks holds at once, their loads in flight together: two keep it
+// at 64 registers, four CTAs of 256 threads per SM.
+constexpr int kQuantizeRows = 2;
+
+// Blocks of 1 x 2^bshift (8 to 256) along the rows of a row-major x. A CTA covers 8 x blockDim.x
+// columns of kQuantizeRows rows (gridDim.x CTAs across a row) and steps over rows by gridDim.y; each
+// thread holds eight consecutive elements of each row in registers, the 2^bshift / 8 lanes of a
+// block reduce its amax by shuffles. Indices are 32-bit within a row and shifts, not 64-bit
+// divisions: the kernel does a few operations per element, so their cost would show. cols is a
+// multiple of 8; a block cut by the end of its row has lanes that hold nothing.
+template <bool E4M3>
+__global__ void __launch_bounds__(256) quantize_row_blocks(Side x, Side y, float* s, int bshift) {
+  const int cols = int(y.cols), group = 1 << (bshift - 3);
+  const int block_cols = (cols + (1 << bshift) - 1) >> bshift;
+  constexpr f8::Format format = E4M3 ? f8::e4m3() : f8::e5m2();
   const int lane = int(threadIdx.x & 31);
   const unsigned mask = group == 32 ? 0xFFFFFFFFu : ((1u << group) - 1u) << (lane / group * group);
-  // Every lane of a group takes the same iterations: the stride is a multiple of the CTA's size.
-  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < slots; t += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t b = t / group, row = b / block_cols;
-    const int64_t col = (b % block_cols) * y.bc + (t % group) * 8;
-    const bool holds = col < y.cols;
-    float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    if (holds) load8(x.data, x.dtype, row * y.cols + col, v);
-    float m = 0;
-    for (float e : v) m = fmaxf(m, fabsf(e));  // fmaxf leaves NaN out, as the host's comparison does
-    for (int off = group / 2; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(mask, m, off));
-    const float scale = f8::block_scale(m, format);  // IEEE division: the build has no fast-math
-    if (t % group == 0) s[b] = scale;
+  const int col = (int(blockIdx.x) * int(blockDim.x) + int(threadIdx.x)) * 8;
+  const bool holds = col < cols, first = (threadIdx.x & (group - 1)) == 0;
+  // Every thread of a CTA takes the same rows, so that the shuffles see all their lanes.
+  for (int64_t row0 = int64_t(blockIdx.y) * kQuantizeRows; row0 < y.rows;
+       row0 += int64_t(gridDim.y) * kQuantizeRows) {
+    float v[kQuantizeRows][8];
+#pragma unroll
+    for (int r = 0; r < kQuantizeRows; ++r) {
+      for (float& e : v[r]) e = 0;
+      if (holds && row0 + r < y.rows) load8(x.data, x.dtype, (row0 + r) * cols + col, v[r]);
+    }
+    float m[kQuantizeRows];
+#pragma unroll
+    for (int r = 0; r < kQuantizeRows; ++r) {
+      m[r] = 0;
+      for (float e : v[r]) m[r] = fmaxf(m[r], fabsf(e));  // fmaxf leaves NaN out, as the host's comparison does
+    }
+    for (int off = group / 2; off > 0; off /= 2)
+#pragma unroll
+      for (int r = 0; r < kQuantizeRows; ++r) m[r] = fmaxf(m[r], __shfl_xor_sync(mask, m[r], off));
     if (!holds) continue;
-    uint32_t lo = 0, hi = 0;
-    for (int i = 0; i < 4; ++i) lo |= uint32_t(encode_quotient(v[i], scale, e4m3)) << (8 * i);
-    for (int i = 0; i < 4; ++i) hi |= uint32_t(encode_quotient(v[4 + i], scale, e4m3)) << (8 * i);
-    *reinterpret_cast<uint2*>(static_cast<uint8_t*>(y.data) + row * y.cols + col) = make_uint2(lo, hi);
+#pragma unroll
+    for (int r = 0; r < kQuantizeRows; ++r) {
+      const int64_t row = row0 + r;
+      if (row >= y.rows) break;
+      const float scale = f8::block_scale(m[r], format);  // IEEE division: the build has no fast-math
+      if (first) s[row * block_cols + (col >> bshift)] = scale;
+      // 1 / S is a normal float, and x times it does not underflow where the result is an f8 normal.
+      const float rcp = 1.0f / scale;
+      const bool rcp_ok = scale >= 0x1p-100f && scale <= 0x1p100f;
+      *reinterpret_cast<uint2*>(static_cast<uint8_t*>(y.data) + row * cols + col) =
+          make_uint2(encode4<E4M3>(v[r], scale, rcp, rcp_ok), encode4<E4M3>(v[r] + 4, scale, rcp, rcp_ok));
+    }
   }
 }
 
@@ -213,19 +262,28 @@ Status launch_f8_quantize_blocks(const F8Side& x, const F8Side& y, float* s, cud
   if (y.rows <= 0 || y.cols <= 0) return {};
   F8Side out = y;
   out.block_s = nullptr;  // y's values are stored divided by the S computed here
-  const int64_t group = y.bc / 8;
   const DType xt = DType(x.dtype);
   const bool vector_x = (xt == DType::f16 || xt == DType::bf16 || xt == DType::f32) && !x.colmajor && !y.colmajor;
-  const bool row_blocks = y.br == 1 && y.bc % 8 == 0 && group <= 32 && (group & (group - 1)) == 0 && y.cols % 8 == 0;
+  const bool row_blocks = y.br == 1 && y.bc >= 8 && y.bc <= 256 && (y.bc & (y.bc - 1)) == 0 && y.cols % 8 == 0 &&
+                          y.cols < (int64_t(1) << 30);
   const bool aligned = reinterpret_cast<uintptr_t>(x.data) % 16 == 0 && reinterpret_cast<uintptr_t>(y.data) % 8 == 0;
-  const int threads = 256;
   if (vector_x && row_blocks && aligned) {
-    const int64_t slots = y.rows * ((y.cols + y.bc - 1) / y.bc) * group;
-    const int64_t blocks = std::min<int64_t>((slots + threads - 1) / threads, 132 * 16);
-    quantize_row_blocks<<<unsigned(blocks), threads, 0, stream>>>(x, out, s, int(group));
+    // A power of two from 32 to 256 threads: a multiple of the lanes of a block (up to 32), and
+    // no more than a row needs.
+    const int64_t chunks = y.cols / 8;
+    int threads = 32;
+    while (threads < 256 && threads < chunks) threads *= 2;
+    const int64_t row_steps = (y.rows + kQuantizeRows - 1) / kQuantizeRows;
+    const dim3 grid(unsigned((chunks + threads - 1) / threads), unsigned(std::min<int64_t>(row_steps, 65535)));
+    int bshift = 3;
+    while ((int64_t(1) << bshift) < y.bc) ++bshift;
+    if (DType(y.dtype) == DType::f8e4m3)
+      quantize_row_blocks<true><<<grid, threads, 0, stream>>>(x, out, s, bshift);
+    else
+      quantize_row_blocks<false><<<grid, threads, 0, stream>>>(x, out, s, bshift);
   } else {
     const int64_t count = ((y.rows + y.br - 1) / y.br) * ((y.cols + y.bc - 1) / y.bc);
-    quantize_blocks<<<unsigned(std::min<int64_t>(count, 132 * 16)), threads, 0, stream>>>(x, out, s);
+    quantize_blocks<<<unsigned(std::min<int64_t>(count, 132 * 16)), 256, 0, stream>>>(x, out, s);
   }
   GEXEC_CUDA_TRY(cudaGetLastError());
   return {};
