@@ -89,8 +89,8 @@ __device__ __noinline__ uint8_t encode_quotient_out_of_line(float x, float scale
 
 // The codes of x / S for four values, packed in order from the low byte: through x times 1 / S
 // (rcp), two conversions of a pair each, where f8::reciprocal_quotient_safe accepts all four
-// products and rcp_ok says 1 / S is exact enough; else each divided exactly, out of line. The format is a template argument: its
-// constants fold into the few integer operations per value the check costs.
+// products and rcp_ok says 1 / S is exact enough; else each divided exactly, out of line. The
+// format is a template argument: its constants fold into the integer operations of the check.
 template <bool E4M3>
 __device__ inline uint32_t encode4(const float* v, float scale, float rcp, bool rcp_ok) {
   constexpr f8::Format format = E4M3 ? f8::e4m3() : f8::e5m2();
