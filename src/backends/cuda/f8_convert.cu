@@ -46,8 +46,9 @@ __device__ __noinline__ uint8_t encode_quotient_in_double(float x, float scale, 
 // saturating) rounds once more exactly as a single rounding of x / S would (24 >= 4 + 2 bits).
 // The remainder is exact while nothing underflows: S from 2^-100 to the largest float. Beyond that
 // (S computed from a block whose largest value is below about 3e-28, or infinite) the division is
-// done in double.
-__device__ uint8_t encode_quotient(float x, float scale, bool e4m3) {
+// done in double. Out of line: the quantizing kernel calls it only where x times 1 / S will not
+// do, and its registers should not lower that kernel's occupancy.
+__device__ __noinline__ uint8_t encode_quotient(float x, float scale, bool e4m3) {
   if (x != x) return uint8_t((signbit(x) ? 0x80u : 0u) | 0x7Fu);
   if (!(scale >= 0x1p-100f && scale <= 3.40282347e38f)) return encode_quotient_in_double(x, scale, e4m3);
   float q = x / scale;
@@ -82,11 +83,6 @@ __device__ void load8(const void* x, int dtype, int64_t at, float* v) {
   }
 }
 
-// Out of line, so that the registers of the exact path do not lower the occupancy of the fast one.
-__device__ __noinline__ uint8_t encode_quotient_out_of_line(float x, float scale, bool e4m3) {
-  return encode_quotient(x, scale, e4m3);
-}
-
 // The codes of x / S for four values, packed in order from the low byte: through x times 1 / S
 // (rcp), two conversions of a pair each, where f8::reciprocal_quotient_safe accepts all four
 // products and rcp_ok says 1 / S is exact enough; else each divided exactly, out of line. The
@@ -106,7 +102,7 @@ __device__ inline uint32_t encode4(const float* v, float scale, float rcp, bool 
     return uint32_t(__nv_cvt_float2_to_fp8x2(make_float2(q[0], q[1]), __NV_SATFINITE, kind)) |
            uint32_t(__nv_cvt_float2_to_fp8x2(make_float2(q[2], q[3]), __NV_SATFINITE, kind)) << 16;
   uint32_t codes = 0;
-  for (int i = 0; i < 4; ++i) codes |= uint32_t(encode_quotient_out_of_line(v[i], scale, E4M3)) << (8 * i);
+  for (int i = 0; i < 4; ++i) codes |= uint32_t(encode_quotient(v[i], scale, E4M3)) << (8 * i);
   return codes;
 }
 
