@@ -1,5 +1,6 @@
 // FP8: the codec against all 256 codes of each format and their midpoints, real values with
 // scales, the reference's f8 rounding and amax, the loader's scale forms, and --dump/--load-inputs.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -399,7 +400,7 @@ float quotient_to_odd(float x, float s) {
 TEST_CASE("f8: x / S rounded to odd in f32, or x times 1 / S where not next to a midpoint, codes as x / S", "[f8]") {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  int64_t ties_near = 0, safe = 0, wrong_unless_refused = 0;
+  int64_t ties_near = 0, safe = 0, wrong_unless_refused = 0, settled = 0;
   for (int fmt = 0; fmt < 2; ++fmt) {
     const f8::Format f = fmt ? f8::kE5M2 : f8::kE4M3;
     for (int i = 0; i < 400000; ++i) {
@@ -424,9 +425,46 @@ TEST_CASE("f8: x / S rounded to odd in f32, or x times 1 / S where not next to a
       } else {
         wrong_unless_refused += f8::encode(double(q), f) != exact;
       }
+      const int settled_code = f8::quotient_code(x, s, q, f);
+      if (settled_code >= 0) {
+        ++settled;
+        REQUIRE(settled_code == int(exact));
+      }
     }
   }
+  CHECK(settled > 700000);  // all but the f8 subnormals
   CHECK(ties_near > 100000);  // the cases next to a midpoint were there
   CHECK(safe > 300000);  // most quotients not at a midpoint take the fast path
   CHECK(wrong_unless_refused > 1000);  // and the ones it refuses would have been coded wrong
+}
+
+// bf16 inputs have 8 significant bits, so x / S lands exactly on an f8 midpoint far more often than
+// for random reals: blocks of 128 bf16 values with S computed as the quantizing CAST does.
+TEST_CASE("f8: quotient_code codes blocks of bf16 values as x / S, ties included", "[f8]") {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  int64_t near_midpoint = 0, coded = 0;
+  for (int fmt = 0; fmt < 2; ++fmt) {
+    const f8::Format f = fmt ? f8::kE5M2 : f8::kE4M3;
+    for (int b = 0; b < 4000; ++b) {
+      float v[128], amax = 0;
+      const float spread = std::ldexp(1.0f, int(rng() % 40) - 20);
+      for (float& e : v) {
+        e = bf16_to_float(float_to_bf16(normal(rng) * spread));
+        amax = std::max(amax, std::fabs(e));
+      }
+      const float s = f8::block_scale(amax, f), q_of_one = 1.0f / s;
+      for (float x : v) {
+        const float q = x * q_of_one;
+        const int code = f8::quotient_code(x, s, q, f);
+        if (code < 0) continue;
+        ++coded;
+        near_midpoint += !f8::reciprocal_quotient_safe(q, f) && q != 0.0f;
+        INFO("x " << x << " s " << s);
+        REQUIRE(code == int(f8::encode(double(x) / double(s), f)));
+      }
+    }
+  }
+  CHECK(coded > 1000000);
+  CHECK(near_midpoint > 1000);  // the tie path ran
 }

@@ -78,6 +78,32 @@ GEXEC_HD inline bool reciprocal_quotient_safe(float q, Format f) {
   return (low > mid ? low - mid : mid - low) > 4u;
 }
 
+// The code of x / S (S > 0) from q, x times the f32 reciprocal of S, with integer operations that
+// give the same bits on the host and the device; -1 where q is neither zero nor an f8 normal (f8
+// subnormals, NaN, infinity: the caller divides exactly). More than 4 ulps from a midpoint between
+// two codes, q rounds as x / S does (reciprocal_quotient_safe); next to the midpoint M, the sign of
+// |x| - M S, exact in an FMA (the two are within a few ulps), says on which side x / S lies, and 0
+// that it is M: a tie, to the even code. Beyond the largest finite value, that value.
+GEXEC_HD inline int quotient_code(float x, float s, float q, Format f) {
+  const uint32_t bits = bits_from_f32(q), a = bits & 0x7FFFFFFFu, sign = (bits >> 24) & 0x80u;
+  if (a == 0) return int(sign);  // |x / S| below 2^-126 or so: far below half the least subnormal
+  const int m = f.mant_bits, sh = 23 - m, e_all = (1 << (7 - m)) - 1;
+  const int emin = 1 - f.bias, emax = e_all - f.bias - (f.has_inf ? 1 : 0);
+  if (a < uint32_t(127 + emin) << 23 || a >= uint32_t(127 + emax + 1) << 23) return -1;
+  const uint32_t low = a & ((1u << sh) - 1u), mid = 1u << (sh - 1);
+  const uint32_t lo_code = (a >> sh) - (uint32_t(127 - f.bias) << m);  // q truncated toward zero
+  uint32_t code;
+  if ((low > mid ? low - mid : mid - low) > 4u) {
+    code = lo_code + (low > mid ? 1u : 0u);
+  } else {
+    const float midpoint = f32_from_bits((a & ~((1u << sh) - 1u)) | mid);
+    const float d = fmaf(-midpoint, s, fabsf(x));
+    code = lo_code + ((d > 0.0f || (d == 0.0f && (lo_code & 1u))) ? 1u : 0u);
+  }
+  const uint32_t max_code = f.has_inf ? (uint32_t(e_all) << m) - 1u : (uint32_t(e_all) << m | ((1u << m) - 1u)) - 1u;
+  return int(sign | (code < max_code ? code : max_code));
+}
+
 // The scale of a block whose largest |value| is amax, for codes in format f: amax over the largest
 // finite value, divided in f32; 1 for a block of zeros (or of NaNs, left out of the amax); the
 // least positive float where the quotient underflows. Shared by the host and the device, so that

@@ -83,26 +83,20 @@ __device__ void load8(const void* x, int dtype, int64_t at, float* v) {
   }
 }
 
-// The codes of x / S for four values, packed in order from the low byte: through x times 1 / S
-// (rcp), two conversions of a pair each, where f8::reciprocal_quotient_safe accepts all four
-// products and rcp_ok says 1 / S is exact enough; else each divided exactly, out of line. The
-// format is a template argument: its constants fold into the integer operations of the check.
+// The codes of x / S for four values, packed in order from the low byte: f8::quotient_code from x
+// times 1 / S (rcp) where rcp_ok says 1 / S is exact enough, integer operations and an FMA next to
+// a midpoint; the exact division, out of line, for f8 subnormals, NaN and infinity. The format is a
+// template argument: its constants fold into the integer operations.
 template <bool E4M3>
 __device__ inline uint32_t encode4(const float* v, float scale, float rcp, bool rcp_ok) {
   constexpr f8::Format format = E4M3 ? f8::e4m3() : f8::e5m2();
-  constexpr __nv_fp8_interpretation_t kind = E4M3 ? __NV_E4M3 : __NV_E5M2;
-  float q[4];
-  bool safe = rcp_ok;
+  uint32_t codes = 0;
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    q[i] = v[i] * rcp;
-    safe &= f8::reciprocal_quotient_safe(q[i], format);
+    int code = rcp_ok ? f8::quotient_code(v[i], scale, v[i] * rcp, format) : -1;
+    if (code < 0) code = encode_quotient(v[i], scale, E4M3);
+    codes |= uint32_t(code) << (8 * i);
   }
-  if (safe)
-    return uint32_t(__nv_cvt_float2_to_fp8x2(make_float2(q[0], q[1]), __NV_SATFINITE, kind)) |
-           uint32_t(__nv_cvt_float2_to_fp8x2(make_float2(q[2], q[3]), __NV_SATFINITE, kind)) << 16;
-  uint32_t codes = 0;
-  for (int i = 0; i < 4; ++i) codes |= uint32_t(encode_quotient(v[i], scale, E4M3)) << (8 * i);
   return codes;
 }
 
