@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -23,6 +24,7 @@
 #include "gexec/passes/pipeline.hpp"
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/reference.hpp"
+#include "grouped_case.hpp"
 #include "unit/graph_builder.hpp"
 
 namespace gexec::test {
@@ -59,8 +61,11 @@ inline bool is_gemm(OpType t) { return t == OpType::MATMUL || t == OpType::GEMM_
 // compares every output with the reference of `reference` (the same graph unless given: a
 // different one shows that a check can fail) from the inputs exactly as the device saw them.
 // `kernel`, where given, is forced for every op (--kernel *=NAME): a kernel that a cost model
-// would pass over for a small case still runs it.
-inline CaseResult run_case(Device& dev, const Graph& g, const Graph* reference = nullptr, const std::string& kernel = {}) {
+// would pass over for a small case still runs it. `edit`, where given, changes the inputs the
+// reference reads (data such as GROUPED_GEMM's offsets: the reference of other data).
+using InputEdit = std::function<void(std::map<std::string, std::vector<uint8_t>>&)>;
+inline CaseResult run_case(Device& dev, const Graph& g, const Graph* reference = nullptr, const std::string& kernel = {},
+                           const InputEdit& edit = {}) {
   CaseResult r;
   // Prepared as a run is (the graph as written: no passes), on the harness's device.
   PrepareOptions options;
@@ -89,6 +94,7 @@ inline CaseResult run_case(Device& dev, const Graph& g, const Graph* reference =
   // As the app does: the bound follows the arithmetic the prepared kernels declare (TF32
   // products, the unfused path's extra rounding, the approximate GELU epilogue).
   Precision precision = ex.precision();
+  if (edit) edit(inputs);
   auto ref = run_reference(reference ? *reference : g, inputs, {}, precision);
   if (!ref) return r.error = ref.error().message, r;
   for (TensorId id : g.outputs) {
@@ -917,6 +923,12 @@ inline std::vector<OpCase> cases_for(const KernelDef& def) {
   if (is_gemm(def.op)) all = detail::gemm_cases(def);
   if (is_group_step_type(def.op)) all = detail::elementwise_cases(def);  // every elementwise op alike
   if (def.op == OpType::FUSED_ELEMENTWISE) all = detail::group_cases(def);
+  if (def.op == OpType::GROUPED_GEMM)  // the shared cases (grouped_case.hpp) in the dtypes it declares
+    for (const GroupedCase& c : grouped_cases())
+      if (std::count(def.inputs[0].begin(), def.inputs[0].end(), c.in) &&
+          std::count(def.inputs[1].begin(), def.inputs[1].end(), c.w_dtype.value_or(c.in)) &&
+          std::count(def.outputs.begin(), def.outputs.end(), c.out))
+        all.push_back({c.describe(), grouped_graph(c)});
   if (!def.check) return all;
   std::vector<OpCase> cases;
   const DeviceCaps caps;

@@ -282,10 +282,15 @@ struct GemmCommand {
     cmd->add_option("--shapes", opts.sweep.shapes, "Instead of --m --n --k: shapes MxNxK,...");
     cmd->add_option("--cube", opts.sweep.cube, "Instead of --m --n --k: M = N = K, sizes as --m");
     cmd->add_option("--batch", opts.sweep.batch, "Batch count(s), as --m (default 1)");
+    cmd->add_option("--groups", opts.sweep.groups,
+                    "Grouped products (mixture of experts): G experts, as --m; each point is a GROUPED_GEMM of --tokens "
+                    "rows routed to G products of --n x --k");
+    cmd->add_option("--tokens", opts.sweep.tokens, "With --groups: the tokens T (rows of X), as --m");
+    cmd->add_option("--routing", opts.sweep.routing, "With --groups: uniform (default), zipf:S or file:F (a JSON list of G counts)");
     cmd->add_option("--dtype", opts.sweep.dtype, "Input dtype(s) of A and B: f16, bf16, f32, f8e4m3 (a list; default f16)");
     cmd->add_option("--out-dtype", opts.sweep.out_dtype, "Output dtype (default: the input's; bf16 for f8e4m3)");
     cmd->add_option("--bias", opts.sweep.bias, "Bias: none, f16, bf16 or f32 (a list; default none)");
-    cmd->add_option("--act", opts.sweep.act, "Activation(s): none, relu, gelu (a list; default none)");
+    cmd->add_option("--act", opts.sweep.act, "Activation(s): none, relu, gelu, and silu with --groups (a list; default none)");
     cmd->add_option("--trans", opts.sweep.trans, "Transposes of A and B: nn, nt, tn, tt (a list; default nn)");
     cmd->add_option("--alpha", opts.sweep.alpha, "Scale of the product (default 1)")
         ->check(gexec::cli::finite_number());

@@ -77,6 +77,7 @@ dlpack::DLDataType dl_dtype(DType t) {
     case DType::f16: return {dlpack::kDLFloat, 16, 1};
     case DType::bf16: return {dlpack::kDLBfloat, 16, 1};
     case DType::f32: return {dlpack::kDLFloat, 32, 1};
+    case DType::i32: return {dlpack::kDLInt, 32, 1};
     case DType::f8e4m3:
     case DType::f8e5m2:
       // dlpack.hpp is DLPack v0.8, which has no float8 type codes (they came later): an f8

@@ -143,6 +143,15 @@ CheckPlan plan_check(const Graph& g, VerifyMode verify, double budget_s, int64_t
     p.device = device;
     return p;
   }
+  // The sampled reference computes no grouped products: the full one does (the products of other
+  // ops still on the device where it can).
+  for (const Op& op : g.ops)
+    if (op.type == OpType::GROUPED_GEMM) {
+      p.mode = VerifyMode::full;
+      p.device = device;
+      p.why = "GROUPED_GEMM: the full reference (the sampled one has no grouped products)";
+      return p;
+    }
   const bool small = reference_work(g) < kSmallReferenceWork && op_elements(g) < kSmallReferenceElements;
   if (verify == VerifyMode::sample) {
     if (small) {

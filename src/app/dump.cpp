@@ -49,6 +49,11 @@ Result<std::vector<std::string>> dump_tensors(const std::string& dir, const Grap
       const auto* in = reinterpret_cast<const uint16_t*>(data.data());
       for (int64_t i = 0; i < n; ++i) out[size_t(i)] = in[src(i)];
       s = write_npy_f16(path, t.shape, out.data());
+    } else if (t.dtype == DType::i32) {
+      std::vector<int32_t> out(static_cast<size_t>(n));
+      const auto* in = reinterpret_cast<const int32_t*>(data.data());
+      for (int64_t i = 0; i < n; ++i) out[size_t(i)] = in[src(i)];
+      s = write_npy_i32(path, t.shape, out.data());
     } else {
       std::vector<float> out(static_cast<size_t>(n));
       // f8 tensors are written as their real values (stored x scale), which load back to the same codes.

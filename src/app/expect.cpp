@@ -26,6 +26,7 @@ ExpectTolerance expect_tolerance(DType t) {
     case DType::bf16: return {1e-2, 0x1p-6};
     case DType::f8e4m3: return {0x1p-8, 0x1p-2};
     case DType::f8e5m2: return {0x1p-15, 0x1p-1};
+    case DType::i32: return {0.0, 0.0};  // integers: exact
   }
   return {};
 }

@@ -20,6 +20,10 @@ std::string num(double v, const char* f) {
 std::string opt_num(const std::optional<double>& v, const char* f) { return v ? num(*v, f) : ""; }
 
 std::string point_label(const GemmPoint& p) {
+  if (p.groups > 0)
+    return "T " + std::to_string(p.m) + " G " + std::to_string(p.groups) + " " + p.routing + " " + std::to_string(p.n) +
+           "x" + std::to_string(p.k) + " " + ab_name(p) + "->" + std::string(dtype_name(p.out_dtype)) + " bias " +
+           bias_name(p) + " act " + std::string(act_name(p.act)) + " " + trans_name(p);
   return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) +
          (p.batch > 1 ? " batch " + std::to_string(p.batch) : "") + " " + ab_name(p) + "->" +
          std::string(dtype_name(p.out_dtype)) + " bias " + bias_name(p) + " act " + std::string(act_name(p.act)) +
@@ -98,6 +102,8 @@ std::vector<std::string> csv_fields(const GemmRow& r, const GemmOptions& opts, c
 json row_json(const GemmRow& r, const GemmOptions& opts, const std::vector<double>& pcts) {
   const GemmPoint& p = r.p;
   json j = {{"m", p.m},
+            {"groups", p.groups},
+            {"routing", p.routing},
             {"n", p.n},
             {"k", p.k},
             {"batch", p.batch},

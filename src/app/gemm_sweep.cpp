@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "gexec/app/routing.hpp"
 #include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/graph_build.hpp"
 
@@ -105,6 +106,22 @@ namespace {
 
 // The (m, n, k) triples: the product of --m --n --k, the --shapes list, or the --cube sizes.
 Result<std::vector<std::array<int64_t, 3>>> sweep_shapes(const GemmSweepText& t) {
+  if (!trim(t.groups).empty()) {  // grouped: M is the tokens
+    if (!trim(t.m).empty() || !trim(t.shapes).empty() || !trim(t.cube).empty())
+      return bad_input("--groups: give the tokens with --tokens and each expert's product with --n --k, not --m, --shapes or --cube");
+    auto ts = parse_sizes(t.tokens, "--tokens");
+    if (!ts) return ts.error();
+    auto ns = parse_sizes(t.n, "--n");
+    if (!ns) return ns.error();
+    auto ks = parse_sizes(t.k, "--k");
+    if (!ks) return ks.error();
+    std::vector<std::array<int64_t, 3>> out;
+    for (int64_t m : *ts)
+      for (int64_t n : *ns)
+        for (int64_t k : *ks) out.push_back({m, n, k});
+    return out;
+  }
+  if (!trim(t.tokens).empty()) return bad_input("--tokens: goes with --groups (a grouped product)");
   const bool mnk = !trim(t.m).empty() || !trim(t.n).empty() || !trim(t.k).empty();
   const int forms = int(mnk) + int(!trim(t.shapes).empty()) + int(!trim(t.cube).empty());
   if (forms != 1)
@@ -283,12 +300,26 @@ Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
     return std::optional<DType>(*d);
   });
   if (!biases) return biases.error();
-  auto acts = parse_list<Act>(t.act, "--act", [](std::string_view s) -> Result<Act> {
+  const bool grouped = !trim(t.groups).empty();
+  auto acts = parse_list<Act>(t.act, "--act", [grouped](std::string_view s) -> Result<Act> {
     const auto a = parse_act(s);
-    if (!a) return bad_input("--act: '" + std::string(s) + "' is not none, relu or gelu");
+    if (!a || (*a == Act::silu && !grouped))
+      return bad_input("--act: '" + std::string(s) + "' is not none, relu or gelu" + (grouped ? " or silu" : " (silu: with --groups)"));
     return *a;
   });
   if (!acts) return acts.error();
+  std::vector<int64_t> group_counts = {0};
+  if (grouped) {
+    auto gs = parse_sizes(t.groups, "--groups");
+    if (!gs) return gs.error();
+    group_counts = *gs;
+    if (t.trans.find('t') == 0 || t.trans.find(",t") != std::string::npos)
+      return bad_input("--trans: a grouped product reads X as stored (nn or nt: W [G, K, N] or [G, N, K])");
+    if (trim(t.batch) != "1") return bad_input("--batch: a grouped product has no batch (its groups are its experts)");
+    if (t.op != "gemm_bias_act" || !trim(t.residual).empty() && trim(t.residual) != "none" || t.amax || t.layout != "rrr" ||
+        t.scale != "tensor" || t.shared_b)
+      return bad_input("--groups: a GROUPED_GEMM takes no --op matmul, --residual, --amax, --layout, --scale or --shared-b");
+  }
   auto trans = parse_list<std::pair<bool, bool>>(t.trans, "--trans", [](std::string_view s) -> Result<std::pair<bool, bool>> {
     if (s.size() != 2 || (s[0] != 'n' && s[0] != 't') || (s[1] != 'n' && s[1] != 't'))
       return bad_input("--trans: '" + std::string(s) + "' is not nn, nt, tn or tt");
@@ -299,27 +330,33 @@ Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
   auto extra = product_extras(t);
   if (!extra) return extra.error();
 
-  const double count = double(shapes->size()) * double(batches->size()) *
+  const double count = double(group_counts.size()) * double(shapes->size()) * double(batches->size()) *
                        double(dtypes->size()) * double(biases->size()) * double(acts->size()) * double(trans->size());
   if (count > double(kMaxSweepPoints)) return too_many_points(count);
   std::vector<GemmPoint> out;
-  for (const auto& [m, n, k] : *shapes)
-    for (int64_t b : *batches)
-      for (DType d : *dtypes)
-        for (const auto& bias : *biases)
-          for (Act a : *acts)
-            for (const auto& [ta, tb] : *trans) {
-              GemmPoint p = extra->point;
-              p.m = m, p.n = n, p.k = k, p.batch = b, p.dtype = d, p.bias = bias, p.act = a, p.trans_a = ta,
-              p.trans_b = tb, p.alpha = t.alpha;
-              if (!extra->dtype_b_given) p.dtype_b = d;
-              p.out_dtype = out_dtype.value_or(is_f8(d) ? DType::bf16 : d);
-              p.fast_accum = t.fast_accum && is_f8(d);
-              // What does not apply keeps its default, so that equal products are equal points.
-              if (!p.bias) p.constant_bias = true;
-              if (b == 1) p.shared_b = false;
-              out.push_back(p);
-            }
+  for (int64_t groups : group_counts)
+    for (const auto& [m, n, k] : *shapes)
+      for (int64_t b : *batches)
+        for (DType d : *dtypes)
+          for (const auto& bias : *biases)
+            for (Act a : *acts)
+              for (const auto& [ta, tb] : *trans) {
+                GemmPoint p = extra->point;
+                p.m = m, p.n = n, p.k = k, p.batch = b, p.dtype = d, p.bias = bias, p.act = a, p.trans_a = ta,
+                p.trans_b = tb, p.alpha = t.alpha;
+                if (!extra->dtype_b_given) p.dtype_b = d;
+                p.out_dtype = out_dtype.value_or(is_f8(d) ? DType::bf16 : d);
+                p.fast_accum = t.fast_accum && is_f8(d);
+                // What does not apply keeps its default, so that equal products are equal points.
+                if (!p.bias) p.constant_bias = true;
+                if (b == 1) p.shared_b = false;
+                if (groups > 0) {
+                  auto ends = routing_ends(trim(t.routing), groups, m);
+                  if (!ends) return ends.error();
+                  p.groups = groups, p.routing = std::string(trim(t.routing)), p.ends = std::move(*ends);
+                }
+                out.push_back(p);
+              }
   for (const GemmPoint& p : out)
     if (p.matmul && (p.bias || p.act != Act::none || p.residual))
       return bad_input("--op matmul: a MATMUL has no bias, activation or residual (--op gemm_bias_act has)");
@@ -332,7 +369,36 @@ Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
   return out;
 }
 
+namespace {
+
+// A grouped point's graph: one GROUPED_GEMM over its routing.
+Graph grouped_gemm_graph(const GemmPoint& p) {
+  Graph g;
+  g.name = "grouped_gemm_g" + std::to_string(p.groups) + "_t" + std::to_string(p.m) + "_" + std::to_string(p.n) + "x" +
+           std::to_string(p.k);
+  std::vector<TensorId> inputs;
+  inputs.push_back(add_tensor(g, "X", {p.m, p.k}, p.dtype, p.constant_a));
+  inputs.push_back(add_tensor(g, "W", p.trans_b ? std::vector<int64_t>{p.groups, p.n, p.k} : std::vector<int64_t>{p.groups, p.k, p.n},
+                              p.dtype_b, p.constant_b));
+  inputs.push_back(add_tensor(g, "offsets", {p.groups}, DType::i32, true));
+  Init init;
+  init.kind = InitKind::values;
+  init.values = SharedValues(std::vector<double>(p.ends.begin(), p.ends.end()));
+  g.tensor(inputs.back()).init = init;
+  if (p.bias) inputs.push_back(add_tensor(g, "Bias", {p.groups, p.n}, *p.bias, p.constant_bias));
+  const TensorId y = add_tensor(g, "Y", {p.m, p.n}, p.out_dtype);
+  Op& op = add_op(g, "grouped_gemm", OpType::GROUPED_GEMM, std::move(inputs), y);
+  op.attrs.trans_b = p.trans_b;
+  op.attrs.alpha = p.alpha;
+  op.attrs.act = p.act;
+  g.outputs = {y};
+  return g;
+}
+
+}  // namespace
+
 Graph gemm_graph(const GemmPoint& p) {
+  if (p.groups > 0) return grouped_gemm_graph(p);
   Graph g;
   g.name = "gemm_" + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) +
            (p.batch > 1 ? "_b" + std::to_string(p.batch) : "");

@@ -165,7 +165,13 @@ Status Executor::run_checked() {
     if (!s) return s;
   }
   GEXEC_TRY(enqueue());
-  return device_.synchronize();
+  GEXEC_TRY(device_.synchronize());
+  size_t k = 0;
+  for (const Op& op : graph_.ops) {
+    if (op.hoisted) continue;
+    if (Status s = kernels_[k++]->after_run(); !s) return s.error().with("running op " + op.name);
+  }
+  return {};
 }
 
 // once_ holds the hoisted ops and kernels_ the others, each in op order.

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "gexec/ir/gemm_shape.hpp"
+#include "gexec/ir/grouped_shape.hpp"
 
 namespace gexec {
 
@@ -35,6 +36,10 @@ Work count_work(const Graph& g) {
           if (st.type != OpType::CAST) w.flops += out_elems;
         break;
       case OpType::CAST: break;
+      case OpType::GROUPED_GEMM:
+        // Every row routed (the offsets are data): 2 T K N, as torch counts a grouped product.
+        if (const auto s = grouped_shape(g, op)) w.flops += 2.0 * double(s->tokens) * double(s->k) * double(s->n);
+        break;
       default: w.flops += out_elems; break;  // the other elementwise ops (kGroupStepTypes): one flop each
     }
   }

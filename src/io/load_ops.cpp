@@ -156,6 +156,7 @@ bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type,
     case OpType::GEMM_BIAS_ACT:
       check_keys(p, v, ptr, {"act", "mnk", "trans_a", "trans_b", "alpha", "fast_accum", "residual", "beta"});
       break;
+    case OpType::GROUPED_GEMM: check_keys(p, v, ptr, {"trans_b", "alpha", "act"}); break;
     case OpType::GELU: check_keys(p, v, ptr, {"approximate"}); break;
     case OpType::ADD:
     case OpType::SUB:
@@ -180,7 +181,8 @@ bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type,
       if (b) field = *b;
     }
   };
-  if (type == OpType::MATMUL || type == OpType::GEMM_BIAS_ACT) {
+  const bool grouped = type == OpType::GROUPED_GEMM;
+  if (type == OpType::MATMUL || type == OpType::GEMM_BIAS_ACT || grouped) {
     flag("trans_a", a.trans_a);
     flag("trans_b", a.trans_b);
     flag("fast_accum", a.fast_accum);
@@ -188,6 +190,18 @@ bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type,
       auto d = get_number(p, *j, ptr_key(ptr, "alpha"));
       ok = ok && d.has_value();
       if (d) a.alpha = *d;
+    }
+  }
+  if (grouped) {
+    if (const json* j = optional_key(v, "act")) {
+      std::optional<Act> act;
+      if (auto str = get_string(p, *j, ptr_key(ptr, "act"))) {
+        act = parse_act(*str);
+        if (!act)
+          p.add(ptr_key(ptr, "act"), "unknown activation " + quote(*str) + "; expected one of none, relu, gelu, silu");
+      }
+      ok = ok && act.has_value();
+      if (act) a.act = *act;
     }
   }
   if (type == OpType::GEMM_BIAS_ACT) {
@@ -201,6 +215,8 @@ bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type,
       std::optional<Act> act;
       if (auto str = get_string(p, *j, ptr_key(ptr, "act"))) {
         act = parse_act(*str);
+        // silu is GROUPED_GEMM's only: cuBLASLt has no SiLU epilogue (a SILU op after the product is fused instead).
+        if (act == Act::silu) act.reset();
         if (!act) p.add(ptr_key(ptr, "act"), "unknown activation " + quote(*str) + "; expected one of none, relu, gelu");
       }
       ok = ok && act.has_value();

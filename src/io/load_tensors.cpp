@@ -1,4 +1,5 @@
 // Loading the "tensors" array of a graph file, and the "init" of each graph input.
+#include <cmath>
 #include <filesystem>
 #include <limits>
 
@@ -347,6 +348,19 @@ void load_init(LoadState& s, TensorId id) {
     }
     init.file = *file;
     if (s.tensor_ok[size_t(id)]) load_init_file(s, t, ptr_key(ptr, "file"), init);
+  }
+  // i32 data is stored as given: a value that is not an integer of i32's range is refused, not rounded.
+  if (ok && t.dtype == DType::i32 && (init.kind == InitKind::values || init.kind == InitKind::file)) {
+    for (size_t i = 0; i < init.values.size(); ++i) {
+      const double d = init.values[i];
+      if (!(d == std::floor(d) && d >= -2147483648.0 && d <= 2147483647.0)) {
+        p.add(init.kind == InitKind::values ? ptr_index(ptr_key(ptr, "values"), i) : ptr_key(ptr, "file"),
+              "element " + std::to_string(i) + " of i32 tensor " + quote(t.name) + " is " + json(d).dump() +
+                  "; an i32 value is an integer from -2147483648 to 2147483647");
+        ok = false;
+        break;
+      }
+    }
   }
   if (ok) t.init = std::move(init);
 }

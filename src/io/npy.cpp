@@ -65,10 +65,21 @@ std::optional<std::vector<int64_t>> parse_shape(const std::string& s) {
   return shape;
 }
 
-double read_elem(const unsigned char* p, int size, bool swap) {
+// One element as a double: float16/32/64, or (integer) int32/int64, exact up to 2^53.
+double read_elem(const unsigned char* p, int size, bool swap, bool integer) {
   unsigned char b[8];
   std::memcpy(b, p, size_t(size));
   if (swap) std::reverse(b, b + size);
+  if (integer && size == 4) {
+    int32_t i;
+    std::memcpy(&i, b, 4);
+    return double(i);
+  }
+  if (integer) {
+    int64_t i;
+    std::memcpy(&i, b, 8);
+    return double(i);
+  }
   if (size == 2) {
     uint16_t h;
     std::memcpy(&h, b, 2);
@@ -163,10 +174,12 @@ Result<NpyArray> read_npy(const std::string& path) {
   if (!dims) return bad_input(name + ": malformed .npy shape " + quote_text(*shape));
   a.shape = *dims;
 
-  if (a.descr.size() != 3 || a.descr[1] != 'f' || (a.descr[2] != '2' && a.descr[2] != '4' && a.descr[2] != '8') ||
+  const bool integer = a.descr.size() == 3 && a.descr[1] == 'i';
+  if (a.descr.size() != 3 || (a.descr[1] != 'f' && !integer) ||
+      (a.descr[2] != '2' && a.descr[2] != '4' && a.descr[2] != '8') || (integer && a.descr[2] == '2') ||
       (a.descr[0] != '<' && a.descr[0] != '>' && a.descr[0] != '=' && a.descr[0] != '|'))
     return bad_input(name + ": dtype " + quote_text(a.descr) +
-                     " is not supported; expected float16, float32 or float64 (<f2, <f4, <f8)");
+                     " is not supported; expected float16, float32, float64, int32 or int64 (<f2, <f4, <f8, <i4, <i8)");
   const int size = a.descr[2] - '0';
   const bool big = a.descr[0] == '>' || (a.descr[0] != '<' && std::endian::native == std::endian::big);
   const bool swap = big != (std::endian::native == std::endian::big);
@@ -186,7 +199,7 @@ Result<NpyArray> read_npy(const std::string& path) {
 
   a.values.resize(size_t(n));
   if (!a.fortran_order || a.shape.size() < 2) {
-    for (int64_t i = 0; i < n; ++i) a.values[size_t(i)] = read_elem(raw.data() + i * size, size, swap);
+    for (int64_t i = 0; i < n; ++i) a.values[size_t(i)] = read_elem(raw.data() + i * size, size, swap, integer);
   } else {
     // Fortran order: the first index varies fastest. Walk the file in order, tracking the
     // multi-index, and place each element at its C-order position.
@@ -196,7 +209,7 @@ Result<NpyArray> read_npy(const std::string& path) {
     for (int64_t i = 0; i < n; ++i) {
       int64_t pos = 0;
       for (size_t d = 0; d < r; ++d) pos += idx[d] * cstride[d];
-      a.values[size_t(pos)] = read_elem(raw.data() + i * size, size, swap);
+      a.values[size_t(pos)] = read_elem(raw.data() + i * size, size, swap, integer);
       for (size_t d = 0; d < r; ++d) {
         if (++idx[d] < a.shape[d]) break;
         idx[d] = 0;
@@ -208,6 +221,11 @@ Result<NpyArray> read_npy(const std::string& path) {
 
 std::string npy_dtype_problem(const std::string& descr, DType tensor) {
   const char kind = descr.size() == 3 ? descr[2] : '?';
+  const bool integer = descr.size() == 3 && descr[1] == 'i';
+  if (tensor == DType::i32)
+    return integer ? "" : "holds " + quote_text(descr) + " data; an i32 tensor reads int32 or int64 files (<i4, <i8)";
+  if (integer) return "holds integer data " + quote_text(descr) + "; a " + std::string(dtype_name(tensor)) +
+                      " tensor reads float16, float32 or float64 files";
   if (kind != '2' && kind != '4' && kind != '8')
     return "dtype " + quote_text(descr) + " is not supported; expected float16, float32 or float64";
   // float16 covers a small part of bf16's range (to 65504) with other precision: float16 data
@@ -222,6 +240,10 @@ Status write_npy_f16(const std::string& path, const std::vector<int64_t>& shape,
 
 Status write_npy_f32(const std::string& path, const std::vector<int64_t>& shape, const float* data) {
   return write_npy(path, shape, "<f4", data, 4);
+}
+
+Status write_npy_i32(const std::string& path, const std::vector<int64_t>& shape, const int32_t* data) {
+  return write_npy(path, shape, "<i4", data, 4);
 }
 
 }  // namespace gexec

@@ -91,6 +91,11 @@ ojson op_json(const Graph& g, const Op& op) {
     if (op.attrs.alpha != def.alpha) a["alpha"] = op.attrs.alpha;
     if (op.attrs.fast_accum) a["fast_accum"] = true;
   }
+  if (op.type == OpType::GROUPED_GEMM) {
+    if (op.attrs.trans_b) a["trans_b"] = true;
+    if (op.attrs.alpha != def.alpha) a["alpha"] = op.attrs.alpha;
+    if (op.attrs.act != def.act) a["act"] = act_name(op.attrs.act);
+  }
   if (op.type == OpType::GEMM_BIAS_ACT) {
     if (op.attrs.act != def.act) a["act"] = act_name(op.attrs.act);
     if (op.attrs.mnk) a["mnk"] = *op.attrs.mnk;

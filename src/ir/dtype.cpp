@@ -6,6 +6,7 @@ namespace gexec {
 std::optional<DType> parse_dtype(std::string_view s) {
   for (DType t : kAllDTypes)
     if (s == dtype_name(t)) return t;
+  if (s == dtype_name(DType::i32)) return DType::i32;
   return std::nullopt;
 }
 

@@ -99,6 +99,18 @@ std::vector<std::string> check_f8_op(const Graph& g, const Op& op) {
   std::vector<std::string> p;
   const std::string type(op_type_name(op.type));
   const bool product = op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT;
+  if (op.type == OpType::GROUPED_GEMM) {  // X and W may be f8 (both), as a product's A and B; Y and the bias not
+    const Tensor& x = g.tensor(op.inputs[0]);
+    const Tensor& w = g.tensor(op.inputs[1]);
+    if (is_f8(x.dtype) != is_f8(w.dtype))
+      p.push_back(type + " mixes " + named(x) + " and " + named(w) + "; an f8 product needs both X and W in f8");
+    if (x.dtype == DType::f8e5m2 && w.dtype == DType::f8e5m2)
+      p.push_back(type + " multiplies f8e5m2 by f8e5m2, which is not supported; make one operand f8e4m3");
+    for (TensorId t : op.outputs)
+      if (is_f8(g.tensor(t).dtype))
+        p.push_back(type + " writes " + named(g.tensor(t)) + "; a grouped product writes f16, bf16 or f32");
+    return p;
+  }
   if (!product && op.type != OpType::CAST) {
     for (TensorId t : op.inputs)
       if (is_f8(g.tensor(t).dtype))

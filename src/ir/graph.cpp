@@ -1,8 +1,8 @@
 // Graph lookups, the producer/consumer index, stable topological ordering, op shape rules and verify().
 #include "gexec/ir/graph.hpp"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <queue>
 #include <unordered_set>
@@ -10,6 +10,7 @@
 #include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/f8_rules.hpp"
 #include "gexec/ir/gemm_shape.hpp"
+#include "gexec/ir/grouped_shape.hpp"
 
 namespace gexec {
 
@@ -235,6 +236,33 @@ std::vector<std::string> check_group(const Graph& g, const Op& op) {
   return problems;
 }
 
+// GROUPED_GEMM: the shapes (grouped_shape.hpp) and the dtypes its kernels and reference compute.
+std::vector<std::string> check_grouped(const Graph& g, const Op& op) {
+  std::vector<std::string> problems;
+  std::string why;
+  if (!grouped_shape(g, op, &why)) return {why};
+  const Tensor& x = g.tensor(op.inputs[0]);
+  const Tensor& w = g.tensor(op.inputs[1]);
+  auto plain = [](DType t) { return t == DType::f16 || t == DType::bf16 || t == DType::f32; };
+  if (is_f8(x.dtype) || is_f8(w.dtype)) {  // the FP8 rules themselves: check_f8_op
+    for (const Tensor* t : {&x, &w})
+      if (t->scale.is_block())
+        problems.push_back("GROUPED_GEMM " + std::string(t == &x ? "X" : "W") + " \"" + t->name +
+                           "\" has a block scale; block-scaled f8 operands of GROUPED_GEMM are not supported yet "
+                           "(tensor-wise scales are; X may also be scaled per row or column)");
+  } else if (x.dtype != w.dtype || !plain(x.dtype))
+    problems.push_back("GROUPED_GEMM X \"" + x.name + "\" is " + std::string(dtype_name(x.dtype)) + " and W \"" + w.name +
+                       "\" " + std::string(dtype_name(w.dtype)) + "; both must be one of f16, bf16, f32 (or both f8)");
+  for (size_t k : {size_t(3)})
+    if (k < op.inputs.size() && !plain(g.tensor(op.inputs[k]).dtype))
+      problems.push_back("GROUPED_GEMM bias \"" + g.tensor(op.inputs[k]).name + "\" must be f16, bf16 or f32");
+  if (!plain(g.tensor(op.outputs[0]).dtype))
+    problems.push_back("GROUPED_GEMM output \"" + g.tensor(op.outputs[0]).name + "\" must be f16, bf16 or f32");
+  if (op.attrs.alpha != op.attrs.alpha || std::fabs(op.attrs.alpha) > 3.4028234663852886e38)
+    problems.push_back("GROUPED_GEMM alpha must be a finite number within f32's range");
+  return problems;
+}
+
 }  // namespace
 
 std::vector<std::string> check_op(const Graph& g, const Op& op) {
@@ -255,6 +283,15 @@ std::vector<std::string> check_op(const Graph& g, const Op& op) {
     if (!in_range(t)) problems.push_back(type + " reads tensor id " + std::to_string(t) + ", out of range");
   for (TensorId t : op.outputs)
     if (!in_range(t)) problems.push_back(type + " writes tensor id " + std::to_string(t) + ", out of range");
+  if (!problems.empty()) return problems;
+  // i32 is data for GROUPED_GEMM's offsets only: no other operand of any op reads or writes it.
+  for (size_t k = 0; k < op.inputs.size(); ++k)
+    if (g.tensor(op.inputs[k]).dtype == DType::i32 && !(op.type == OpType::GROUPED_GEMM && k == 2))
+      problems.push_back(type + " reads \"" + g.tensor(op.inputs[k]).name +
+                         "\", an i32 tensor; i32 is allowed only as GROUPED_GEMM's offsets (input 2)");
+  for (TensorId t : op.outputs)
+    if (g.tensor(t).dtype == DType::i32)
+      problems.push_back(type + " writes \"" + g.tensor(t).name + "\", an i32 tensor; no op writes i32");
   if (!problems.empty()) return problems;
 
   switch (op.type) {
@@ -295,6 +332,9 @@ std::vector<std::string> check_op(const Graph& g, const Op& op) {
     }
     case OpType::FUSED_ELEMENTWISE:
       for (std::string& p : check_group(g, op)) problems.push_back(std::move(p));
+      break;
+    case OpType::GROUPED_GEMM:
+      for (std::string& p : check_grouped(g, op)) problems.push_back(std::move(p));
       break;
     default: {  // the one-input elementwise ops (kGroupStepTypes): RELU, GELU, SILU, SIGMOID, TANH, ERF, POW, CAST
       if (std::string c = constant_problem(type, op.type, op.attrs.constant, 1); !c.empty())

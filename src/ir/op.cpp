@@ -36,12 +36,13 @@ std::string_view act_name(Act a) {
     case Act::none: return "none";
     case Act::relu: return "relu";
     case Act::gelu: return "gelu";
+    case Act::silu: return "silu";
   }
   return "?";
 }
 
 std::optional<Act> parse_act(std::string_view s) {
-  for (Act a : {Act::none, Act::relu, Act::gelu})
+  for (Act a : {Act::none, Act::relu, Act::gelu, Act::silu})
     if (s == act_name(a)) return a;
   return std::nullopt;
 }

@@ -10,7 +10,7 @@
 //   op NAME = TYPE(IN, IN) -> OUT {ATTRS} [hoisted]
 //       ATTRS lists, in the order trans_a, trans_b, alpha, act, approximate, scalar | exponent, mnk, fast_accum, residual,
 //       beta, only the attributes the op type reads and whose value differs from the default; on
-//       GEMM_BIAS_ACT, act is always shown and mnk whenever it is set. "{}" is left out.
+//       GEMM_BIAS_ACT and GROUPED_GEMM, act is always shown and mnk whenever it is set. "{}" is left out.
 //       FUSED_ELEMENTWISE shows steps=[%3=SILU(%0)f32; %4=MUL(%3, %1)f16; %5=POW(%4, 2)f16]
 //       results=[%5], the values numbered inputs first, a step's constant after its values.
 //   outputs NAME, NAME
@@ -57,9 +57,10 @@ std::string attrs_str(const Op& op) {
   const bool gemm = op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT;
   std::vector<std::string> parts;
   if (gemm && a.trans_a != def.trans_a) parts.push_back("trans_a=true");
-  if (gemm && a.trans_b != def.trans_b) parts.push_back("trans_b=true");
-  if (gemm && a.alpha != def.alpha) parts.push_back("alpha=" + num(a.alpha));
-  if (op.type == OpType::GEMM_BIAS_ACT) parts.push_back("act=" + std::string(act_name(a.act)));
+  const bool grouped = op.type == OpType::GROUPED_GEMM;
+  if ((gemm || grouped) && a.trans_b != def.trans_b) parts.push_back("trans_b=true");
+  if ((gemm || grouped) && a.alpha != def.alpha) parts.push_back("alpha=" + num(a.alpha));
+  if (op.type == OpType::GEMM_BIAS_ACT || grouped) parts.push_back("act=" + std::string(act_name(a.act)));
   if (op.type == OpType::GELU && a.approximate != def.approximate)
     parts.push_back("approximate=" + std::string(gelu_approx_name(a.approximate)));
   if (a.constant) parts.push_back(std::string(constant_key(op.type)) + "=" + num(*a.constant));

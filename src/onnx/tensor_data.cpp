@@ -155,6 +155,7 @@ int32_t onnx_type(DType t) {
     case DType::bf16: return kBfloat16;
     case DType::f8e4m3: return kFloat8E4M3FN;
     case DType::f8e5m2: return kFloat8E5M2;
+    case DType::i32: return kInt32;
   }
   return kUndefined;
 }

@@ -1,4 +1,5 @@
-// fuse_elementwise: MATMUL [-> BIAS_ADD] [-> RELU | GELU(tanh)] becomes one GEMM_BIAS_ACT, and
+// fuse_elementwise: MATMUL [-> BIAS_ADD] [-> RELU | GELU(tanh)] becomes one GEMM_BIAS_ACT, a
+// GROUPED_GEMM with act = none -> RELU | GELU(tanh) | SILU takes the activation, and
 // GEMM_BIAS_ACT with act = none -> RELU | GELU(tanh) takes the activation (an ONNX Gemm maps to a
 // GEMM_BIAS_ACT with its bias: the activation after it belongs in its epilogue too; with a
 // residual, act(alpha AB + beta R + Bias) is what the two ops compute, less one rounding).
@@ -139,9 +140,12 @@ Status fuse_elementwise(Graph& g, const PassContext&) {
   std::vector<bool> removed(g.ops.size(), false);
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const Op& op = g.ops[i];
-    if (op.type == OpType::GEMM_BIAS_ACT && op.attrs.act == Act::none && op.outputs.size() == 1) {
+    const bool grouped = op.type == OpType::GROUPED_GEMM;
+    if ((op.type == OpType::GEMM_BIAS_ACT || grouped) && op.attrs.act == Act::none && op.outputs.size() == 1) {
       const auto next = sole_reader(readers, g, op.outputs[0]);
-      const auto act = next ? act_of(g.ops[*next]) : std::nullopt;
+      auto act = next ? act_of(g.ops[*next]) : std::nullopt;
+      // SiLU only in the grouped kernel's epilogue (cuBLASLt has none): a SwiGLU gate product.
+      if (grouped && next && g.ops[*next].type == OpType::SILU) act = Act::silu;
       if (!act) continue;
       Op f = op;
       f.attrs.act = *act;

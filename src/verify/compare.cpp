@@ -26,6 +26,7 @@ Tolerance default_tolerance(DType output) {
     // tensor's largest scale).
     case DType::f8e4m3: return {0x1p-9, 0.0};
     case DType::f8e5m2: return {0x1p-16, 0.0};
+    case DType::i32: return {0.0, 0.0};
   }
   return {};
 }

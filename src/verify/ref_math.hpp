@@ -32,6 +32,7 @@ inline double round_to(DType t, double v) {
     case DType::f32: return round_to_f32(v);
     case DType::f8e4m3:
     case DType::f8e5m2: return f8::decode(f8::encode(v, f8_format(t)), f8_format(t));  // no scale: round_real
+    case DType::i32: return double(round_to_i32(v));
   }
   return v;
 }

@@ -11,6 +11,7 @@
 #include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/f8_rules.hpp"
 #include "gexec/ir/gemm_shape.hpp"
+#include "gexec/ir/grouped_shape.hpp"
 #include "gexec/ir/rounding.hpp"
 #include "in_step.hpp"
 #include "ref_math.hpp"
@@ -483,6 +484,137 @@ Result<std::vector<Vals>> run_group(const Graph& g, const Op& op, const std::vec
   return outs;
 }
 
+// GROUPED_GEMM (grouped_shape.hpp): each row of Y is a product's row with its group's weight, its
+// element finished as ProductPlan::finish does (accumulation, alpha, the bias, the activation),
+// in double; rows no group owns are an exact 0. Offsets that decrease or exceed T are data: a
+// runtime error, as the kernels report them. W, when a graph input (w_vals null), is read from
+// its stored bytes line by line: the experts' weights are the graph's largest tensors, and three
+// doubles per element of them would take the reference's memory.
+Result<Vals> run_grouped(const Graph& g, const Op& op, const std::vector<const Vals*>& in, const Vals* w_vals,
+                         const std::vector<uint8_t>* w_bytes, const Precision& prec) {
+  std::string why;
+  const auto shape = grouped_shape(g, op, &why);
+  if (!shape) return bad_input(why);
+  const GroupedShape& s = *shape;
+  const Vals &x = *in[0], &off = *in[2];
+  const Vals* bias = s.has_bias ? in[3] : nullptr;
+  const Tensor& wt = g.tensor(op.inputs[1]);
+  if (!w_vals && (!w_bytes || int64_t(w_bytes->size()) != wt.bytes()))
+    return bad_input("no values for W");
+  std::vector<int32_t> ends(size_t(s.groups));
+  for (size_t e = 0; e < ends.size(); ++e) ends[e] = round_to_i32(off.value[e]);
+  if (std::string p = offsets_problem(ends.data(), s.groups, s.tokens, op.name); !p.empty()) return runtime_error(p);
+  const Tensor& yt = g.tensor(op.outputs[0]);
+  const size_t count = size_t(s.tokens * s.n);
+  Vals y{{}, {}, {}, true, yt.dtype};
+  assign_zeros(y.value, count), assign_zeros(y.scale, count), assign_zeros(y.var, count);
+  // Blocks of up to 16 rows of one group: a block reads its group's weight once per panel of
+  // columns, not once per row, which keeps the reference's memory traffic near the product's.
+  constexpr int64_t kRows = 16, kCols = 512;
+  struct Block { int64_t group, row0, rows; };
+  std::vector<Block> blocks;
+  for (int64_t e = 0, r = 0; e < s.groups; r = ends[size_t(e)], ++e)
+    for (int64_t r0 = r; r0 < ends[size_t(e)]; r0 += kRows) blocks.push_back({e, r0, std::min(kRows, ends[size_t(e)] - r0)});
+  const bool carried = any_variance(x) || (w_vals && any_variance(*w_vals));
+  const double a2 = s.alpha * s.alpha;
+  const OpType act_op = s.act == Act::relu ? OpType::RELU : s.act == Act::gelu ? OpType::GELU
+                        : s.act == Act::silu ? OpType::SILU : OpType::CAST;
+  ref::for_chunks(int64_t(blocks.size()), 1, [&](int64_t, int64_t b0, int64_t b1) {
+    std::vector<double> v(size_t(kRows * kCols)), sc(v.size()), var(v.size()), line, line_var;
+    // `len` stored elements of W from storage index `at`, as doubles, and their carried variances.
+    auto w_line = [&](size_t at, int64_t len) -> const double* {
+      if (w_vals) {
+        if (carried) {
+          line_var.resize(size_t(len));
+          for (int64_t j = 0; j < len; ++j) line_var[size_t(j)] = w_vals->carried(at + size_t(j));
+        }
+        return w_vals->value.data() + at;
+      }
+      line.resize(size_t(len));
+      // An f8 W's real values: code x scale (its tensor-wise scale; graph-format.md, GROUPED_GEMM).
+      for (int64_t j = 0; j < len; ++j) line[size_t(j)] = load_real(w_bytes->data(), wt, int64_t(at) + j);
+      if (carried) line_var.assign(size_t(len), 0.0);
+      return line.data();
+    };
+    std::vector<double> x_carried;
+    for (int64_t bi = b0; bi < b1; ++bi) {
+      const Block& bl = blocks[size_t(bi)];
+      x_carried.clear();
+      for (int64_t j0 = 0; j0 < s.n; j0 += kCols) {
+        const int64_t cols = std::min(kCols, s.n - j0);
+        std::fill(v.begin(), v.end(), 0.0), std::fill(sc.begin(), sc.end(), 0.0), std::fill(var.begin(), var.end(), 0.0);
+        if (!s.trans_b) {  // W_g [K, N]: row k read once for the block's rows, along j (vectorised)
+          for (int64_t k = 0; k < s.k; ++k) {
+            const double* wr = w_line(size_t(grouped_w_index(s, bl.group, k, j0)), cols);
+            for (int64_t i = 0; i < bl.rows; ++i) {
+              const size_t xl = size_t((bl.row0 + i) * s.k + k);
+              const double xv = x.value[xl], xa = std::fabs(xv);
+              double *vi = v.data() + i * kCols, *si = sc.data() + i * kCols;
+              for (int64_t j = 0; j < cols; ++j) vi[j] += xv * wr[j], si[j] += xa * std::fabs(wr[j]);
+              if (carried) {
+                const double xc = x.carried(xl);
+                double* ri = var.data() + i * kCols;
+                for (int64_t j = 0; j < cols; ++j)
+                  ri[j] += xc * (wr[j] * wr[j] + line_var[size_t(j)]) + xv * xv * line_var[size_t(j)];
+              }
+            }
+          }
+        } else {  // W_g [N, K]: column j of op(W) is a stored row, read along k
+          if (carried && x_carried.empty()) {  // the block's rows' carried variances, once
+            x_carried.resize(size_t(bl.rows * s.k));
+            for (int64_t l = 0; l < bl.rows * s.k; ++l) x_carried[size_t(l)] = x.carried(size_t(bl.row0 * s.k + l));
+          }
+          for (int64_t j = 0; j < cols; ++j) {
+            const double* wr = w_line(size_t(grouped_w_index(s, bl.group, 0, j0 + j)), s.k);
+            for (int64_t i = 0; i < bl.rows; ++i) {
+              const double* xr = x.value.data() + (bl.row0 + i) * s.k;
+              // Four partial sums: independent chains the core overlaps (the order is the
+              // reference's own; double leaves it far below any bound).
+              double dv[4] = {}, ds[4] = {};
+              int64_t k = 0;
+              for (; k + 4 <= s.k; k += 4)
+                for (int u = 0; u < 4; ++u) dv[u] += xr[k + u] * wr[k + u], ds[u] += std::fabs(xr[k + u] * wr[k + u]);
+              for (; k < s.k; ++k) dv[0] += xr[k] * wr[k], ds[0] += std::fabs(xr[k] * wr[k]);
+              double dr = 0;
+              if (carried) {
+                const double* xc = x_carried.data() + i * s.k;
+                for (int64_t q = 0; q < s.k; ++q) {
+                  const double wc = line_var[size_t(q)];
+                  dr += xc[q] * (wr[q] * wr[q] + wc) + xr[q] * xr[q] * wc;
+                }
+              }
+              const size_t o = size_t(i * kCols + j);
+              v[o] = (dv[0] + dv[1]) + (dv[2] + dv[3]), sc[o] = (ds[0] + ds[1]) + (ds[2] + ds[3]), var[o] = dr;
+            }
+          }
+        }
+        for (int64_t i = 0; i < bl.rows; ++i) {
+          const int64_t r = bl.row0 + i;
+          for (int64_t j = 0; j < cols; ++j) {
+            const size_t at = size_t(r * s.n + j0 + j), o = size_t(i * kCols + j);
+            double val = s.alpha * v[o], mag = std::fabs(s.alpha) * sc[o], vr = a2 * var[o];
+            vr += bound::product_accumulation_var(prec, s.k, mag, 0.0) + bound::coefficient_var(s.alpha, mag);
+            if (bias) {
+              const size_t bx = size_t(bl.group * s.n + j0 + j);
+              val += bias->value[bx], mag += bias->scale[bx];
+              vr += bias->carried(bx) + bound::epilogue_var(1, mag);
+            }
+            const ref::Elem pre{val, mag, vr, false, DType::f32};
+            const ref::Elem out = ref::elementwise(act_op, GeluApprox::tanh, yt.dtype, DType::f32, DType::f32, pre, {},
+                                                   prec.gelu_tanh_rel);
+            y.value[at] = out.value, y.scale[at] = out.scale, y.var[at] = out.var;
+          }
+        }
+      }
+    }
+  }, kRows * s.k * s.n);
+  // A group's rows share its weight's errors (down), and a row's errors its activations' (across).
+  y.repeats_down = x.repeats_down || (w_vals && (w_vals->repeats_down || w_vals->repeats_across)) ||
+                   (bias && carries_any(*bias));
+  y.repeats_across = x.repeats_across || (w_vals && (w_vals->repeats_across || w_vals->repeats_down));
+  return y;
+}
+
 }  // namespace
 
 double reference_work(const Graph& g) {
@@ -562,7 +694,8 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& graph,
     std::vector<const Vals*> in;
     for (size_t k = 0; k < op.inputs.size(); ++k) {
       const TensorId t = op.inputs[k];
-      if (product && k < 2 && t >= 0 && static_cast<size_t>(t) < count && !ready[t] && !written[t]) {
+      const bool from_bytes = product ? k < 2 : op.type == OpType::GROUPED_GEMM && k == 1;
+      if (from_bytes && t >= 0 && static_cast<size_t>(t) < count && !ready[t] && !written[t]) {
         in.push_back(nullptr);  // from its bytes
         continue;
       }
@@ -601,6 +734,9 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& graph,
       if (s) s = operand(b, op.inputs[1], in[1]);
       if (!s) return s.error().with("reference, op " + op.name);
       r = run_product(g, op, a, b, in, products, op_progress, prec, amax);
+    } else if (op.type == OpType::GROUPED_GEMM) {
+      const auto w_in = in[1] ? inputs.end() : inputs.find(g.tensor(op.inputs[1]).name);
+      r = run_grouped(g, op, in, in[1], w_in == inputs.end() ? nullptr : &w_in->second, prec);
     } else if (writes_block_scale(g, op)) {
       // The quantizing CAST: S first, from X's values; then Y stored with it.
       if (in[0]->value.size() != size_t(g.tensor(op.outputs[0]).numel()))

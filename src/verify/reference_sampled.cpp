@@ -405,6 +405,9 @@ Result<std::map<std::string, SampledRef>> run_reference_sampled(
   // Its strata do not hold the whole blocks a quantizing CAST takes S from (plan_check sends such
   // graphs to the full reference).
   if (has_block_scales(g)) return bad_input("block scales need the full reference; the sampled one does not take them");
+  for (const Op& op : g.ops)
+    if (op.type == OpType::GROUPED_GEMM)
+      return bad_input("GROUPED_GEMM needs the full reference; the sampled one has no grouped products");
   const size_t count = g.tensors.size();
   const GraphIndex idx(g);
   ElementEval eval(g, idx, prec);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../example_graphs.hpp"
 #include "../unit/process.hpp"
 #include "gexec/app/commands.hpp"
 
@@ -80,10 +81,7 @@ void require_same(const std::map<std::string, std::string>& a, const std::map<st
 }  // namespace
 
 TEST_CASE("determinism: every example graph, twice in one process and in two processes", "[gpu][determinism]") {
-  std::vector<std::string> graphs;
-  for (const auto& e : fs::directory_iterator(source_path("graphs")))
-    if (e.path().extension() == ".json") graphs.push_back(e.path().string());
-  REQUIRE(!graphs.empty());
+  const std::vector<std::string> graphs = test::example_graphs();
   for (const std::string& graph : graphs) {
     for (const uint64_t seed : {uint64_t(0), uint64_t(12345)}) {
       INFO(graph << " seed " << seed);

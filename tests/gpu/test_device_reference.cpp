@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "../example_graphs.hpp"
 #include "../unit/process.hpp"
 #include "gexec/app/commands.hpp"
 #include "gexec/backends/cuda_device.hpp"
@@ -108,13 +109,12 @@ std::vector<std::pair<std::string, std::string>> product_graphs() {
 // Every graph to compare on: graphs/ and the products above.
 std::vector<std::string> all_graphs() {
   std::vector<std::string> paths;
-  for (const auto& e : fs::directory_iterator(test::source_path("graphs")))
-    if (e.path().extension() == ".json") {
-      // (The device's widening reads no block scales: the check keeps such graphs on the CPU.)
-      if (test::uses_block_scales(e.path().string()))
-        WARN("skipped " << e.path().string() << ": block scales, checked against the CPU reference");
-      else paths.push_back(e.path().string());
-    }
+  for (const std::string& path : test::example_graphs()) {
+    // (The device's widening reads no block scales: the check keeps such graphs on the CPU.)
+    if (test::uses_block_scales(path))
+      WARN("skipped " << path << ": block scales, checked against the CPU reference");
+    else paths.push_back(path);
+  }
   const fs::path dir = scratch("graphs");
   for (const auto& [name, text] : product_graphs()) {
     std::ofstream(dir / (name + ".json")) << text;

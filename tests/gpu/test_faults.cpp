@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../../src/backends/cuda/fault.hpp"
+#include "../example_graphs.hpp"
 #include "../unit/process.hpp"
 #include "../unit/memory_refusal.hpp"
 #include "gexec/app/commands.hpp"
@@ -72,13 +73,7 @@ size_t free_device_bytes() {
   return free_b;
 }
 
-std::vector<std::string> example_graphs() {
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(source_path("graphs")))
-    if (e.path().extension() == ".json") files.push_back(e.path().string());
-  REQUIRE(!files.empty());
-  return files;
-}
+using test::example_graphs;
 
 // A graph file in the temporary folder, removed with the object.
 class TempGraph {

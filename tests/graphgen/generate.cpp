@@ -169,7 +169,8 @@ class Gen {
     if (c < 81) return unary(OpType::SILU);
     if (c < 88) return unary(std::array{OpType::SIGMOID, OpType::TANH, OpType::ERF}[size_t(r_.below(3))]);
     if (c < 92) return power();
-    if (c < 96) return block_product();
+    if (c < 94) return block_product();
+    if (c < 97) return grouped();
     return group();
   }
 
@@ -405,6 +406,36 @@ class Gen {
       if (r_.chance(0.4)) at.mnk = std::array<int64_t, 3>{m, n, k};
     }
     op(type, std::move(in), std::move(out)).attrs = at;
+  }
+
+  // A GROUPED_GEMM: X [T, K] made before or a new input, 1 to 4 groups with sorted offsets (empty
+  // groups and rows no group owns among them), W of X's dtype stored either way, maybe a bias.
+  // The offsets are not put in the pool: no other op may read an i32 tensor.
+  void grouped() {
+    TensorId x = reuse([](const Tensor& t) { return !is_f8(t.dtype) && t.dtype != DType::i32 && t.rank() == 2 &&
+                                                    t.layout == Layout::rowmajor; });
+    if (x == kNone) x = input({dim(), dim()}, plain(), Layout::rowmajor);
+    const int64_t tokens = g_.tensor(x).shape[0], k = g_.tensor(x).shape[1], n = dim();
+    const int64_t groups = r_.range(1, 4);
+    const bool tb = r_.chance(0.5);
+    const TensorId w = input(tb ? std::vector<int64_t>{groups, n, k} : std::vector<int64_t>{groups, k, n}, g_.tensor(x).dtype,
+                             Layout::rowmajor);
+    const TensorId off = new_tensor({groups}, DType::i32, Layout::rowmajor);
+    std::vector<double> ends;
+    for (int64_t e = 0; e < groups; ++e) ends.push_back(r_.range(0, int(tokens)));
+    std::sort(ends.begin(), ends.end());
+    if (r_.chance(0.5)) ends.back() = double(tokens);  // every row owned, often
+    Init init;
+    init.kind = InitKind::values;
+    init.values = SharedValues(ends);
+    g_.tensor(off).init = init;
+    std::vector<TensorId> in = {x, w, off};
+    if (r_.chance(0.4)) in.push_back(input({groups, n}, plain(), Layout::rowmajor));
+    Attrs at;
+    at.trans_b = tb;
+    at.act = std::array{Act::none, Act::relu, Act::gelu, Act::silu}[size_t(r_.below(4))];
+    if (r_.chance(0.3)) at.alpha = pick({0.5, -1.0, 2.0});
+    op(OpType::GROUPED_GEMM, std::move(in), {result({tokens, n}, plain(), Layout::rowmajor)}).attrs = at;
   }
 
   // A hand-written FUSED_ELEMENTWISE: full-shape inputs and perhaps a bias vector, 1 to 6 steps,

@@ -224,7 +224,7 @@ TEST_CASE("every problem in a file is reported", "[load]") {
   const std::vector<std::string> want = {
       "t.json: /version: key \"version\" appears twice in one object",
       "t.json: /tensors/0/shape/1: expected a positive integer, found number 0",
-      "t.json: /tensors/1/dtype: unknown dtype \"f8\"; expected one of f16, bf16, f32, f8e4m3, f8e5m2",
+      "t.json: /tensors/1/dtype: unknown dtype \"f8\"; expected one of f16, bf16, f32, f8e4m3, f8e5m2, i32",
       "t.json: /tensors/2/layout: colmajor needs a rank-2 tensor; the shape is [4]",
       "t.json: /ops/0/inputs/0: tensor \"Q\" is not declared",
       "t.json: /ops/1/outputs/0: tensor \"D2\" is not declared",
@@ -244,7 +244,7 @@ TEST_CASE("problems beyond kMaxProblems are counted, not listed", "[load]") {
   REQUIRE_FALSE(g.ok());
   const auto l = lines(g.error().message);
   REQUIRE(l.size() == kMaxProblems + 1);
-  CHECK(l[0] == "t.json: /tensors/2/dtype: unknown dtype \"f64\"; expected one of f16, bf16, f32, f8e4m3, f8e5m2");
+  CHECK(l[0] == "t.json: /tensors/2/dtype: unknown dtype \"f64\"; expected one of f16, bf16, f32, f8e4m3, f8e5m2, i32");
   CHECK(l.back() == "... and 10 more problems");
 }
 

@@ -36,6 +36,11 @@ struct GemmPoint {
   // their S graph inputs (tensors SA, SB) drawn uniform in [1/128, 1/64].
   bool block_scales = false;
   bool constant_a = false, constant_b = false, constant_bias = true;  // weights: fixed before the runs
+  // --groups: a GROUPED_GEMM of `groups` experts over m = T tokens, routed as `routing` says
+  // (routing.hpp): X [T, K], W [G, K, N] ([G, N, K] with trans_b), bias [G, N]; 0: a plain product.
+  int64_t groups = 0;
+  std::string routing;
+  std::vector<int32_t> ends;  // the offsets the routing gives
   bool operator==(const GemmPoint&) const = default;
 };
 
@@ -63,6 +68,8 @@ struct GemmSweepText {
   std::string scale_a, scale_b, scale_c;  // "X", "row:X/Y/..." or "col:X/Y/..."; empty: 1
   std::string scale = "tensor";      // f8 operands: tensor (--scale-a/-b), row (A per row, B per column) or block
   std::string constant = "bias";     // the operands that are weights: none or a list of a, b, bias (default bias)
+  // Grouped products: --groups G (a list) with --tokens T (a list, instead of --m) and --routing.
+  std::string groups, tokens, routing = "uniform";
   bool operator==(const GemmSweepText&) const = default;
 };
 

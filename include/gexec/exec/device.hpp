@@ -24,6 +24,10 @@ class Kernel {
   virtual Status prepare() = 0;
   // Enqueues one execution on the device's stream. Never allocates or synchronises.
   virtual Status run() = 0;
+  // Once the device has finished a run (synchronised): what the run found wrong in its data, as a
+  // runtime error (GROUPED_GEMM's offsets are data: a kernel notes bad ones on the device, where
+  // run() cannot wait for them). Default: nothing to report.
+  virtual Status after_run() { return {}; }
 
   // The variant that runs, described for the report (cuBLASLt: algorithm id, tile, stages,
   // split-K, swizzle, as cublasLtMatmulAlgoConfigGetAttribute reads them); empty: nothing to say.

@@ -15,7 +15,7 @@ namespace gexec {
 // New values go at the end: a FUSED_ELEMENTWISE program carries the value as a byte.
 enum class OpType : uint8_t {
   MATMUL, BIAS_ADD, ADD, RELU, GELU, CAST, GEMM_BIAS_ACT, MUL, SILU, FUSED_ELEMENTWISE,
-  SUB, DIV, SIGMOID, TANH, ERF, POW
+  SUB, DIV, SIGMOID, TANH, ERF, POW, GROUPED_GEMM
 };
 
 // Input and output counts allowed per op type. max_outputs 0 means exactly `outputs`; products
@@ -52,6 +52,7 @@ inline constexpr OpTypeInfo kOpTypes[] = {
     {OpType::CAST, "CAST", {1, 1, 1, 2}},
     {OpType::GEMM_BIAS_ACT, "GEMM_BIAS_ACT", {2, 4, 1, 2}},
     {OpType::FUSED_ELEMENTWISE, "FUSED_ELEMENTWISE", {1, kGroupMaxInputs, 1, kGroupMaxOutputs}},
+    {OpType::GROUPED_GEMM, "GROUPED_GEMM", {3, 4, 1}},  // X, W, offsets (i32), optionally a bias [G, N]
 };
 inline constexpr auto kAllOpTypes = [] {
   std::array<OpType, std::size(kOpTypes)> all{};
@@ -81,7 +82,8 @@ inline size_t operand_count(OpType t, bool has_constant) { return is_binary_type
 // The format's name of the constant: "scalar" or "exponent" (POW).
 std::string_view constant_key(OpType t);
 
-enum class Act : uint8_t { none, relu, gelu };  // gelu is the tanh form, as cuBLASLt computes it
+// gelu is the tanh form, as cuBLASLt computes it; silu (x * sigmoid(x)) only on GROUPED_GEMM.
+enum class Act : uint8_t { none, relu, gelu, silu };
 enum class GeluApprox : uint8_t { tanh, none };  // none: the exact erf form
 
 std::string_view op_type_name(OpType t);
@@ -104,9 +106,9 @@ struct GroupStep {
 
 // The union of every op type's attributes; each type reads only its own (graph-format.md).
 struct Attrs {
-  bool trans_a = false, trans_b = false;         // MATMUL, GEMM_BIAS_ACT
-  double alpha = 1.0;                            // MATMUL, GEMM_BIAS_ACT
-  Act act = Act::none;                           // GEMM_BIAS_ACT
+  bool trans_a = false, trans_b = false;         // MATMUL, GEMM_BIAS_ACT; GROUPED_GEMM trans_b
+  double alpha = 1.0;                            // MATMUL, GEMM_BIAS_ACT, GROUPED_GEMM
+  Act act = Act::none;                           // GEMM_BIAS_ACT (not silu), GROUPED_GEMM
   GeluApprox approximate = GeluApprox::tanh;     // GELU
   // The constant operand (takes_constant): ADD/SUB/MUL/DIV's second operand y, written as
   // `scalar` (the op then has one input); POW's exponent, written as `exponent`. The kernels

@@ -40,6 +40,7 @@ std::vector<KernelDef> cuda_elementwise_kernel_defs(); // src/backends/cuda/elem
 std::vector<KernelDef> cuda_fp8_kernel_defs();       // src/backends/cuda/fp8_caps.cpp
 std::vector<KernelDef> cuda_fused_kernel_defs();       // src/backends/cuda/fused_caps.cpp
 std::vector<KernelDef> cuda_skinny_kernel_defs();     // src/backends/cuda/skinny_caps.cpp
+std::vector<KernelDef> cuda_grouped_kernel_defs();    // src/backends/cuda/grouped_caps.cpp
 std::vector<KernelDef> cpu_kernel_defs();             // src/backends/cpu/cpu_caps.cpp
 
 #if GEXEC_HAVE_CPU
@@ -61,6 +62,7 @@ inline constexpr KernelDeclarations kKernelDeclarations[] = {
     {cuda_fp8_kernel_defs, true},
     {cuda_fused_kernel_defs, true},
     {cuda_skinny_kernel_defs, true},
+    {cuda_grouped_kernel_defs, true},
     {cpu_kernel_defs, kCpuBuilt},
 };
 

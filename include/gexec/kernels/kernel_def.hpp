@@ -81,6 +81,9 @@ enum class KernelImpl : uint8_t {
   cpu_gemm,                // src/backends/cpu/cpu_gemm.cpp (f8 operands dequantized there)
   cpu_elementwise,         // src/backends/cpu/cpu_elementwise.cpp (f8 CAST in cpu_f8.cpp)
   cpu_fused_elementwise,   // src/backends/cpu/cpu_fused.cpp (FUSED_ELEMENTWISE groups)
+  cpu_grouped_gemm,        // src/backends/cpu/cpu_grouped.cpp (GROUPED_GEMM)
+  cuda_grouped_gemm,       // src/backends/cuda/grouped_gemm.cu, grouped_gemm_sm90.cu (GROUPED_GEMM)
+  cuda_grouped_gemm_mma,   // the same family held to its mma.sync kernel (--kernel, to compare)
 };
 
 struct KernelDef {

@@ -21,6 +21,7 @@ inline double unit_roundoff(DType t) {
     case DType::f8e4m3: return 0x1p-4;
     case DType::f8e5m2: return 0x1p-3;
     case DType::f32: break;
+    case DType::i32: return 0.0;  // integers: no arithmetic op writes one
   }
   return 0x1p-24;
 }

@@ -78,9 +78,17 @@ std::vector<KernelDef> cpu_kernel_defs() {
   KernelDef matmul = def("cpu.matmul", OpType::MATMUL, 2, "C = alpha * op(A) op(B): OpenBLAS cblas_sgemm");
   matmul.transposes = matmul.batched = true;
   matmul.check = check_gemm;
+  KernelDef grouped = declare_kernel("cpu.grouped_gemm", OpType::GROUPED_GEMM, Backend::cpu, KernelImpl::cpu_grouped_gemm,
+                                     10, 4,
+                                     "Y = act(alpha * X_g W_g + bias_g) per group of rows: OpenBLAS cblas_sgemm per "
+                                     "group, then bias, activation and rounding to Y's dtype in one threaded pass");
+  grouped.inputs[0] = grouped.inputs[1] = all;  // f8 X and W dequantized with their scales
+  grouped.inputs[2] = {DType::i32};
+  grouped.transposes = true;
   return {
       gemm,
       matmul,
+      grouped,
       def("cpu.bias_add", OpType::BIAS_ADD, 2, "Y = X + b[col], in f32, rounded once to Y's dtype; threaded"),
       def("cpu.add", OpType::ADD, 2, "Z = X + Y, in f32, rounded once to Z's dtype; threaded"),
       def("cpu.relu", OpType::RELU, 1, "Y = max(X, 0); threaded"),

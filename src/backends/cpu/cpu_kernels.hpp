@@ -24,6 +24,9 @@ Result<std::unique_ptr<Kernel>> make_f8_cast_kernel(const Graph& g, const Op& op
 void quantize_output(const float* src, int64_t n, const Tensor& t, void* dst, float* amax);
 
 
+// GROUPED_GEMM (cpu_grouped.cpp).
+Result<std::unique_ptr<Kernel>> make_grouped_kernel(const Graph& g, const Op& op, const Binding& binding);
+
 // FUSED_ELEMENTWISE (cpu_fused.cpp).
 Result<std::unique_ptr<Kernel>> make_fused_kernel(const Graph& g, const Op& op, const Binding& binding);
 

@@ -13,6 +13,7 @@
 #include "fp8_gemm.hpp"
 #include "fused_elementwise.hpp"
 #include "gemm_alternatives.hpp"
+#include "grouped_kernel.hpp"
 #include "skinny_gemm.hpp"
 #include "gexec/rng/init.hpp"
 
@@ -178,8 +179,9 @@ Result<void*> CudaDevice::gemm_workspace() {
 
 Status CudaDevice::fill_input(const Tensor& t, void* dst, uint64_t seed) {
   const Init init = effective_init(t);
-  // f8 inputs are drawn in real units and divided by their scales: on the host, by generate_input.
-  if (is_drawn(init) && !is_f8(t.dtype)) {
+  // f8 inputs are drawn in real units and divided by their scales, and i32 ones rounded to
+  // integers: on the host, by generate_input.
+  if (is_drawn(init) && !is_f8(t.dtype) && t.dtype != DType::i32) {
     Status s = launch_fill_random(dst, t.dtype, t.numel(), draw_params(init, seed, t), stream());
     if (!s) return s.error().with("drawing the values of " + t.name);
     // Waited for here, so that a failure is reported against the tensor that caused it.
@@ -228,6 +230,8 @@ Result<std::unique_ptr<Kernel>> CudaDevice::make_kernel(const KernelDef& def, co
     case KernelImpl::cublaslt_fp8_gemm: return make_fp8_gemm(*this, g, op, binding, options);
     case KernelImpl::cuda_f8_cast: return make_f8_cast_kernel(g, op, binding, stream());
     case KernelImpl::cuda_fused_elementwise: return make_fused_elementwise_kernel(def, g, op, binding, stream());
+    case KernelImpl::cuda_grouped_gemm:
+    case KernelImpl::cuda_grouped_gemm_mma: return make_grouped_gemm(*this, def, g, op, binding);
     default: break;
   }
   return runtime_error("kernel " + def.name + " has no CUDA implementation");

@@ -208,6 +208,7 @@ Status with_type(DType t, F&& f) {
     case DType::f32: return f(F32{});
     case DType::f8e4m3:
     case DType::f8e5m2: break;  // f8 casts are f8_convert.cu's; the table sends none here
+    case DType::i32: break;     // no elementwise op reads i32 (graph.cpp refuses it)
   }
   return runtime_error("no elementwise kernel for dtype " + std::string(dtype_name(t)));
 }

@@ -25,6 +25,7 @@ __device__ void store_value(const Side& s, int64_t storage, double v) {
     case DType::f32: static_cast<float*>(s.data)[storage] = float(v); break;
     case DType::f8e4m3: static_cast<uint8_t*>(s.data)[storage] = f8::encode(v, f8::e4m3()); break;
     case DType::f8e5m2: static_cast<uint8_t*>(s.data)[storage] = f8::encode(v, f8::e5m2()); break;
+    case DType::i32: break;  // no CAST reads or writes i32 (graph.cpp refuses it)
   }
 }
 

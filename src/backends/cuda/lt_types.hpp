@@ -17,6 +17,7 @@ inline cudaDataType_t lt_data_type(DType t) {
     case DType::f32: return CUDA_R_32F;
     case DType::f8e4m3: return CUDA_R_8F_E4M3;
     case DType::f8e5m2: return CUDA_R_8F_E5M2;
+    case DType::i32: return CUDA_R_32I;  // never a product's operand: the kernels' declarations refuse it
   }
   return CUDA_R_32F;
 }
@@ -26,7 +27,8 @@ inline cublasLtEpilogue_t lt_epilogue(bool bias, Act act) {
   switch (act) {
     case Act::relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
     case Act::gelu: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
-    case Act::none: break;
+    case Act::none:
+    case Act::silu: break;  // cuBLASLt has no SiLU epilogue; GEMM_BIAS_ACT refuses it at load
   }
   return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
 }

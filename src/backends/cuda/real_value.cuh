@@ -28,6 +28,7 @@ __device__ inline double load_real(const F8Side& s, int64_t storage, int64_t log
     case DType::f32: v = static_cast<const float*>(s.data)[storage]; break;
     case DType::f8e4m3: v = f8::decode(static_cast<const uint8_t*>(s.data)[storage], f8::e4m3()); break;
     case DType::f8e5m2: v = f8::decode(static_cast<const uint8_t*>(s.data)[storage], f8::e5m2()); break;
+    case DType::i32: v = static_cast<const int32_t*>(s.data)[storage]; break;
   }
   return v * side_scale(s, logical);
 }

@@ -1,0 +1,74 @@
+// What gexec's grouped GEMM supports, beside its code: GROUPED_GEMM with f16, bf16 or f8 X and W
+// (f8 with tensor-wise scales), rows of 16 bytes (K and N multiples of 8), f16/bf16/f32 Y and
+// bias, every activation. Two declarations of the one kernel family: cuda.grouped_gemm takes
+// the WGMMA kernel where it fits on a Hopper (grouped_gemm_sm90.cu) and the mma.sync kernel
+// elsewhere (grouped_gemm.cu); cuda.grouped_gemm_mma, never chosen unless forced with --kernel,
+// always the mma.sync one, to compare them. Compiled into the core without CUDA headers, so that
+// the dry-run shows its verdict.
+#include <string>
+
+#include "gexec/ir/grouped_shape.hpp"
+#include "gexec/kernels/declared.hpp"
+
+namespace gexec {
+namespace {
+
+Verdict check_grouped(const Graph& g, const Op& op, const DeviceCaps& caps, bool mma_only) {
+  Verdict v;
+  std::string why;
+  const auto s = grouped_shape(g, op, &why);
+  if (!s) return v.rejected = why, v;
+  const Tensor& x = g.tensor(op.inputs[0]);
+  const Tensor& w = g.tensor(op.inputs[1]);
+  if (is_f8(x.dtype) || is_f8(w.dtype)) {
+    for (const Tensor* t : {&x, &w})
+      if (t->scale.axis >= 0 || t->scale.is_block() || t->scale.values.size() != 1)
+        return v.rejected = "f8 \"" + t->name + "\" has a per-row, per-column or block scale; this kernel takes "
+                            "tensor-wise scales (the CPU backend takes the others)", v;
+    v.notes.push_back("f8 X and W widened to bf16 (exact), " + std::string(w.constant ? "W once before the runs, " : "") +
+                      "their scales folded into alpha");
+  } else if (x.dtype != w.dtype) {
+    return v.rejected = "X and W differ in dtype", v;
+  }
+  if (s->k % 8 != 0 || s->n % 8 != 0)
+    return v.rejected = "K = " + std::to_string(s->k) + " and N = " + std::to_string(s->n) +
+                        " must be multiples of 8 (16-byte rows)", v;
+  // The plan's own choice (grouped_gemm.cu) needs the device's figures; the rule it follows:
+  if (!mma_only && caps.cc == 90 && s->trans_b && s->k % 64 == 0 && s->n % 128 == 0)
+    v.notes.push_back("WGMMA + TMA on sm_90a where the groups average 64 rows or more, else mma.sync");
+  return v;
+}
+
+KernelDef grouped_def(const std::string& name, int priority, bool mma_only, const std::string& summary) {
+  KernelDef d = declare_kernel(name, OpType::GROUPED_GEMM, Backend::cuda,
+                               mma_only ? KernelImpl::cuda_grouped_gemm_mma : KernelImpl::cuda_grouped_gemm, priority, 4,
+                               summary);
+  // f8 X and W (tensor-wise scales) are widened to bf16, exactly, and their scales fold into alpha.
+  d.inputs[0] = d.inputs[1] = {DType::f16, DType::bf16, DType::f8e4m3, DType::f8e5m2};
+  d.inputs[2] = {DType::i32};
+  d.transposes = true;  // trans_b: W [G, N, K]
+  d.align_bytes = 16;
+  d.min_cc = 80;  // mma.sync m16n8k16 with bf16 operands, cp.async
+  d.check = [mma_only](const Graph& g, const Op& op, const DeviceCaps& caps, const KernelOptions& options) {
+    Verdict v = check_grouped(g, op, caps, mma_only);
+    if (v.ok() && mma_only && !options.is_forced(op, "cuda.grouped_gemm_mma"))
+      v.rejected = "the mma.sync kernel alone runs only where --kernel forces it (cuda.grouped_gemm chooses)";
+    return v;
+  };
+  return d;
+}
+
+}  // namespace
+
+std::vector<KernelDef> cuda_grouped_kernel_defs() {
+  return {grouped_def("cuda.grouped_gemm", 100, false,
+                      "mixture-of-experts products: one persistent kernel over every group's tiles, WGMMA fed by TMA "
+                      "on Hopper (sm_90a) where the shape fits, mma.sync elsewhere, f32 accumulation; the offsets read "
+                      "and checked on the device; alpha, bias and ReLU/GELU/SiLU in its epilogue; rows no group owns "
+                      "set to 0"),
+          grouped_def("cuda.grouped_gemm_mma", 90, true,
+                      "the grouped GEMM's mma.sync kernel alone (cp.async, m16n8k16), for comparison: taken only "
+                      "where --kernel forces it")};
+}
+
+}  // namespace gexec

@@ -1,0 +1,45 @@
+// Device helpers shared by the grouped GEMM's kernels (grouped_gemm.cu: mma.sync, any sm_80+;
+// grouped_gemm_sm90.cu: WGMMA + TMA, sm_90a): the epilogue's reads of the bias, its activation and
+// its rounded stores. Internal linkage: each file has its own copy.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "activations.cuh"
+#include "gexec/ir/dtype.hpp"
+#include "gexec/ir/op.hpp"
+
+namespace gexec::cuda {
+namespace {
+
+__device__ __forceinline__ float load_f32(const void* p, DType t, int64_t i) {
+  switch (t) {
+    case DType::f16: return __half2float(static_cast<const __half*>(p)[i]);
+    case DType::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    default: return static_cast<const float*>(p)[i];
+  }
+}
+
+__device__ __forceinline__ float activate(Act a, float v) {
+  switch (a) {
+    case Act::relu: return act::relu(v);
+    case Act::gelu: return act::gelu_tanh(v);
+    case Act::silu: return act::silu(v);
+    default: return v;
+  }
+}
+
+// Two adjacent columns (i even, N even: 4- or 8-byte aligned), each rounded once.
+__device__ __forceinline__ void store2(void* y, DType t, int64_t i, float v0, float v1) {
+  switch (t) {
+    case DType::f16: *reinterpret_cast<__half2*>(static_cast<__half*>(y) + i) = __floats2half2_rn(v0, v1); break;
+    case DType::bf16:
+      *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(y) + i) = __floats2bfloat162_rn(v0, v1);
+      break;
+    default: *reinterpret_cast<float2*>(static_cast<float*>(y) + i) = make_float2(v0, v1); break;
+  }
+}
+
+}  // namespace
+}  // namespace gexec::cuda

@@ -1,0 +1,461 @@
+// The grouped GEMM's Hopper main launch: Y[r,:] = act(alpha X[r,:] W_g + bias_g) with
+// wgmma.mma_async (sm_90a) reading shared memory that TMA (cp.async.bulk.tensor) fills, for W
+// stored [G,N,K] (nn.Linear's layout), K % 64 == 0 and N % block_n == 0 (grouped_sm90_unfit).
+// grouped_gemm.cu's prep launch (offsets checked, tile_end: the groups' cumulative tile counts
+// for block_m 128 and this plan's n_tiles, then the tail start) runs first; this kernel walks the
+// same tile map as grouped_main there (persistent grid, binary search in tile_end, panels of
+// m_panel m-tiles n-block by n-block) and zeroes the rows no group owns in the same way.
+//
+// A CTA is 3 warpgroups (384 threads), warp-specialized:
+//  - warpgroup 0, the producer: one thread issues the TMA loads of each k step, X's 128 x 64
+//    box (rows m0.., k) and W's block_n x 64 box (rows g N + n0.., k), into a ring of `stages`
+//    shared memory buffers, each guarded by two mbarriers: `full` (armed with the bytes the two
+//    loads bring, mbarrier.arrive.expect_tx; the loads complete it, complete_tx) and `empty`
+//    (the 8 consumer warps arrive when their WGMMAs no longer read it). It gives its registers
+//    away (setmaxnreg.dec 40).
+//  - warpgroups 1 and 2, the consumers (setmaxnreg.inc 232): warpgroup c computes rows
+//    64c .. 64c + 63 of the 128-row tile by all block_n columns, with
+//    wgmma.mma_async.m64n{block_n}k16, f32 accumulators in registers (block_n / 2 a thread), four
+//    per 64-wide k step, one k step's group kept in flight (wgmma.wait_group 1) before the stage
+//    it read is released. Then the epilogue from the registers: alpha, bias, activation in f32,
+//    rounded once, stored straight to global memory (rows of the tile past the group's end are
+//    not stored: they belong to the next group, or lie past T, where TMA filled zeros).
+// The producer runs ahead into the next tile's k steps while the consumers store.
+//
+// Shared memory: stages x (X tile 16 KiB, W tile block_n x 128 B), each buffer 1024-byte
+// aligned, in TMA's 128-byte swizzle (CU_TENSOR_MAP_SWIZZLE_128B): row r (128 bytes = 64
+// elements of k) at r * 128, its 16-byte chunk c at chunk c ^ (r % 8) -- the XOR of address bits
+// [4,7) with bits [7,10), hence the 1024-byte alignment. WGMMA reads the same layout through its
+// matrix descriptors (PTX ISA, "Matrix Descriptor Format" of the asynchronous warpgroup MMA):
+//   bits  0-13: start address >> 4
+//   bits 16-29: leading dimension byte offset >> 4 -- unused for K-major swizzled layouts whose k
+//               extent per instruction (16 elements, 32 bytes) lies within the swizzle width: 1
+//   bits 32-45: stride dimension byte offset >> 4 -- between consecutive 8-row core matrix
+//               groups along M (or N): 8 rows x 128 B = 1024 B
+//   bits 49-51: base offset: 0, the buffers being 1024-byte aligned
+//   bits 62-63: swizzle mode, 1 = 128-byte swizzle
+// Both operands are K-major (X [T,K] rows; W [N,K] rows are B's columns): imm-trans-a = imm-trans-b
+// = 0. The k16 slice kk of a 64-wide stage starts at the buffer + 32 kk bytes: the hardware applies
+// the swizzle XOR to the addresses it forms, so a start address inside the 128-byte row reads the
+// chunks (2 kk + c) ^ (r % 8) that TMA wrote (the usual way to step K within a swizzle atom).
+//
+// The accumulator fragment of wgmma .m64nNk16 with f32 D (PTX ISA, "Register Fragments ... for
+// matrix D"): thread t of the warpgroup (warp w = t / 32, lane l) holds d[4j + 2h + e] = D[16w +
+// l/4 + 8h][8j + 2(l%4) + e], j < N/8, h, e in {0,1}: m16n8's C layout repeated along N.
+#include <cuda.h>  // CUtensorMap and its enums: types only, libcuda is not linked
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
+#include "check.hpp"
+#include "grouped_gemm.hpp"
+#include "grouped_gemm_common.cuh"
+#include "grouped_gemm_sm90.hpp"
+
+namespace gexec::cuda {
+namespace {
+
+constexpr int kThreads = 384;  // producer warpgroup + 2 consumer warpgroups
+constexpr int kBM = 128;
+constexpr int kBK = 64;        // 128 bytes of a 16-bit k: one 128-byte swizzle row
+constexpr int kConsumerWarps = 8;
+constexpr int kAlign = 1024;   // the 128-byte swizzle's period
+
+constexpr int stages_for_bn(int bn) { return bn == 256 ? 4 : 6; }  // 192 KiB of the 227 an SM gives a CTA
+constexpr int stage_bytes(int bn) { return (kBM + bn) * kBK * 2; }
+// The dynamic shared memory a launch asks for: the stages, the alignment slack, the barriers.
+constexpr int smem_for_bn(int bn) { return stages_for_bn(bn) * stage_bytes(bn) + kAlign + 2 * stages_for_bn(bn) * 8; }
+
+struct Sm90Args {
+  const int32_t* offsets;
+  const void* bias;
+  void* y;
+  const int32_t* tile_end;
+  int64_t tokens, n;
+  int groups, n_tiles, m_panel, ktiles;
+  float alpha;
+  DType out, bias_t;
+  Act act;
+  bool has_bias;
+};
+
+// A tile's place: group, first row (of X and Y), rows of the group in it (>= 1), first column.
+struct Tile {
+  int g;
+  int64_t m0;
+  int rows;
+  int n0;
+};
+
+// The tile map of grouped_main (grouped_gemm.cu), for block_m = 128.
+__device__ __forceinline__ Tile locate(const Sm90Args& p, int tile, int bn) {
+  int lo = 0, hi = p.groups - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (__ldg(p.tile_end + mid) > tile) hi = mid;
+    else lo = mid + 1;
+  }
+  Tile t;
+  t.g = lo;
+  const int before = lo > 0 ? __ldg(p.tile_end + lo - 1) : 0;
+  const int local = tile - before;
+  const int m_tiles = (__ldg(p.tile_end + lo) - before) / p.n_tiles;
+  const int row0 = lo > 0 ? __ldg(p.offsets + lo - 1) : 0, row_end = __ldg(p.offsets + lo);
+  const int span = p.m_panel * p.n_tiles;
+  const int panel = local / span;
+  const int in_panel = min(p.m_panel, m_tiles - panel * p.m_panel);
+  const int r = local - panel * span;
+  const int n_tile = r / in_panel, m_tile = panel * p.m_panel + r % in_panel;
+  t.m0 = int64_t(row0) + int64_t(m_tile) * kBM;
+  t.rows = min(kBM, int(row_end - t.m0));
+  t.n0 = n_tile * bn;
+  return t;
+}
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define GEXEC_SM90A 1
+#endif
+
+#ifdef GEXEC_SM90A
+// ---- PTX wrappers (sm_90a).
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+// Arrives (one of the count) and adds `bytes` to the transactions the phase waits for.
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Waits until the phase of parity `parity` has completed. A fresh barrier is in phase 0, and
+// waiting for parity 1 (the phase before it) returns at once: the producer's first pass.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// TMA: the box at (c0 = k, c1 = row) of the tensor map into shared memory at dst, completing
+// `bytes` of the barrier's transactions (the whole box, out-of-bounds elements zero-filled).
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+__device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving accesses of the accumulators across the fences and waits.
+template <int R>
+__device__ __forceinline__ void fence_regs(float (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// The descriptor of a K-major operand in the 128-byte swizzle (the file's header gives the fields).
+__device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
+  return uint64_t((addr & 0x3FFFFu) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
+}
+
+// D (64 x N, f32) += A (64 x 16, descriptor da) B (16 x N, descriptor db); D = A B where scale_d == 0.
+template <class E, int N>
+__device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t da, uint64_t db, int scale_d) {
+  if constexpr (N == 256 && std::is_same_v<E, __nv_bfloat16>) {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+          "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+          "%128, %129, p, 1, 1, 0, 0;\n}\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+          : "l"(da), "l"(db), "r"(scale_d));
+  } else if constexpr (N == 256) {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
+          "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+          "%128, %129, p, 1, 1, 0, 0;\n}\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+          : "l"(da), "l"(db), "r"(scale_d));
+  } else if constexpr (std::is_same_v<E, __nv_bfloat16>) {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+          "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+          "%64, %65, p, 1, 1, 0, 0;\n}\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+          : "l"(da), "l"(db), "r"(scale_d));
+  } else {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+          "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+          "%64, %65, p, 1, 1, 0, 0;\n}\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+          : "l"(da), "l"(db), "r"(scale_d));
+  }
+}
+#endif  // GEXEC_SM90A
+
+template <class E, int kBN>
+__global__ void __launch_bounds__(kThreads, 1)
+    grouped_wgmma(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
+                  const Sm90Args p) {
+#ifdef GEXEC_SM90A
+  constexpr int kStages = stages_for_bn(kBN);
+  constexpr int kABytes = kBM * kBK * 2, kBBytes = kBN * kBK * 2;
+  constexpr int kAcc = kBN / 2;  // f32 accumulators a consumer thread holds
+
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t base = (smem_u32(smem_raw) + kAlign - 1) & ~uint32_t(kAlign - 1);
+  const uint32_t s_a = base, s_b = base + kStages * kABytes;
+  const uint32_t full0 = s_b + kStages * kBBytes, empty0 = full0 + kStages * 8;  // 8 bytes a barrier
+  const int tid = threadIdx.x, wg = tid >> 7;
+
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(full0 + 8 * s, 1);
+      mbar_init(empty0 + 8 * s, kConsumerWarps);
+    }
+    // The initialised barriers visible to the async proxy (TMA's complete_tx) and the other threads.
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+
+  // The rows no group owns: zeros (none where the offsets were bad: the tail starts at tokens).
+  {
+    const int64_t es = p.out == DType::f32 ? 4 : 2;
+    const int64_t tail = p.tile_end[p.groups];
+    const int64_t vecs = (p.tokens - tail) * p.n * es / 16;  // n % 128 == 0: whole 16-byte vectors
+    uint4* y4 = reinterpret_cast<uint4*>(static_cast<char*>(p.y) + tail * p.n * es);
+    for (int64_t i = int64_t(blockIdx.x) * kThreads + tid; i < vecs; i += int64_t(gridDim.x) * kThreads)
+      y4[i] = make_uint4(0, 0, 0, 0);
+  }
+  __syncthreads();
+
+  const int total = p.tile_end[p.groups - 1];
+
+  if (wg == 0) {
+    // The producer. 40 registers: the sum with 2 x 232 fits the 168 x 3 the launch allotted.
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (tid == 0) {
+      tma_prefetch_map(&map_x);
+      tma_prefetch_map(&map_w);
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
+        const Tile t = locate(p, tile, kBN);
+        const int row_x = int(t.m0), row_w = t.g * int(p.n) + t.n0;  // the plan keeps both below 2^31
+        for (int kt = 0; kt < p.ktiles; ++kt) {
+          const uint32_t full = full0 + 8 * stage;
+          mbar_wait(empty0 + 8 * stage, phase ^ 1);
+          mbar_arrive_expect_tx(full, kABytes + kBBytes);
+          tma_load_2d(s_a + stage * kABytes, &map_x, kt * kBK, row_x, full);
+          tma_load_2d(s_b + stage * kBBytes, &map_w, kt * kBK, row_w, full);
+          if (++stage == kStages) stage = 0, phase ^= 1;
+        }
+      }
+    }
+    return;
+  }
+
+  // The consumers.
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  const int c = wg - 1;  // rows 64c .. 64c + 63 of the tile
+  const int lane = tid & 31, wq = (tid >> 5) & 3;
+  int stage = 0;
+  uint32_t phase = 0;
+  float acc[kAcc];
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
+
+  for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
+    const Tile t = locate(p, tile, kBN);
+    int prev = 0;
+    for (int kt = 0; kt < p.ktiles; ++kt) {
+      mbar_wait(full0 + 8 * stage, phase);
+      const uint32_t a = s_a + stage * kABytes + c * (64 * 128), b = s_b + stage * kBBytes;
+      wgmma_fence();
+      fence_regs(acc);
+#pragma unroll
+      for (int kk = 0; kk < kBK / 16; ++kk)
+        wgmma<E, kBN>(acc, desc_sw128(a + kk * 32), desc_sw128(b + kk * 32), (kt | kk) != 0);
+      wgmma_commit();
+      fence_regs(acc);
+      if (kt > 0) {
+        wgmma_wait<1>();  // k step kt - 1's WGMMAs are done: its stage may be refilled
+        if (lane == 0) mbar_arrive(empty0 + 8 * prev);
+      }
+      prev = stage;
+      if (++stage == kStages) stage = 0, phase ^= 1;
+    }
+    wgmma_wait<0>();
+    fence_regs(acc);
+    if (lane == 0) mbar_arrive(empty0 + 8 * prev);
+
+    // The epilogue, as grouped_main's: alpha X W in f32 (not fused with the bias add), + bias,
+    // the activation, one rounding.
+    const int col0 = t.n0 + 2 * (lane & 3);  // + 8j + e
+    if (p.has_bias) {
+      const int64_t bias0 = int64_t(t.g) * p.n + col0;
+#pragma unroll
+      for (int j = 0; j < kAcc / 4; ++j) {
+        const float b0 = load_f32(p.bias, p.bias_t, bias0 + 8 * j), b1 = load_f32(p.bias, p.bias_t, bias0 + 8 * j + 1);
+        acc[4 * j + 0] = __fmul_rn(p.alpha, acc[4 * j + 0]) + b0;
+        acc[4 * j + 1] = __fmul_rn(p.alpha, acc[4 * j + 1]) + b1;
+        acc[4 * j + 2] = __fmul_rn(p.alpha, acc[4 * j + 2]) + b0;
+        acc[4 * j + 3] = __fmul_rn(p.alpha, acc[4 * j + 3]) + b1;
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) acc[i] = __fmul_rn(p.alpha, acc[i]) + 0.0f;
+    }
+    switch (p.act) {
+      case Act::relu:
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i) acc[i] = act::relu(acc[i]);
+        break;
+      case Act::gelu:
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i) acc[i] = act::gelu_tanh(acc[i]);
+        break;
+      case Act::silu:
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i) acc[i] = act::silu(acc[i]);
+        break;
+      default: break;
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int rl = 64 * c + 16 * wq + (lane >> 2) + 8 * h;
+      if (rl >= t.rows) continue;
+      const int64_t at = (t.m0 + rl) * p.n + col0;
+      if (p.out == DType::bf16) {
+        auto* y = static_cast<__nv_bfloat16*>(p.y) + at;
+#pragma unroll
+        for (int j = 0; j < kAcc / 4; ++j)
+          *reinterpret_cast<__nv_bfloat162*>(y + 8 * j) = __floats2bfloat162_rn(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+      } else if (p.out == DType::f16) {
+        auto* y = static_cast<__half*>(p.y) + at;
+#pragma unroll
+        for (int j = 0; j < kAcc / 4; ++j)
+          *reinterpret_cast<__half2*>(y + 8 * j) = __floats2half2_rn(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+      } else {
+        auto* y = static_cast<float*>(p.y) + at;
+#pragma unroll
+        for (int j = 0; j < kAcc / 4; ++j)
+          *reinterpret_cast<float2*>(y + 8 * j) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+      }
+    }
+  }
+#endif  // GEXEC_SM90A
+}
+
+// ---- The host side.
+
+using EncodeTiled = PFN_cuTensorMapEncodeTiled_v12000;
+
+// cuTensorMapEncodeTiled from the driver, through the runtime (gexec links libcudart only).
+EncodeTiled encode_tiled() {
+  static const EncodeTiled fn = []() -> EncodeTiled {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return nullptr;
+    return reinterpret_cast<EncodeTiled>(f);
+  }();
+  return fn;
+}
+
+// A 2D tensor of 16-bit elements, rows x cols rowmajor (cols contiguous), read in boxes of
+// box_rows x 64 in the 128-byte swizzle; boxes past the rows read zeros.
+Status encode_map(CUtensorMap* map, DType t, const void* ptr, uint64_t rows, uint64_t cols, uint32_t box_rows) {
+  const EncodeTiled encode = encode_tiled();
+  if (!encode) return runtime_error("grouped GEMM (WGMMA): the driver does not give cuTensorMapEncodeTiled");
+  const cuuint64_t dims[2] = {cols, rows};
+  const cuuint64_t strides[1] = {cols * 2};  // bytes between rows
+  const cuuint32_t box[2] = {uint32_t(kBK), box_rows};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = encode(map, t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+                            const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return runtime_error("grouped GEMM (WGMMA): cuTensorMapEncodeTiled failed with CUresult " + std::to_string(int(r)) +
+                         " for a " + std::to_string(rows) + " x " + std::to_string(cols) + " tensor");
+  return Status::success();
+}
+
+template <class E, int kBN>
+Status launch_typed(const GroupedGemmPlan& plan, const CUtensorMap& mx, const CUtensorMap& mw, const Sm90Args& args,
+                    cudaStream_t stream) {
+  auto* kernel = grouped_wgmma<E, kBN>;
+  constexpr int smem = smem_for_bn(kBN);
+  GEXEC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  const unsigned grid = unsigned(std::max(1, std::min(plan.grid, plan.sm_count)));
+  kernel<<<grid, kThreads, size_t(smem), stream>>>(mx, mw, args);
+  GEXEC_CUDA_TRY(cudaGetLastError());
+  return Status::success();
+}
+
+}  // namespace
+
+std::string grouped_sm90_unfit(const GroupedGemmPlan& p) {
+  if (!p.trans_b) return "W is [G,K,N] (the WGMMA kernel reads W [G,N,K])";
+  if (p.in != DType::f16 && p.in != DType::bf16) return "X and W are not f16 or bf16";
+  if (p.k <= 0 || p.k % kBK != 0) return "K = " + std::to_string(p.k) + " is not a positive multiple of 64";
+  if (p.block_n != 128 && p.block_n != 256) return "block_n " + std::to_string(p.block_n) + " (128 or 256)";
+  if (p.n <= 0 || p.n % p.block_n != 0)
+    return "N = " + std::to_string(p.n) + " is not a positive multiple of " + std::to_string(p.block_n);
+  if (p.block_m != kBM || p.block_k != kBK) return "the tile is not 128 x n x 64";
+  if (p.tokens <= 0 || p.tokens > INT32_MAX) return "tokens out of TMA's int32 coordinates";
+  if (int64_t(p.groups) * p.n > INT32_MAX) return "G N rows of W out of TMA's int32 coordinates";
+  if (p.k > (int64_t(1) << 24)) return "K too large";
+  return {};
+}
+
+Status launch_grouped_sm90(const GroupedGemmPlan& p, const GroupedOperands& o, const int32_t* tile_end,
+                           cudaStream_t stream) {
+  if (const std::string why = grouped_sm90_unfit(p); !why.empty())
+    return runtime_error("grouped GEMM (WGMMA) launched for a shape it does not take: " + why);
+  if (p.stages != stages_for_bn(p.block_n))
+    return runtime_error("grouped GEMM (WGMMA): the plan's stages do not match the kernel's");
+  CUtensorMap mx, mw;
+  if (Status s = encode_map(&mx, p.in, o.x, uint64_t(p.tokens), uint64_t(p.k), kBM); !s.ok()) return s;
+  if (Status s = encode_map(&mw, p.in, o.w, uint64_t(p.groups) * uint64_t(p.n), uint64_t(p.k), uint32_t(p.block_n));
+      !s.ok())
+    return s;
+  Sm90Args a{};
+  a.offsets = o.offsets, a.bias = o.bias, a.y = o.y, a.tile_end = tile_end;
+  a.tokens = p.tokens, a.n = p.n;
+  a.groups = p.groups, a.n_tiles = int(p.n_tiles), a.m_panel = p.m_panel, a.ktiles = int(p.k / kBK);
+  a.alpha = p.alpha, a.out = p.out, a.bias_t = p.bias, a.act = p.act, a.has_bias = p.has_bias;
+  const bool bf16 = p.in == DType::bf16;
+  if (p.block_n == 256)
+    return bf16 ? launch_typed<__nv_bfloat16, 256>(p, mx, mw, a, stream) : launch_typed<__half, 256>(p, mx, mw, a, stream);
+  return bf16 ? launch_typed<__nv_bfloat16, 128>(p, mx, mw, a, stream) : launch_typed<__half, 128>(p, mx, mw, a, stream);
+}
+
+}  // namespace gexec::cuda

@@ -1,0 +1,149 @@
+// The grouped GEMM as a Kernel: its plan made once, a workspace for the tile map and a status word
+// the device writes each run, read back after the run (after_run) so that bad offsets, which are
+// data, fail the run with their index and value instead of being read past. f8 X and W are
+// widened to bf16 first (exactly: f8_widen.hpp), W once where it is a constant, and their
+// tensor-wise scales multiply alpha.
+#include <string>
+
+#include "check.hpp"
+#include "cuda_device.hpp"
+#include "gexec/ir/grouped_shape.hpp"
+#include "grouped_gemm.hpp"
+#include "grouped_kernel.hpp"
+#include "f8_widen.hpp"
+#include "raii.hpp"
+
+namespace gexec::cuda {
+namespace {
+
+// An f8 operand's bf16 copy: its dtype, count and whether it is widened once (a constant).
+struct Widened {
+  DType f8 = DType::f16;  // f16: not f8, read as it is
+  int64_t count = 0;
+  bool once = false;
+  DeviceMemory copy;
+  bool on() const { return is_f8(f8); }
+};
+
+class GroupedGemm final : public Kernel {
+ public:
+  GroupedGemm(CudaDevice& device, GroupedGemmPlan plan, std::string op, const Binding& b, Widened x, Widened w)
+      : device_(&device), plan_(std::move(plan)), op_(std::move(op)), x_(std::move(x)), w_(std::move(w)) {
+    bind(b);
+  }
+  // A run may still be in flight on the stream: the workspace must outlive it.
+  ~GroupedGemm() override { (void)cudaStreamSynchronize(device_->stream()); }
+
+  Status prepare() override {
+    auto ws = DeviceMemory::allocate(size_t(plan_.workspace_bytes()));
+    if (!ws) return ws.error().with("grouped GEMM workspace");
+    workspace_ = std::move(*ws);
+    auto st = DeviceMemory::allocate(2 * sizeof(int32_t));
+    if (!st) return st.error().with("grouped GEMM status");
+    status_ = std::move(*st);
+    for (Widened* wd : {&x_, &w_}) {
+      if (!wd->on()) continue;
+      auto c = DeviceMemory::allocate(size_t(wd->count) * 2);
+      if (!c) return c.error().with("grouped GEMM: bf16 copy of an f8 operand");
+      wd->copy = std::move(*c);
+    }
+    if (w_.on() && w_.once) GEXEC_TRY(widen(w_, raw_w_));
+    return {};
+  }
+  Status run() override {
+    if (x_.on()) GEXEC_TRY(widen(x_, raw_x_));
+    if (w_.on() && !w_.once) GEXEC_TRY(widen(w_, raw_w_));
+    GroupedOperands o = ops_;
+    if (x_.on()) o.x = x_.copy.get();
+    if (w_.on()) o.w = w_.copy.get();
+    o.workspace = workspace_.get();
+    o.status = static_cast<int32_t*>(status_.get());
+    return launch_grouped_gemm(plan_, o, device_->stream());
+  }
+  Status after_run() override {
+    int32_t st[2] = {0, 0};
+    GEXEC_CUDA_TRY(cudaMemcpyAsync(st, status_.get(), sizeof st, cudaMemcpyDeviceToHost, device_->stream()));
+    GEXEC_CUDA_TRY(cudaStreamSynchronize(device_->stream()));
+    if (st[0] == 0) return {};
+    // The device names the first bad group and its value; the message is the CPU's and the reference's.
+    const int64_t bad = st[0] - 1;
+    std::vector<int32_t> ends(size_t(bad + 1), 0);
+    GEXEC_CUDA_TRY(cudaMemcpyAsync(ends.data(), ops_.offsets, ends.size() * sizeof(int32_t), cudaMemcpyDeviceToHost,
+                                   device_->stream()));
+    GEXEC_CUDA_TRY(cudaStreamSynchronize(device_->stream()));
+    std::string why = offsets_problem(ends.data(), int64_t(ends.size()), plan_.tokens, op_);
+    if (why.empty()) why = "op " + op_ + ": offsets[" + std::to_string(bad) + "] = " + std::to_string(st[1]) + " is invalid";
+    return runtime_error(why);
+  }
+  std::string algo_description() const override { return describe(plan_); }
+  // f32 accumulation along K in order, the epilogue in f32 rounded once: the default.
+  Precision precision() const override { return {}; }
+  bool move_operands(const Binding& b) override {
+    if (b.inputs.size() != inputs_ || b.outputs.size() != 1) return false;
+    for (const void* p : b.inputs)
+      if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(b.outputs[0]) % 16 != 0) return false;
+    bind(b);
+    return true;
+  }
+
+ private:
+  Status widen(const Widened& wd, const void* src) {
+    return launch_widen_f8(static_cast<const uint8_t*>(src), wd.f8, static_cast<uint16_t*>(wd.copy.get()), wd.count,
+                           device_->stream());
+  }
+  void bind(const Binding& b) {
+    inputs_ = b.inputs.size();
+    ops_.x = raw_x_ = b.inputs[0];
+    ops_.w = raw_w_ = b.inputs[1];
+    ops_.offsets = static_cast<const int32_t*>(b.inputs[2]);
+    ops_.bias = plan_.has_bias ? b.inputs[3] : nullptr;
+    ops_.y = b.outputs[0];
+  }
+
+  CudaDevice* device_;
+  GroupedGemmPlan plan_;
+  std::string op_;
+  GroupedOperands ops_;
+  const void *raw_x_ = nullptr, *raw_w_ = nullptr;  // as bound; f8 ones are read through their copies
+  Widened x_, w_;
+  size_t inputs_ = 0;
+  DeviceMemory workspace_, status_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> make_grouped_gemm(CudaDevice& device, const KernelDef& def, const Graph& g,
+                                                  const Op& op, const Binding& binding) {
+  std::string why;
+  const auto s = grouped_shape(g, op, &why);
+  if (!s) return runtime_error("kernel " + def.name + " for op " + op.name + ": " + why);
+  if (binding.inputs.size() != op.inputs.size() || binding.outputs.size() != 1)
+    return runtime_error("kernel " + def.name + " was bound to the wrong number of buffers");
+  GroupedGemmPlan shape;
+  shape.tokens = s->tokens, shape.k = s->k, shape.n = s->n, shape.groups = int(s->groups);
+  shape.trans_b = s->trans_b;
+  const Tensor& xt = g.tensor(op.inputs[0]);
+  const Tensor& wt = g.tensor(op.inputs[1]);
+  Widened x, w;
+  double alpha = s->alpha;
+  if (is_f8(xt.dtype)) {  // the caps' check admits tensor-wise scales only: they fold into alpha
+    x.f8 = xt.dtype, x.count = xt.numel();
+    w.f8 = wt.dtype, w.count = wt.numel(), w.once = fixed_before_runs(g, op.inputs[1]);
+    alpha *= xt.scale.values.at(0) * wt.scale.values.at(0);
+  }
+  shape.in = x.on() ? DType::bf16 : xt.dtype;
+  shape.cc = device.caps().cc;
+  shape.mma_sync_only = def.impl == KernelImpl::cuda_grouped_gemm_mma;
+  shape.out = g.tensor(op.outputs[0]).dtype;
+  shape.has_bias = s->has_bias;
+  if (s->has_bias) shape.bias = g.tensor(op.inputs[3]).dtype;
+  shape.act = s->act;
+  shape.alpha = float(alpha);
+  shape.sm_count = device.caps().sm_count;
+  GroupedGemmPlan plan = plan_grouped_gemm(shape);
+  if (!plan.rejected.empty()) return runtime_error("kernel " + def.name + " for op " + op.name + ": " + plan.rejected);
+  return std::unique_ptr<Kernel>(new GroupedGemm(device, std::move(plan), op.name, binding, std::move(x), std::move(w)));
+}
+
+}  // namespace gexec::cuda
