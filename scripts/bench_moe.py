@@ -11,6 +11,7 @@ layout, `trans_b`), bf16 in and out, K = 4096 (d_model) and N = 2048 (one expert
 in DeepSeek-V3 and Qwen3-MoE). Per configuration, in one run and on the same routing:
 
   gexec grouped    `gexec run` of a graph holding one GROUPED_GEMM (the offsets are data)
+  gexec mma.sync   the same, held to the portable kernel (--kernel experts=cuda.grouped_gemm_mma)
   gexec per-expert `gexec run` of a graph of one MATMUL per non-empty expert (sizes known ahead)
   torch grouped    torch._grouped_mm(X, W.transpose(-2, -1), offs)
   torch loop       torch.mm per expert into slices of Y, captured in one CUDA graph
@@ -103,9 +104,9 @@ def per_expert_graph(path, counts, dtype="bf16"):
                                       "tensors": tensors, "ops": ops}))
 
 
-def time_gexec(args, graph, verify="none"):
+def time_gexec(args, graph, verify="none", extra=()):
     timing, _ = bvt.run_gexec(args.gexec, graph, ["--iters", str(args.iters), "--warmup-ms", str(args.warmup_ms),
-                                                  "--passes", "none", "--verify", verify], args.timeout)
+                                                  "--passes", "none", "--verify", verify] + list(extra), args.timeout)
     if timing is None:
         raise bvt.GexecError("gexec printed no timing-json line")
     return timing["median_us"]
@@ -192,6 +193,8 @@ def main():
                     p = Path(tmp) / "grouped.json"
                     grouped_graph(p, tokens, counts)
                     row["gexec grouped"] = time_gexec(args, p)
+                    # The same graph held to the mma.sync kernel: what the WGMMA kernel adds.
+                    row["gexec mma.sync"] = time_gexec(args, p, extra=["--kernel", "experts=cuda.grouped_gemm_mma"])
                     p = Path(tmp) / "per_expert.json"
                     per_expert_graph(p, counts)
                     row["gexec per-expert"] = time_gexec(args, p)
@@ -205,13 +208,13 @@ def main():
                           f"{row['gexec per-expert']:9.1f}  torch grouped {fmt(tg):>9s}  torch loop "
                           f"{row['torch loop']:9.1f}  gexec/torch {fmt(row['vs torch grouped'] and row['vs torch grouped'] * 100)}%"
                           f"  {row['TFLOP/s']:.0f} TFLOP/s", flush=True)
-    head = ["G", "T", "routing", "largest group", "empty groups", "gexec grouped us", "gexec per-expert us",
+    head = ["G", "T", "routing", "largest group", "empty groups", "gexec grouped us", "gexec mma.sync us", "gexec per-expert us",
             "torch _grouped_mm us", "torch loop (graph) us", "gexec / _grouped_mm", "gexec / loop", "gexec TFLOP/s"]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in rows:
         vs = r["vs torch grouped"]
         lines.append(f"| {r['G']} | {r['T']} | {r['routing']} | {r['largest']} | {r['empty']} | {r['gexec grouped']:.1f} | "
-                     f"{r['gexec per-expert']:.1f} | {fmt(r.get('torch grouped'))} | {r['torch loop']:.1f} | "
+                     f"{r['gexec mma.sync']:.1f} | {r['gexec per-expert']:.1f} | {fmt(r.get('torch grouped'))} | {r['torch loop']:.1f} | "
                      f"{'-' if vs is None else f'{vs:.2f}x'} | {r['vs torch loop']:.2f}x | {r['TFLOP/s']:.0f} |")
     # Zipf against uniform, same G and T.
     skew = []
