@@ -291,6 +291,7 @@ py::list Runner::check() {
     // As `gexec run` checks; what it would warn of is not raised here.
     st = [&]() -> Status {
       GEXEC_TRY(device_->wait_for_default_stream());
+      GEXEC_TRY(ex_->after_runs());  // a run that failed on its data is not checked
       auto inputs = run_->reference_inputs({});
       if (!inputs) return inputs.error();
       auto outputs = run_->read_outputs();
@@ -366,6 +367,7 @@ void Runner::synchronize() {
   {
     py::gil_scoped_release nogil;
     st = device_->synchronize();
+    if (st) st = ex_->after_runs();  // bad GROUPED_GEMM offsets, found on the device
   }
   if (!st) throw_runtime_error(st.error().message);
 }

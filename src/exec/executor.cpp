@@ -166,6 +166,10 @@ Status Executor::run_checked() {
   }
   GEXEC_TRY(enqueue());
   GEXEC_TRY(device_.synchronize());
+  return after_runs();
+}
+
+Status Executor::after_runs() {
   size_t k = 0;
   for (const Op& op : graph_.ops) {
     if (op.hoisted) continue;

@@ -34,6 +34,9 @@ class Executor {
   const Op& op_of_kernel(size_t k) const { return graph_.ops[run_ops_[k]]; }
   // Poisons the outputs, enqueues one run and waits for it: a run whose outputs are checked.
   Status run_checked();
+  // Once the device has finished the runs enqueued so far: each kernel's after_run (what a run
+  // found wrong in its data, e.g. GROUPED_GEMM's offsets), the first failure returned.
+  Status after_runs();
 
   // The k-th kernel that runs every time (for autotuning); k < kernel_count().
   Kernel& kernel(size_t k) const { return *kernels_[k]; }
