@@ -147,6 +147,8 @@ Status fuse_elementwise(Graph& g, const PassContext&) {
       // SiLU only in the grouped kernel's epilogue (cuBLASLt has none): a SwiGLU gate product.
       if (grouped && next && g.ops[*next].type == OpType::SILU) act = Act::silu;
       if (!act) continue;
+      // A grouped product writes a row-major Y: an activation into a colmajor tensor stays apart.
+      if (grouped && g.tensor(g.ops[*next].outputs[0]).layout != Layout::rowmajor) continue;
       Op f = op;
       f.attrs.act = *act;
       f.outputs = {g.ops[*next].outputs[0]};
