@@ -231,8 +231,8 @@ void print_checks(std::ostream& out, const std::vector<CheckedOutput>& checks) {
     }
     if (c.unbounded > 0)
       out << "      " << c.unbounded << " element" << (c.unbounded == 1 ? " has" : "s have")
-          << " no finite bound (the error of a divisor or a POW base reaches 0 there, or an"
-             " operand is an infinity): not compared\n";
+          << " no finite bound (the error of a divisor or a POW base reaches 0 there, a block scale's"
+             " block may be all zeros, or an operand is an infinity): not compared\n";
     // Non-finite values that are not the reference's own are failures: said so rather than left to puzzle over.
     if (c.got_nonfinite > 0 || c.ref_nonfinite > 0)
       out << "      the output holds " << c.got_nonfinite << " non-finite value" << (c.got_nonfinite == 1 ? "" : "s")

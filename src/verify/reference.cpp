@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <new>
 #include <numbers>
 #include <numeric>
@@ -136,6 +137,11 @@ Vals block_scales(const Tensor& y, const Vals& x) {
       s.value[k] = block_scale_of(float(m.value), y.dtype);
       s.scale[k] = std::max(s.value[k], m.scale / top);
       s.var[k] = m.var / (top * top);
+      // A block whose values may all be 0 on a device (its amax within its error of 0: an f32
+      // GELU of a very negative value that cancels to 0 where the double one is 1e-9) gets S = 1
+      // there, not amax / top: no bound covers both, so that S is not compared (compare.cpp).
+      if (m.value > 0 && m.var > 0 && m.value <= bound::kTail * std::sqrt(m.var))
+        s.var[k] = std::numeric_limits<double>::infinity();
     }
   return s;
 }
