@@ -104,22 +104,30 @@ Result<std::vector<int64_t>> parse_sizes(std::string_view text, std::string_view
 
 namespace {
 
+// The cartesian product of the M sizes (--m, or --tokens for grouped points), --n and --k.
+Result<std::vector<std::array<int64_t, 3>>> sizes_product(const std::string& m_text, const std::string& m_option,
+                                                          const GemmSweepText& t) {
+  auto ms = parse_sizes(m_text, m_option);
+  if (!ms) return ms.error();
+  auto ns = parse_sizes(t.n, "--n");
+  if (!ns) return ns.error();
+  auto ks = parse_sizes(t.k, "--k");
+  if (!ks) return ks.error();
+  const double shapes = double(ms->size()) * double(ns->size()) * double(ks->size());
+  if (shapes > double(kMaxSweepPoints)) return too_many_points(shapes, "the product of " + m_option + ", --n and --k");
+  std::vector<std::array<int64_t, 3>> out;
+  for (int64_t m : *ms)
+    for (int64_t n : *ns)
+      for (int64_t k : *ks) out.push_back({m, n, k});
+  return out;
+}
+
 // The (m, n, k) triples: the product of --m --n --k, the --shapes list, or the --cube sizes.
 Result<std::vector<std::array<int64_t, 3>>> sweep_shapes(const GemmSweepText& t) {
   if (!trim(t.groups).empty()) {  // grouped: M is the tokens
     if (!trim(t.m).empty() || !trim(t.shapes).empty() || !trim(t.cube).empty())
       return bad_input("--groups: give the tokens with --tokens and each expert's product with --n --k, not --m, --shapes or --cube");
-    auto ts = parse_sizes(t.tokens, "--tokens");
-    if (!ts) return ts.error();
-    auto ns = parse_sizes(t.n, "--n");
-    if (!ns) return ns.error();
-    auto ks = parse_sizes(t.k, "--k");
-    if (!ks) return ks.error();
-    std::vector<std::array<int64_t, 3>> out;
-    for (int64_t m : *ts)
-      for (int64_t n : *ns)
-        for (int64_t k : *ks) out.push_back({m, n, k});
-    return out;
+    return sizes_product(t.tokens, "--tokens", t);
   }
   if (!trim(t.tokens).empty()) return bad_input("--tokens: goes with --groups (a grouped product)");
   const bool mnk = !trim(t.m).empty() || !trim(t.n).empty() || !trim(t.k).empty();
@@ -148,18 +156,7 @@ Result<std::vector<std::array<int64_t, 3>>> sweep_shapes(const GemmSweepText& t)
     }
     return out;
   }
-  auto ms = parse_sizes(t.m, "--m");
-  if (!ms) return ms.error();
-  auto ns = parse_sizes(t.n, "--n");
-  if (!ns) return ns.error();
-  auto ks = parse_sizes(t.k, "--k");
-  if (!ks) return ks.error();
-  const double shapes = double(ms->size()) * double(ns->size()) * double(ks->size());
-  if (shapes > double(kMaxSweepPoints)) return too_many_points(shapes, "the product of --m, --n and --k");
-  for (int64_t m : *ms)
-    for (int64_t n : *ns)
-      for (int64_t k : *ks) out.push_back({m, n, k});
-  return out;
+  return sizes_product(t.m, "--m", t);
 }
 
 // The single-valued options: a point with those fields set, the sweep's axes left to the caller.
