@@ -35,7 +35,7 @@ endif()
 
 install(FILES scripts/completion/gexec.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME gexec)
-install(FILES README.md docs/graph-format.md docs/graph.schema.json docs/onnx.md docs/report-schema.md docs/report.schema.json
+install(FILES README.md docs/graph-format.md docs/graph.schema.json docs/onnx.md docs/distributed.md docs/report-schema.md docs/report.schema.json
               docs/performance.md docs/performance.png
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY graphs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/gexec/graphs FILES_MATCHING PATTERN "*.json")

@@ -17,6 +17,9 @@
 #include <vector>
 
 #include "gexec/app/prepared_run.hpp"
+#if GEXEC_HAVE_CUDA
+#include "gexec/backends/cuda_device.hpp"
+#endif
 #include "gexec/exec/executor.hpp"
 #include "gexec/ir/f8_rules.hpp"
 #include "gexec/kernels/select.hpp"
@@ -64,6 +67,25 @@ inline bool is_gemm(OpType t) { return t == OpType::MATMUL || t == OpType::GEMM_
 // would pass over for a small case still runs it. `edit`, where given, changes the inputs the
 // reference reads (data such as GROUPED_GEMM's offsets: the reference of other data).
 using InputEdit = std::function<void(std::map<std::string, std::vector<uint8_t>>&)>;
+// A graph with collectives runs over one rank: the device joins a one-rank communicator (host
+// memory on the CPU, NCCL on CUDA device 0, the harness's) where it has none.
+inline Status join_one_rank(Device& dev, const Graph& g) {
+  if (dev.communicator() || std::none_of(g.ops.begin(), g.ops.end(), [](const Op& op) { return is_collective(op.type); }))
+    return {};
+  if (dev.backend() == Backend::cpu) {
+    dev.join(std::make_shared<HostCommunicator>(1), 0);
+    return {};
+  }
+#if GEXEC_HAVE_CUDA
+  auto comm = open_nccl_communicator({0});
+  if (!comm) return comm.error();
+  dev.join(*comm, 0);
+  return {};
+#else
+  return runtime_error("a CUDA device in a build without the CUDA backend");
+#endif
+}
+
 inline CaseResult run_case(Device& dev, const Graph& g, const Graph* reference = nullptr, const std::string& kernel = {},
                            const InputEdit& edit = {}) {
   CaseResult r;
@@ -76,6 +98,7 @@ inline CaseResult run_case(Device& dev, const Graph& g, const Graph* reference =
   std::ostringstream prints;
   if (Status s = run.run_passes(prints); !s) return r.error = s.error().message, r;
   if (Status s = run.choose_target(&dev); !s) return r.error = s.error().message, r;
+  if (Status s = join_one_rank(dev, g); !s) return r.error = s.error().message, r;
   if (Status s = run.select(); !s) return r.error = s.error().message, r;
   const Selection& sel = run.selection();
   r.kernel = sel.ops.empty() || !sel.ops[0].kernel ? "" : sel.ops[0].kernel->name;
@@ -782,6 +805,26 @@ inline std::vector<OpCase> group_cases(const KernelDef& def) {
   return cases;
 }
 
+// A collective over one rank (the identity; the reference takes it so), in each dtype, along the
+// first axis and along a later one (NCCL's strided path); the sharded-run tests
+// (test_tensor_parallel.cpp, gpu/test_tensor_parallel_gpu.cpp) run them over more ranks.
+inline std::vector<OpCase> collective_cases(const KernelDef& def) {
+  std::vector<OpCase> cases;
+  for (DType dt : def.outputs)
+    for (int axis : {0, 1}) {
+      if (def.op == OpType::ALL_REDUCE && axis == 1) continue;
+      Builder b;
+      const TensorId x = b.tensor("X", {48, 40}, dt), y = b.tensor("Y", {48, 40}, dt);
+      Op& op = b.op(def.op, {x}, y);
+      op.attrs.ranks = 1;
+      op.attrs.axis = axis;
+      b.g.outputs = {y};
+      cases.push_back({std::string(dtype_name(dt)) + " over one rank" + (def.op == OpType::ALL_REDUCE ? "" : ", axis " + std::to_string(axis)),
+                       std::move(b.g)});
+    }
+  return cases;
+}
+
 }  // namespace detail
 
 // Values that reach the edges of each op: zeros of both signs, tiny and huge magnitudes, the
@@ -923,6 +966,7 @@ inline std::vector<OpCase> cases_for(const KernelDef& def) {
   if (is_gemm(def.op)) all = detail::gemm_cases(def);
   if (is_group_step_type(def.op)) all = detail::elementwise_cases(def);  // every elementwise op alike
   if (def.op == OpType::FUSED_ELEMENTWISE) all = detail::group_cases(def);
+  if (is_collective(def.op)) all = detail::collective_cases(def);
   if (def.op == OpType::GROUPED_GEMM)  // the shared cases (grouped_case.hpp) in the dtypes it declares
     for (const GroupedCase& c : grouped_cases())
       if (std::count(def.inputs[0].begin(), def.inputs[0].end(), c.in) &&

@@ -141,7 +141,19 @@ struct RunCommand {
                       "a file --tuning-cache names that is not a tuning cache)");
     peak_opt = cmd->add_option("--peak-tflops", peak, "The device's peak for '% of peak' (default: measured once, cached)")
         ->check(gexec::cli::number_in(0, 1e9, true));
-
+    cmd->add_option("--tp", opts.tp,
+                    "Tensor parallelism: cut the graph into N ranks' programs (column- and row-parallel products, "
+                    "collectives between them) and run them, over NCCL on CUDA, as N ranks in one process on the CPU "
+                    "(docs/distributed.md)")
+        ->check(gexec::cli::integer_in(1, 64));
+    cmd->add_option("--devices", opts.devices, "The CUDA device of each rank of --tp, comma-separated (default: --device, "
+                    "--device + 1, ...); alone, it sets --tp to their count")
+        ->delimiter(',')
+        ->check(gexec::cli::integer_in(0, 1023));
+    cmd->add_option("--tp-reduce", opts.tp_reduce,
+                    "How --tp sums row-parallel products: all-reduce (the default) or reduce-scatter (each rank keeps "
+                    "its rows, gathered where needed)")
+        ->check(CLI::IsMember({"all-reduce", "reduce-scatter"}));
   }
 
   gexec::Exit run(const std::string& command_line) {
@@ -163,6 +175,9 @@ struct RunCommand {
     }
     opts.timing.cuda_graph = !no_graph;
     opts.timing.rotate_bytes = gexec::rotation_bytes(run_cold_l2, run_rotating_mb);
+    if (!opts.devices.empty() && opts.tp == 0) opts.tp = int(opts.devices.size());
+    if (opts.tp > 0 && opts.devices.empty())
+      for (int r = 0; r < opts.tp; ++r) opts.devices.push_back(opts.device + r);
     return gexec::run_command(opts, std::cout, std::cerr);
   }
 };

@@ -17,6 +17,7 @@
 #include "gexec/ir/block_scale.hpp"
 #include "gexec/rng/init.hpp"
 #include "gexec/verify/reference.hpp"
+#include "gexec/exec/trace.hpp"
 #include "gexec/verify/reference_cost.hpp"
 #include "progress.hpp"
 #include "target.hpp"
@@ -380,6 +381,43 @@ CheckSettings run_check_settings(const PrepareOptions& o, const CheckPlan& plan,
   settings.precision.tf32 = backend == Backend::cuda && o.kernel.tf32;
   settings.precision.merge(declared);
   return settings;
+}
+
+Status check_against_reference(const Graph& original, const PrepareOptions& opts, const CheckPlan& planned,
+                               Backend backend, const Precision& declared, const Executor* resident,
+                               const HostTensors& inputs, const HostTensors& outputs, std::optional<CheckSummary>& into,
+                               const std::function<void(std::string)>& warn,
+                               const std::function<void()>& before_compare) {
+  const TraceRange range("gexec check");
+  // A copy: where the device cannot take the products, this check's plan moves to the CPU.
+  CheckPlan plan = planned;
+  CheckSettings settings = run_check_settings(opts, plan, opts.seed, backend, declared);
+  std::string why;
+  const std::unique_ptr<ProductEngine> engine = device_for_check(
+      plan, original, opts.verify, opts.verify_budget, opts.samples, opts.device, settings.precision, &why);
+  if (!why.empty()) {
+    // The CPU's reference instead, within the budget as on the CPU backend.
+    warn("the check runs on the CPU: " + why);
+    settings = run_check_settings(opts, plan, opts.seed, backend, declared);
+  }
+  settings.device = engine.get();
+  if (engine && backend == Backend::cuda && resident) engine->set_resident(resident_inputs(original, *resident));
+  into = check_summary(opts.verify, plan, settings, reference_work(original), opts.verify_budget, engine.get());
+  if (plan.mode != VerifyMode::none) {
+    if (before_compare) before_compare();  // a sampled check says so before the reference's work starts
+    std::vector<std::string> notes;
+    auto checks = check_outputs(original, inputs, outputs, settings, &notes);
+    for (std::string& n : notes) warn(std::move(n));
+    if (!checks) return checks.error();
+    const auto ids = tensor_ids(original);  // find_tensor per output would be quadratic
+    for (OutputCheck& c : *checks) {
+      const auto id = ids.find(c.name);
+      std::vector<int64_t> shape = id == ids.end() ? std::vector<int64_t>{} : original.tensor(id->second).shape;
+      into->outputs.push_back({std::move(c), std::move(shape)});
+    }
+  }
+  into->compared = true;
+  return {};
 }
 
 }  // namespace gexec

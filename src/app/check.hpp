@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -113,5 +114,15 @@ Result<std::vector<OutputCheck>> check_outputs(const Graph& original,
                                                const std::map<std::string, std::vector<uint8_t>>& inputs,
                                                const std::map<std::string, std::vector<uint8_t>>& outputs,
                                                const CheckSettings& settings, std::vector<std::string>* notes = nullptr);
+
+// The outputs against the reference of `original` as `gexec run` checks them (PreparedRun::check):
+// planned as `plan` says, on the device's float64 engine where the plan and the device's memory
+// allow (reading the inputs that `resident`, where given, holds on the device), else on the CPU;
+// the bound follows `declared`. `into`, `warn` and `before_compare` as in PreparedRun::check.
+Status check_against_reference(const Graph& original, const PrepareOptions& opts, const CheckPlan& plan,
+                               Backend backend, const Precision& declared, const Executor* resident,
+                               const HostTensors& inputs, const HostTensors& outputs, std::optional<CheckSummary>& into,
+                               const std::function<void(std::string)>& warn,
+                               const std::function<void()>& before_compare);
 
 }  // namespace gexec

@@ -1,5 +1,6 @@
 // The JSON report, built from the run's report section by section.
 #include "json_report.hpp"
+#include "tp_report.hpp"
 
 #include <cmath>
 
@@ -153,6 +154,7 @@ json report_json(const RunReport& r) {
   if (r.check) rep["check"] = check_json(*r.check);
   if (r.expect) rep["expect"] = expect_json(*r.expect);
   if (r.timing && r.timing->complete) rep["timing"] = timing_json(*r.timing);
+  if (r.tp) rep["tensor_parallel"] = tp_json(*r.tp);
   if (r.times_ms) {
     const PhaseTimes& t = *r.times_ms;
     rep["times_ms"] = {{"load", t.load},           {"passes", t.passes}, {"device", t.device}, {"setup", t.setup},

@@ -103,38 +103,9 @@ VerifyMode PreparedRun::check_mode() {
 Status PreparedRun::check(const HostTensors& inputs, const HostTensors& outputs, std::optional<CheckSummary>& into,
                           const std::function<void(std::string)>& warn, const std::function<void()>& before_compare) {
   (void)check_mode();
-  const TraceRange range("gexec check");
-  // A copy: where the device cannot take the products, this check's plan moves to the CPU.
-  CheckPlan plan = *check_plan_;
   // What the kernels declare is read after tuning chose them.
-  const Precision declared = ex_->precision();
-  CheckSettings settings = run_check_settings(opts_, plan, opts_.seed, backend_, declared);
-  std::string why;
-  const std::unique_ptr<ProductEngine> engine = device_for_check(
-      plan, original_, opts_.verify, opts_.verify_budget, opts_.samples, opts_.device, settings.precision, &why);
-  if (!why.empty()) {
-    // The CPU's reference instead, within the budget as on the CPU backend.
-    warn("the check runs on the CPU: " + why);
-    settings = run_check_settings(opts_, plan, opts_.seed, backend_, declared);
-  }
-  settings.device = engine.get();
-  if (engine && backend_ == Backend::cuda) engine->set_resident(resident_inputs(original_, *ex_));
-  into = check_summary(opts_.verify, plan, settings, reference_work(original_), opts_.verify_budget, engine.get());
-  if (plan.mode != VerifyMode::none) {
-    if (before_compare) before_compare();  // a sampled check says so before the reference's work starts
-    std::vector<std::string> notes;
-    auto checks = check_outputs(original_, inputs, outputs, settings, &notes);
-    for (std::string& n : notes) warn(std::move(n));
-    if (!checks) return checks.error();
-    const auto ids = tensor_ids(original_);  // find_tensor per output would be quadratic
-    for (OutputCheck& c : *checks) {
-      const auto id = ids.find(c.name);
-      std::vector<int64_t> shape = id == ids.end() ? std::vector<int64_t>{} : original_.tensor(id->second).shape;
-      into->outputs.push_back({std::move(c), std::move(shape)});
-    }
-  }
-  into->compared = true;
-  return {};
+  return check_against_reference(original_, opts_, *check_plan_, backend_, ex_->precision(), ex_.get(), inputs, outputs,
+                                 into, warn, before_compare);
 }
 
 Status PreparedRun::time(const TimingOptions& opts, std::optional<double> peak_tflops, RunTiming& into,

@@ -1,5 +1,6 @@
 // Text rendering of a run's report: the sections in the order the run fills them.
 #include "report.hpp"
+#include "tp_report.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -130,6 +131,8 @@ const Section kSections[] = {
      [](std::ostream& o, const RunReport& r) { print_kernels(o, *r.kernels); }},
     {[](const RunReport& r) { return r.buffers.has_value(); },
      [](std::ostream& o, const RunReport& r) { print_plan(o, *r.buffers); }},
+    {[](const RunReport& r) { return r.tp.has_value() && !r.tp->arena_bytes.empty(); },
+     [](std::ostream& o, const RunReport& r) { print_tp_plan(o, *r.tp); }},
     {[](const RunReport& r) { return r.result == RunReport::Result::dry_run; },
      [](std::ostream& o, const RunReport& r) {
        o << "options: --pad " << pad_policy_name(r.kernel_options.pad)
@@ -153,8 +156,12 @@ const Section kSections[] = {
      [](std::ostream& o, const RunReport& r) { print_checks(o, r.check->outputs); }},
     {[](const RunReport& r) { return r.expect.has_value(); },
      [](std::ostream& o, const RunReport& r) { print_expect(o, *r.expect); }},
+    {[](const RunReport& r) { return r.tp.has_value() && r.tp->ranks_compared && r.check.has_value(); },
+     [](std::ostream& o, const RunReport& r) { print_tp_ranks(o, *r.tp); }},
     {[](const RunReport& r) { return r.timing.has_value(); },
      [](std::ostream& o, const RunReport& r) { print_timing(o, *r.timing); }},
+    {[](const RunReport& r) { return r.tp.has_value() && r.tp->timed; },
+     [](std::ostream& o, const RunReport& r) { print_tp_timing(o, *r.tp); }},
     {[](const RunReport& r) { return r.times_ms.has_value(); }, print_times},
 };
 constexpr size_t kSectionCount = sizeof kSections / sizeof kSections[0];

@@ -35,6 +35,7 @@
 #include "report.hpp"
 #include "target.hpp"
 #include "timing_report.hpp"
+#include "tp_run.hpp"
 
 namespace gexec {
 namespace {
@@ -223,6 +224,17 @@ Status run_into(const RunOptions& opts, RunReport& rep, const RunObserver& seen)
   auto options = prepare_options(opts, seed);
   if (!options) return options.error();
   rep.kernel_options = options->kernel;
+  if (opts.tp > 0) {
+    GEXEC_TRY(run_tensor_parallel(opts, model, *options, rep, times, tell));
+    times.total = ms_since(start);
+    if (!opts.dry_run) rep.times_ms = times;
+    return {};
+  }
+  for (const Op& op : model.graph.ops)
+    if (is_collective(op.type))
+      return bad_input(opts.graph_path + ": op " + op.name + " is " + std::string(op_type_name(op.type)) +
+                       ", a collective: this graph is a rank's program of a sharded run; run the unsharded graph "
+                       "with --tp N (docs/distributed.md)");
   PreparedRun run(model.graph, *options);
   const Graph& original = run.original();
 

@@ -25,14 +25,20 @@ Result<Target> cuda_target(const PrepareOptions& opts) {
   t.backend = Backend::cuda;
   std::string why;
   if (opts.dry_run) {
-    if (opts.arch || cuda_devices(&why) == 0) {
+    const int count = cuda_devices(&why);
+    if (opts.arch || count == 0) {
       auto caps = caps_for_arch(opts.arch.value_or("sm_90"));
       if (!caps) return caps.error();
       t.caps = *caps;
       return t;
     }
 #if GEXEC_HAVE_CUDA
-    auto caps = detect_cuda_caps(opts.device);
+    // A plan for more devices than are here (--dry-run --tp 8 on one GPU): the others as device 0.
+    const int ordinal = opts.device < count ? opts.device : 0;
+    if (ordinal != opts.device)
+      t.notice = "CUDA device " + std::to_string(opts.device) + " is not here (" + std::to_string(count) +
+                 " device" + (count == 1 ? "" : "s") + "): planned as device 0";
+    auto caps = detect_cuda_caps(ordinal);
     if (!caps) return caps.error();
     t.caps = *caps;
 #endif

@@ -95,6 +95,14 @@ BufferPlan plan_buffers(const Graph& g) {
     whole_run[t] = producer == kNone || idx.is_output[t] || g.ops[size_t(producer)].hoisted;
     last_use[t] = idx.consumers[t].empty() ? producer : idx.consumers[t].back();
   }
+  // A collective may run on a communication stream beside the ops after it (docs/distributed.md):
+  // its operands share their bytes with no other tensor, so that no later op writes over them
+  // while it still reads or writes them.
+  for (const Op& op : g.ops)
+    if (is_collective(op.type)) {
+      for (TensorId t : op.inputs) whole_run[size_t(t)] = true;
+      for (TensorId t : op.outputs) whole_run[size_t(t)] = true;
+    }
 
   Arena arena;
   std::vector<Wide> at(n, -1);

@@ -1,6 +1,8 @@
 // The executor: a short fixed set-up sequence, then runs that only launch kernels.
 #include "gexec/exec/executor.hpp"
 
+#include <map>
+
 #include <algorithm>
 
 #include "gexec/ir/block_scale.hpp"
@@ -93,6 +95,20 @@ Result<std::unique_ptr<Executor>> Executor::create(Device& device, Graph graph, 
       ex->trace_names_.push_back(op.name + " [" + selection.ops[i].kernel->name + "]");
     }
   }
+  // Which collectives' results each kernel reads: it waits for them (Kernel::wait_for_results).
+  {
+    std::map<TensorId, size_t> from_collective;
+    ex->waits_.resize(ex->kernels_.size());
+    for (size_t k = 0; k < ex->kernels_.size(); ++k) {
+      const Op& op = g.ops[ex->run_ops_[k]];
+      for (TensorId t : op.inputs)
+        if (auto it = from_collective.find(t); it != from_collective.end()) ex->waits_[k].push_back(it->second);
+      if (is_collective(op.type)) {
+        ex->collectives_.push_back(k);
+        for (TensorId t : op.outputs) from_collective[t] = k;
+      }
+    }
+  }
   if (Status s = device.synchronize(); !s) return s.error().with("running the hoisted ops");
   size_t k = 0;
   for (const Op& op : g.ops) {
@@ -156,14 +172,27 @@ Status Executor::enqueue() {
     Status s = enqueue_op(k++);
     if (!s) return s.error().with("running op " + op.name);
   }
+  return join_collectives();
+}
+
+Status Executor::enqueue_op(size_t k) {
+  for (size_t kc : waits_[k]) GEXEC_TRY(kernels_[kc]->wait_for_results());
+  const TraceRange range(trace_names_[k]);
+  return kernels_[k]->run();
+}
+
+Status Executor::join_collectives() {
+  for (size_t kc : collectives_) GEXEC_TRY(kernels_[kc]->wait_for_results());
+  return {};
+}
+
+Status Executor::poison_outputs() {
+  for (TensorId t : poisoned_) GEXEC_TRY(device_.poison(address(t), size_t(graph_.tensor(t).bytes())));
   return {};
 }
 
 Status Executor::run_checked() {
-  for (TensorId t : poisoned_) {
-    Status s = device_.poison(address(t), size_t(graph_.tensor(t).bytes()));
-    if (!s) return s;
-  }
+  GEXEC_TRY(poison_outputs());
   GEXEC_TRY(enqueue());
   GEXEC_TRY(device_.synchronize());
   return after_runs();

@@ -36,6 +36,11 @@ Work count_work(const Graph& g) {
           if (st.type != OpType::CAST) w.flops += out_elems;
         break;
       case OpType::CAST: break;
+      case OpType::ALL_GATHER: break;  // moves bytes, computes nothing
+      case OpType::ALL_REDUCE:
+      case OpType::REDUCE_SCATTER:  // N - 1 additions per element of the sum (here: one rank's share)
+        w.flops += double(g.tensor(op.inputs[0]).numel()) * double(op.attrs.ranks - 1) / double(op.attrs.ranks);
+        break;
       case OpType::GROUPED_GEMM:
         // Every row routed (the offsets are data): 2 T K N, as torch counts a grouped product.
         if (const auto s = grouped_shape(g, op)) w.flops += 2.0 * double(s->tokens) * double(s->k) * double(s->n);

@@ -158,6 +158,9 @@ bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type,
       break;
     case OpType::GROUPED_GEMM: check_keys(p, v, ptr, {"trans_b", "alpha", "act"}); break;
     case OpType::GELU: check_keys(p, v, ptr, {"approximate"}); break;
+    case OpType::ALL_REDUCE: check_keys(p, v, ptr, {"ranks"}); break;
+    case OpType::ALL_GATHER:
+    case OpType::REDUCE_SCATTER: check_keys(p, v, ptr, {"ranks", "axis"}); break;
     case OpType::ADD:
     case OpType::SUB:
     case OpType::MUL:
@@ -238,6 +241,31 @@ bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type,
         }
         ok = ok && good;
         if (good) a.mnk = mnk;
+      }
+    }
+  }
+  if (is_collective(type)) {
+    // ranks is required: a collective's shapes mean nothing without it; axis defaults to 0.
+    const json* r = optional_key(v, "ranks");
+    if (!r) {
+      p.add(ptr_key(ptr, "ranks"), tname + " needs \"ranks\", the number of ranks of the run (a positive integer)");
+      ok = false;
+    } else if (auto d = get_positive_int(p, *r, ptr_key(ptr, "ranks"))) {
+      if (*d > 4096) {
+        p.add(ptr_key(ptr, "ranks"), "ranks " + std::to_string(*d) + " is more than 4096");
+        ok = false;
+      } else {
+        a.ranks = int32_t(*d);
+      }
+    } else {
+      ok = false;
+    }
+    if (const json* j = optional_key(v, "axis")) {
+      if (!j->is_number_integer() || j->get<int64_t>() < 0 || j->get<int64_t>() > 8) {
+        p.add(ptr_key(ptr, "axis"), "expected an axis, an integer from 0 to the rank of X minus 1; found " + describe(*j));
+        ok = false;
+      } else {
+        a.axis = int32_t(j->get<int64_t>());
       }
     }
   }

@@ -116,6 +116,10 @@ ojson op_json(const Graph& g, const Op& op) {
     a["steps"] = std::move(steps);
     a["results"] = op.attrs.results;
   }
+  if (is_collective(op.type)) {
+    a["ranks"] = op.attrs.ranks;
+    if (op.type != OpType::ALL_REDUCE) a["axis"] = op.attrs.axis;
+  }
   if (op.type == OpType::GELU && op.attrs.approximate != def.approximate)
     a["approximate"] = gelu_approx_name(op.attrs.approximate);
   if (op.attrs.constant) a[std::string(constant_key(op.type))] = *op.attrs.constant;

@@ -265,6 +265,45 @@ std::vector<std::string> check_grouped(const Graph& g, const Op& op) {
 
 }  // namespace
 
+// The collectives (graph-format.md, "Collectives"): one tensor in, one out, of one dtype; ALL_REDUCE
+// keeps the shape, ALL_GATHER multiplies the axis by the ranks, REDUCE_SCATTER divides it.
+static std::vector<std::string> check_collective(const Graph& g, const Op& op) {
+  std::vector<std::string> problems;
+  const std::string type(op_type_name(op.type));
+  const Tensor& x = g.tensor(op.inputs[0]);
+  const Tensor& y = g.tensor(op.outputs[0]);
+  const int32_t n = op.attrs.ranks;
+  if (n < 1) problems.push_back(type + " ranks must be at least 1; found " + std::to_string(n));
+  if (x.dtype != y.dtype || !(x.dtype == DType::f16 || x.dtype == DType::bf16 || x.dtype == DType::f32))
+    problems.push_back(type + " reads \"" + x.name + "\" (" + std::string(dtype_name(x.dtype)) + ") and writes \"" +
+                       y.name + "\" (" + std::string(dtype_name(y.dtype)) + "); both must be one of f16, bf16, f32");
+  if (x.layout != Layout::rowmajor || y.layout != Layout::rowmajor)
+    problems.push_back(type + " reads and writes rowmajor tensors only");
+  if (!problems.empty()) return problems;
+  if (op.type == OpType::ALL_REDUCE) {
+    if (x.shape != y.shape)
+      problems.push_back(type + " output must have the shape of X " + shape_str(x.shape) + "; Y is " + shape_str(y.shape));
+    return problems;
+  }
+  const int32_t axis = op.attrs.axis;
+  if (axis < 0 || axis >= x.rank()) {
+    problems.push_back(type + " axis " + std::to_string(axis) + " is not an axis of X " + shape_str(x.shape) +
+                       " (0 to " + std::to_string(x.rank() - 1) + ")");
+    return problems;
+  }
+  // The whole tensor and one rank's slice of it.
+  const Tensor& whole = op.type == OpType::ALL_GATHER ? y : x;
+  const Tensor& slice = op.type == OpType::ALL_GATHER ? x : y;
+  std::vector<int64_t> expect = slice.shape;
+  expect[size_t(axis)] *= n;
+  if (whole.shape != expect)
+    problems.push_back(type + " over " + std::to_string(n) + " ranks along axis " + std::to_string(axis) + ": " +
+                       (op.type == OpType::ALL_GATHER ? "X " : "Y ") + shape_str(slice.shape) + " needs " +
+                       (op.type == OpType::ALL_GATHER ? "Y " : "X ") + shape_str(expect) + "; found " +
+                       shape_str(whole.shape));
+  return problems;
+}
+
 std::vector<std::string> check_op(const Graph& g, const Op& op) {
   std::vector<std::string> problems;
   const std::string type(op_type_name(op.type));
@@ -335,6 +374,11 @@ std::vector<std::string> check_op(const Graph& g, const Op& op) {
       break;
     case OpType::GROUPED_GEMM:
       for (std::string& p : check_grouped(g, op)) problems.push_back(std::move(p));
+      break;
+    case OpType::ALL_REDUCE:
+    case OpType::ALL_GATHER:
+    case OpType::REDUCE_SCATTER:
+      for (std::string& p : check_collective(g, op)) problems.push_back(std::move(p));
       break;
     default: {  // the one-input elementwise ops (kGroupStepTypes): RELU, GELU, SILU, SIGMOID, TANH, ERF, POW, CAST
       if (std::string c = constant_problem(type, op.type, op.attrs.constant, 1); !c.empty())

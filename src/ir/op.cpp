@@ -15,6 +15,10 @@ bool is_group_step_type(OpType t) {
   return false;
 }
 
+bool is_collective(OpType t) {
+  return t == OpType::ALL_REDUCE || t == OpType::ALL_GATHER || t == OpType::REDUCE_SCATTER;
+}
+
 bool is_binary_type(OpType t) {
   return t == OpType::ADD || t == OpType::SUB || t == OpType::MUL || t == OpType::DIV || t == OpType::BIAS_ADD;
 }

@@ -64,6 +64,8 @@ std::string attrs_str(const Op& op) {
   if (op.type == OpType::GELU && a.approximate != def.approximate)
     parts.push_back("approximate=" + std::string(gelu_approx_name(a.approximate)));
   if (a.constant) parts.push_back(std::string(constant_key(op.type)) + "=" + num(*a.constant));
+  if (is_collective(op.type)) parts.push_back("ranks=" + std::to_string(a.ranks));
+  if (op.type == OpType::ALL_GATHER || op.type == OpType::REDUCE_SCATTER) parts.push_back("axis=" + std::to_string(a.axis));
   if (op.type == OpType::GEMM_BIAS_ACT && a.mnk)
     parts.push_back("mnk=[" + std::to_string((*a.mnk)[0]) + "," + std::to_string((*a.mnk)[1]) + "," +
                     std::to_string((*a.mnk)[2]) + "]");

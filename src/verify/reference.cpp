@@ -651,7 +651,17 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& graph,
     if (!r) return r.error().with("reference");
     resolved = std::move(*r);
   }
-  const Graph& g = blocks ? resolved : graph;
+  // A collective over one rank is the identity: a CAST to its own dtype (the backend-ops cases of
+  // the collective kernels are such). Over more ranks it has no reference here (below).
+  Graph single;
+  const bool one_rank = std::any_of(graph.ops.begin(), graph.ops.end(),
+                                    [](const Op& op) { return is_collective(op.type) && op.attrs.ranks == 1; });
+  if (one_rank) {
+    single = blocks ? resolved : graph;
+    for (Op& op : single.ops)
+      if (is_collective(op.type) && op.attrs.ranks == 1) op.type = OpType::CAST, op.attrs = {};
+  }
+  const Graph& g = one_rank ? single : blocks ? resolved : graph;
 
   // A tensor's values are dropped after its last reader (outputs are kept): the reference then
   // holds its live tensors only, not two doubles per element of every tensor of the graph.
@@ -696,6 +706,11 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& graph,
   };
 
   for (const Op& op : g.ops) {
+    // A collective sums or joins the values of other ranks, which one graph's reference does not
+    // have: a sharded run is checked against the reference of the graph it was cut from.
+    if (is_collective(op.type))
+      return bad_input("op " + op.name + " is " + std::string(op_type_name(op.type)) +
+                       ", a collective of a sharded run; the reference is of the unsharded graph (run it with --tp N)");
     const bool product = op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT;
     std::vector<const Vals*> in;
     for (size_t k = 0; k < op.inputs.size(); ++k) {

@@ -526,6 +526,7 @@ Graph generate_graph(uint64_t seed, const GenOptions& opts) { return Gen(seed, o
 
 std::string RunSpec::args() const {
   std::string s = "--backend " + backend + " --passes " + passes;
+  if (tp > 0) s += " --tp " + std::to_string(tp) + (reduce_scatter ? " --tp-reduce reduce-scatter" : "");
   if (verify != "auto") s += " --verify " + verify;
   if (verify == "sample") s += " --samples " + std::to_string(samples);
   if (emit.empty()) return s;
@@ -550,7 +551,11 @@ std::vector<RunSpec> random_runs(uint64_t seed) {
   RunSpec emitted;
   emitted.emit = pass_list();
   emitted.passes = r.chance(0.5) ? "none" : "default";
-  return {RunSpec{}, listed, emitted};
+  // The graph cut for 2 to 4 ranks (--tp), checked against its unsharded reference.
+  RunSpec sharded;
+  sharded.tp = r.range(2, 4);
+  sharded.reduce_scatter = r.chance(0.5);
+  return {RunSpec{}, listed, emitted, sharded};
 }
 
 }  // namespace gexec::graphgen

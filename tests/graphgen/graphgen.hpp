@@ -49,13 +49,16 @@ struct RunSpec {
   int64_t samples = 4096;          // --samples, for sample
   std::string emit;                // passes whose result is written and run; empty: the graph itself
   std::string backend = "cpu";     // --backend: cpu, or cuda (on a machine with a GPU)
+  int tp = 0;                      // --tp: the graph cut for this many ranks; 0: not cut
+  bool reduce_scatter = false;     // --tp-reduce reduce-scatter
   std::string args() const;        // "--backend cpu --passes a,b --verify sample --samples 7", or the two commands
 };
 
 // The runs of graph `seed`: the default pipeline with the default check; a random pass list
 // (repeats and any order, or none) with a random check (auto; sample, of a few elements; or
-// exact, which draws integer inputs and requires bit equality); and the graph another random
-// pass list emits, run with no passes or the default ones. A function of the seed alone.
+// exact, which draws integer inputs and requires bit equality); the graph another random pass
+// list emits, run with no passes or the default ones; and the graph cut for 2 to 4 ranks (--tp,
+// either reduce mode), checked against its unsharded reference. A function of the seed alone.
 std::vector<RunSpec> random_runs(uint64_t seed);
 
 // overflow: the check failed only on outputs whose reference itself is not finite (the graph's

@@ -105,6 +105,8 @@ Verdict judge(const Graph& generated, const RunSpec& run) {
   opts.passes = run.passes;
   opts.verify = run.verify;
   opts.samples = run.samples;
+  opts.tp = run.tp;
+  opts.tp_reduce = run.reduce_scatter ? "reduce-scatter" : "all-reduce";
   const RunReport rep = run_graph(opts);
   switch (rep.exit_code()) {
     case Exit::ok: return {};

@@ -56,7 +56,10 @@ struct Options {
 // The runs of graph `seed` on the chosen backend.
 std::vector<RunSpec> runs_of(uint64_t seed, const Options& o) {
   auto runs = random_runs(seed);
-  for (RunSpec& r : runs) r.backend = o.backend;
+  for (RunSpec& r : runs) {
+    r.backend = o.backend;
+    if (o.backend == "cuda" && r.tp > 1) r.tp = 1;  // one GPU: a one-rank NCCL communicator
+  }
   return runs;
 }
 

@@ -55,7 +55,8 @@ TEST_CASE("cpu: the device", "[cpu]") {
   Binding bind{{*a}, {*a}};
   CHECK_FALSE(dev->make_kernel(cpu_def(OpType::GELU), b.g, b.g.ops[0], bind, {}).ok());  // wrong op type
   CHECK(dev->make_kernel(cpu_def(OpType::RELU), b.g, b.g.ops[0], bind, {}).ok());
-  CHECK(cpu_kernel_defs().size() == 17);  // products, CAST, FUSED_ELEMENTWISE, GROUPED_GEMM and an elementwise kernel per op
+  // products, CAST, FUSED_ELEMENTWISE, GROUPED_GEMM, an elementwise kernel per op and the three collectives
+  CHECK(cpu_kernel_defs().size() == 20);
 }
 
 // The dtype, layout, transpose and batching sweeps of every CPU kernel, and a chain with a check

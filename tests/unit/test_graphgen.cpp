@@ -56,7 +56,12 @@ TEST_CASE("graphgen: the graphs cover the format", "[graphgen]") {
       if (idx.producer[t] == kNone && idx.consumers[t].empty()) ++seen["unused input"];
     }
   }
-  for (OpType t : kAllOpTypes) CHECK(seen[std::string(op_type_name(t))] > 0);
+  for (OpType t : kAllOpTypes) {
+    // Collectives belong to a sharded run's rank programs, which the sharding writes from the
+    // generated graphs; a graph holding them does not run by itself (test_tensor_parallel.cpp).
+    if (is_collective(t)) continue;
+    CHECK(seen[std::string(op_type_name(t))] > 0);
+  }
   for (DType d : kAllDTypes) CHECK(seen[std::string(dtype_name(d))] > 0);
   for (const char* k : {"amax", "residual", "transposed", "batched", "f8 product", "colmajor", "scale axis 0",
                         "scale axis 1", "one element", "values", "kept intermediate", "unused input"}) {
@@ -100,7 +105,7 @@ TEST_CASE("graphgen: a fixed slice of graphs passes, through the default pipelin
       ++runs;
     }
   }
-  CHECK(runs == 450);
+  CHECK(runs == 600);  // four runs a graph: default, a pass list, an emitted graph, cut for --tp
 }
 
 TEST_CASE("graphgen: the minimised graphs of past failures pass", "[cpu]") {

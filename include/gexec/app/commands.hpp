@@ -57,6 +57,11 @@ struct RunOptions {
   std::map<std::string, int64_t> dims;  // --dim NAME=VALUE: an ONNX model's open dimensions
   std::string expect_dir;            // --expect DIR: compare each output with DIR/<name>.npy or output_N.pb
   std::optional<double> expect_atol, expect_rtol;  // override --expect's per-dtype tolerance (expect.hpp)
+  int tp = 0;                        // --tp N: shard over N ranks (docs/distributed.md); 0: not sharded
+  std::vector<int> devices;          // --devices: the CUDA device of each rank; default 0 .. N-1
+  std::string tp_reduce = "all-reduce";  // --tp-reduce all-reduce|reduce-scatter
+  // A library caller's communicator for --tp (the tests' broken ones), in place of the backend's own.
+  std::shared_ptr<Communicator> communicator;
 };
 
 // `gexec run`: run_graph, its report printed on `out` as the run goes, the error once on `err`,

@@ -141,6 +141,34 @@ struct RunTiming {
   bool complete = false;         // everything asked for was timed (else an error stopped it)
 };
 
+// --tp N (docs/distributed.md): the sharded run's plan, whether its ranks agree and, with --iters,
+// where its time goes (medians, microseconds).
+struct TensorParallelSummary {
+  int ranks = 1;
+  std::vector<int> devices;           // the CUDA devices in rank order; empty on the CPU
+  std::string communicator;           // what carries the collectives (NCCL, or the CPU ranks' host memory)
+  std::string reduce = "all-reduce";  // --tp-reduce: how row-parallel products are summed
+  std::vector<std::string> notes;     // the sharding's decisions, product by product
+  std::vector<std::string> sharded_inputs;  // "W1.shard: slice r of W1 along axis 1"
+  std::vector<int64_t> arena_bytes;   // per rank
+  struct Collective {
+    std::string op, type;
+    int64_t tensor_bytes = 0;  // the whole tensor reduced or gathered
+    int64_t ring_bytes = 0;    // what one rank sends over a ring (collective_ring_bytes)
+    double median_us = -1;     // --iters: timed alone; -1 untimed
+  };
+  std::vector<Collective> collectives;
+  bool ranks_compared = false;  // every rank's outputs were compared with rank 0's
+  std::string ranks_disagree;   // the first output that differs between ranks, else empty
+  bool timed = false;
+  double step_us = 0;           // one step of the sharded run, every rank and collective
+  double compute_us = 0;        // the slowest rank's ops without the collectives
+  double communication_us = 0;  // the collectives alone
+  double exposed_us = 0;        // step - compute, at least 0: communication not hidden behind compute
+  double overlap = 0;           // 1 - exposed / communication (0 to 1)
+  std::vector<double> rank_compute_us;  // per rank
+};
+
 struct PhaseTimes {
   double load = 0, passes = 0, device = 0, setup = 0, first_run = 0, check = 0, total = 0;
 };
@@ -181,6 +209,7 @@ struct RunReport {
   std::optional<CheckSummary> check;
   std::optional<ExpectSummary> expect;  // --expect DIR
   std::optional<RunTiming> timing;
+  std::optional<TensorParallelSummary> tp;  // --tp
   std::optional<PhaseTimes> times_ms;  // set when the run completed
   std::vector<RunWarning> warnings;
   // Options whose output paths were refused before the run (output_paths.hpp): their files are

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gexec/exec/device.hpp"
 #include "gexec/verify/product_engine.hpp"
@@ -38,6 +39,12 @@ Result<DeviceCaps> detect_cuda_caps(int ordinal);
 // (the rows summed at once) below what memory allows: the tests' way to walk many panels.
 Result<std::unique_ptr<ProductEngine>> open_cuda_product_engine(int ordinal, int64_t panel_bytes = 0);
 
+// The NCCL communicator of a sharded run on the devices `ordinals`, rank r on ordinals[r]
+// (ncclCommInitAll: one process drives them all); each device joins it with Device::join. A
+// runtime error where NCCL fails, or where gexec was built without NCCL (it says so).
+Result<std::shared_ptr<Communicator>> open_nccl_communicator(const std::vector<int>& ordinals);
+// Whether this build has NCCL ("NCCL 2.28.3"), or why not.
+std::string nccl_build_info();
 // From now on the ranges of exec/trace.hpp (the run's phases, each op) are NVTX 3 ranges, which a
 // profiler attached to the process records (docs/profiling.md).
 void enable_nvtx_ranges();

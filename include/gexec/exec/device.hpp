@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gexec/exec/communicator.hpp"
 #include "gexec/exec/timing.hpp"
 #include "gexec/exec/tunable.hpp"
 #include "gexec/ir/graph.hpp"
@@ -28,6 +29,10 @@ class Kernel {
   // runtime error (GROUPED_GEMM's offsets are data: a kernel notes bad ones on the device, where
   // run() cannot wait for them). Default: nothing to report.
   virtual Status after_run() { return {}; }
+  // A collective that runs on a communication stream beside the ops after it: makes the device's
+  // stream wait for its results, before the first op that reads them. Default: its results are
+  // in order on the device's stream already.
+  virtual Status wait_for_results() { return {}; }
 
   // The variant that runs, described for the report (cuBLASLt: algorithm id, tile, stages,
   // split-K, swizzle, as cublasLtMatmulAlgoConfigGetAttribute reads them); empty: nothing to say.
@@ -120,6 +125,22 @@ class Device {
 
   // The device's dense f16 matrix rate in TFLOP/s, measured once and cached; an error when unknown.
   virtual Result<double> peak_tflops() { return runtime_error("the peak of this backend is unknown"); }
+
+  // A sharded run (--tp): the communicator this device is rank `rank` of, which its collective
+  // kernels reach the other ranks through. Joined before the kernels are built; null outside one.
+  void join(std::shared_ptr<Communicator> comm, int rank) {
+    comm_ = std::move(comm);
+    rank_ = rank;
+  }
+  Communicator* communicator() const { return comm_.get(); }
+  int rank() const { return rank_; }
+  // Where one thread drives several devices (a sharded run on CUDA): makes this one the thread's
+  // current device, before its kernels are built or enqueued. Nothing on the CPU.
+  virtual Status make_current() { return {}; }
+
+ private:
+  std::shared_ptr<Communicator> comm_;
+  int rank_ = 0;
 };
 
 }  // namespace gexec

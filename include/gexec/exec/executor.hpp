@@ -25,15 +25,19 @@ class Executor {
 
   // Enqueues one run: every op that is not hoisted, in order. No allocation, no synchronisation.
   Status enqueue();
-  // Enqueues the k-th op that runs every time (for per-op timing); k < kernel_count().
-  Status enqueue_op(size_t k) {
-    const TraceRange range(trace_names_[k]);
-    return kernels_[k]->run();
-  }
+  // Enqueues the k-th op that runs every time (for per-op timing, and a sharded run's steps);
+  // k < kernel_count(). Where it reads a collective's results, the stream waits for them first.
+  Status enqueue_op(size_t k);
+  // The device's stream waits for every collective enqueued (their results may be on a
+  // communication stream): the end of a run, before its outputs are read or its time taken.
+  Status join_collectives();
   // The op of the k-th kernel that runs every time.
   const Op& op_of_kernel(size_t k) const { return graph_.ops[run_ops_[k]]; }
   // Poisons the outputs, enqueues one run and waits for it: a run whose outputs are checked.
   Status run_checked();
+  // Poisons the outputs that every run writes (not those of hoisted ops, written once): the first
+  // step of run_checked, for a caller that enqueues the run itself (a sharded run's steps).
+  Status poison_outputs();
   // Once the device has finished the runs enqueued so far: each kernel's after_run (what a run
   // found wrong in its data, e.g. GROUPED_GEMM's offsets), the first failure returned.
   Status after_runs();
@@ -92,6 +96,8 @@ class Executor {
   std::vector<std::unique_ptr<Kernel>> kernels_;  // the ops that run every time, in order
   std::vector<size_t> run_ops_;                   // their op indexes
   std::vector<std::string> trace_names_;          // their trace ranges: "OP [KERNEL]"
+  std::vector<std::vector<size_t>> waits_;        // per kernel: the collectives (k) whose results it reads
+  std::vector<size_t> collectives_;               // the kernels (k) of collectives
   std::vector<std::unique_ptr<Kernel>> once_;     // hoisted ops, kept alive with their buffers
   std::vector<const KernelDef*> defs_;            // per op: its kernel, to build it again
   KernelOptions options_;                         // what the kernels were selected and built with

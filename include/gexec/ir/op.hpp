@@ -15,7 +15,7 @@ namespace gexec {
 // New values go at the end: a FUSED_ELEMENTWISE program carries the value as a byte.
 enum class OpType : uint8_t {
   MATMUL, BIAS_ADD, ADD, RELU, GELU, CAST, GEMM_BIAS_ACT, MUL, SILU, FUSED_ELEMENTWISE,
-  SUB, DIV, SIGMOID, TANH, ERF, POW, GROUPED_GEMM
+  SUB, DIV, SIGMOID, TANH, ERF, POW, GROUPED_GEMM, ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER
 };
 
 // Input and output counts allowed per op type. max_outputs 0 means exactly `outputs`; products
@@ -53,6 +53,10 @@ inline constexpr OpTypeInfo kOpTypes[] = {
     {OpType::GEMM_BIAS_ACT, "GEMM_BIAS_ACT", {2, 4, 1, 2}},
     {OpType::FUSED_ELEMENTWISE, "FUSED_ELEMENTWISE", {1, kGroupMaxInputs, 1, kGroupMaxOutputs}},
     {OpType::GROUPED_GEMM, "GROUPED_GEMM", {3, 4, 1}},  // X, W, offsets (i32), optionally a bias [G, N]
+    // The collectives of a tensor-parallel rank's program (docs/distributed.md): attrs ranks, axis.
+    {OpType::ALL_REDUCE, "ALL_REDUCE", {1, 1, 1}},
+    {OpType::ALL_GATHER, "ALL_GATHER", {1, 1, 1}},
+    {OpType::REDUCE_SCATTER, "REDUCE_SCATTER", {1, 1, 1}},
 };
 inline constexpr auto kAllOpTypes = [] {
   std::array<OpType, std::size(kOpTypes)> all{};
@@ -70,6 +74,9 @@ inline constexpr std::array kGroupStepTypes = {OpType::ADD,     OpType::SUB,  Op
                                                OpType::SIGMOID,  OpType::TANH, OpType::ERF,  OpType::POW,
                                                OpType::CAST};
 bool is_group_step_type(OpType t);  // listed in kGroupStepTypes
+// ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER: ops between the ranks of a sharded run, which only a
+// sharded run (--tp) executes and which the reference of a graph as written has no meaning for.
+bool is_collective(OpType t);
 
 // The ops that combine two values (x op y): ADD, SUB, MUL, DIV with a second input or, written as
 // attrs.scalar, a constant y (then one input); BIAS_ADD always with its bias input.
@@ -120,6 +127,8 @@ struct Attrs {
   double beta = 1.0;                             // GEMM_BIAS_ACT with residual
   std::vector<GroupStep> steps;                  // FUSED_ELEMENTWISE
   std::vector<int32_t> results;                  // FUSED_ELEMENTWISE: per output, the value it writes
+  int32_t ranks = 1;                             // collectives: the ranks of the run (N)
+  int32_t axis = 0;                              // ALL_GATHER, REDUCE_SCATTER: the axis cut into N slices
   bool operator==(const Attrs&) const = default;
 };
 

@@ -41,12 +41,20 @@ std::vector<KernelDef> cuda_fp8_kernel_defs();       // src/backends/cuda/fp8_ca
 std::vector<KernelDef> cuda_fused_kernel_defs();       // src/backends/cuda/fused_caps.cpp
 std::vector<KernelDef> cuda_skinny_kernel_defs();     // src/backends/cuda/skinny_caps.cpp
 std::vector<KernelDef> cuda_grouped_kernel_defs();    // src/backends/cuda/grouped_caps.cpp
+std::vector<KernelDef> cuda_nccl_kernel_defs();       // src/backends/cuda/nccl_caps.cpp
 std::vector<KernelDef> cpu_kernel_defs();             // src/backends/cpu/cpu_caps.cpp
 
 #if GEXEC_HAVE_CPU
 inline constexpr bool kCpuBuilt = true;
 #else
 inline constexpr bool kCpuBuilt = false;
+#endif
+
+// NCCL (the collectives of a sharded run on CUDA), where CMake found it.
+#if GEXEC_HAVE_NCCL
+inline constexpr bool kNcclBuilt = true;
+#else
+inline constexpr bool kNcclBuilt = false;
 #endif
 
 // One line per file of declarations: a new family of kernels adds its line here. The CUDA
@@ -63,6 +71,7 @@ inline constexpr KernelDeclarations kKernelDeclarations[] = {
     {cuda_fused_kernel_defs, true},
     {cuda_skinny_kernel_defs, true},
     {cuda_grouped_kernel_defs, true},
+    {cuda_nccl_kernel_defs, true},
     {cpu_kernel_defs, kCpuBuilt},
 };
 

@@ -85,7 +85,24 @@ std::vector<KernelDef> cpu_kernel_defs() {
   grouped.inputs[0] = grouped.inputs[1] = all;  // f8 X and W dequantized with their scales
   grouped.inputs[2] = {DType::i32};
   grouped.transposes = true;
+  // The collectives of a sharded run's CPU ranks: in host memory, the test double for NCCL.
+  auto collective = [](const char* name, OpType op, const char* summary) {
+    KernelDef d = declare_kernel(name, op, Backend::cpu, KernelImpl::cpu_collective, 10, 1, summary);
+    d.batched = true;
+    d.check = [](const Graph&, const Op& op, const DeviceCaps&, const KernelOptions&) {
+      Verdict v;
+      if (op.attrs.ranks < 1) v.rejected = "ranks must be at least 1";
+      return v;
+    };
+    return d;
+  };
   return {
+      collective("cpu.all_reduce", OpType::ALL_REDUCE,
+                 "Y = the sum of every rank's X, in f32 in rank order, rounded once (host memory: the CPU ranks of --tp)"),
+      collective("cpu.all_gather", OpType::ALL_GATHER,
+                 "Y = every rank's X concatenated along the axis (host memory: the CPU ranks of --tp)"),
+      collective("cpu.reduce_scatter", OpType::REDUCE_SCATTER,
+                 "Y = slice r along the axis of the sum of every rank's X, in f32 in rank order (host memory)"),
       gemm,
       matmul,
       grouped,

@@ -98,6 +98,7 @@ class CpuDevice final : public Device {
       case KernelImpl::cpu_elementwise: return cpu::make_elementwise_kernel(g, op, binding);
       case KernelImpl::cpu_fused_elementwise: return cpu::make_fused_kernel(g, op, binding);
       case KernelImpl::cpu_grouped_gemm: return cpu::make_grouped_kernel(g, op, binding);
+      case KernelImpl::cpu_collective: return cpu::make_collective_kernel(g, op, binding, communicator(), rank());
       default: break;
     }
     return bad_input("kernel " + def.name + " has no CPU implementation");

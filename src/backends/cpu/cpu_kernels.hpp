@@ -27,6 +27,10 @@ void quantize_output(const float* src, int64_t n, const Tensor& t, void* dst, fl
 // GROUPED_GEMM (cpu_grouped.cpp).
 Result<std::unique_ptr<Kernel>> make_grouped_kernel(const Graph& g, const Op& op, const Binding& binding);
 
+// ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER through the device's HostCommunicator (cpu_collective.cpp).
+Result<std::unique_ptr<Kernel>> make_collective_kernel(const Graph& g, const Op& op, const Binding& binding,
+                                                       Communicator* comm, int rank);
+
 // FUSED_ELEMENTWISE (cpu_fused.cpp).
 Result<std::unique_ptr<Kernel>> make_fused_kernel(const Graph& g, const Op& op, const Binding& binding);
 

@@ -14,6 +14,7 @@
 #include "fused_elementwise.hpp"
 #include "gemm_alternatives.hpp"
 #include "grouped_kernel.hpp"
+#include "nccl_collective.hpp"
 #include "skinny_gemm.hpp"
 #include "gexec/rng/init.hpp"
 
@@ -94,6 +95,17 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::open(int ordinal) {
 // Work still enqueued must finish before its memory goes.
 CudaDevice::~CudaDevice() {
   if (stream_) (void)cudaStreamSynchronize(stream_.get());
+  if (comm_stream_) (void)cudaStreamSynchronize(comm_stream_.get());
+}
+
+Result<cudaStream_t> CudaDevice::comm_stream() {
+  if (!comm_stream_) {
+    GEXEC_CUDA_TRY(cudaSetDevice(ordinal_));
+    auto s = make_stream();
+    if (!s) return s.error();
+    comm_stream_ = std::move(*s);
+  }
+  return comm_stream_.get();
 }
 
 Result<void*> CudaDevice::allocate_arena(int64_t bytes) {
@@ -232,9 +244,15 @@ Result<std::unique_ptr<Kernel>> CudaDevice::make_kernel(const KernelDef& def, co
     case KernelImpl::cuda_fused_elementwise: return make_fused_elementwise_kernel(def, g, op, binding, stream());
     case KernelImpl::cuda_grouped_gemm:
     case KernelImpl::cuda_grouped_gemm_mma: return make_grouped_gemm(*this, def, g, op, binding);
+    case KernelImpl::nccl_collective: return make_nccl_collective(*this, g, op, binding);
     default: break;
   }
   return runtime_error("kernel " + def.name + " has no CUDA implementation");
+}
+
+Status CudaDevice::make_current() {
+  GEXEC_CUDA_TRY(cudaSetDevice(ordinal_));
+  return {};
 }
 
 Status CudaDevice::synchronize() {

@@ -39,6 +39,7 @@ class CudaDevice final : public Device {
   Status wait_for_default_stream() override;
   Status default_stream_waits() override;
   Result<std::unique_ptr<Replay>> capture(const std::function<Status()>& enqueue, std::string* why) override;
+  Status make_current() override;
 
   // For timing and the kernels. Kernels hold these, so they must be destroyed before the device.
   int ordinal() const { return ordinal_; }
@@ -47,6 +48,10 @@ class CudaDevice final : public Device {
   // The one cuBLASLt workspace, allocated on first use. All kernels run in order on the one
   // stream, so no two of them use it at the same time, and one serves them all.
   Result<void*> gemm_workspace();
+  // The communication stream of a sharded run: collectives run there, beside the compute stream's
+  // later ops, and the first reader of their results waits for them (Kernel::wait_for_results).
+  // Created on first use.
+  Result<cudaStream_t> comm_stream();
 
  private:
   CudaDevice() = default;
@@ -57,6 +62,7 @@ class CudaDevice final : public Device {
   std::vector<DeviceMemory> arenas_;
   DeviceMemory workspace_;
   Stream stream_;
+  Stream comm_stream_;
   StagedCopy staged_;  // large uploads and read-backs
   LtHandle lt_;
   Event from_default_, to_default_;  // the cross-stream orderings, created on first use
