@@ -6,7 +6,13 @@
 include(CMakePackageConfigHelpers)
 
 if(GEXEC_CUDA)
-  set_target_properties(gexec PROPERTIES INSTALL_RPATH "${CUDAToolkit_LIBRARY_DIR}")
+  set(_runpath "${CUDAToolkit_LIBRARY_DIR}")
+  # NCCL where it was found (the nvidia-nccl Python package keeps it outside the toolkit).
+  if(GEXEC_NCCL)
+    get_filename_component(_nccl_dir "${GEXEC_NCCL_LIBRARY}" DIRECTORY)
+    list(APPEND _runpath "${_nccl_dir}")
+  endif()
+  set_target_properties(gexec PROPERTIES INSTALL_RPATH "${_runpath}")
 endif()
 # RUNPATH rather than the old RPATH, so that LD_LIBRARY_PATH can still override it.
 target_link_options(gexec PRIVATE "LINKER:--enable-new-dtags")

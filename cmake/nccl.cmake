@@ -7,10 +7,12 @@ set(GEXEC_NCCL OFF)
 set(GEXEC_NCCL_WHY "")
 if(GEXEC_CUDA)
   set(_nccl_hints ${GEXEC_NCCL_ROOT} ${CUDAToolkit_LIBRARY_ROOT} ${CUDAToolkit_TARGET_DIR})
-  find_package(Python3 COMPONENTS Interpreter QUIET)
-  if(Python3_Interpreter_FOUND)
+  # A python3 of its own: find_package(Python3) here would fix the interpreter that the Python
+  # module's configure (python/CMakeLists.txt) chooses later.
+  find_program(GEXEC_NCCL_PYTHON NAMES python3)
+  if(GEXEC_NCCL_PYTHON)
     execute_process(
-      COMMAND ${Python3_EXECUTABLE} -c "import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])"
+      COMMAND ${GEXEC_NCCL_PYTHON} -c "import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])"
       OUTPUT_VARIABLE _nccl_py OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _nccl_py_rc)
     if(_nccl_py_rc EQUAL 0 AND _nccl_py)
       list(APPEND _nccl_hints ${_nccl_py})
