@@ -109,6 +109,7 @@ class NcclCollective final : public Kernel {
     GEXEC_TRY(enqueue(comm_stream_));
     // NCCL enqueues a grouped call at the group's end: what follows it in the stream waits too.
     return comm_.then([this]() -> Status {
+      GEXEC_TRY(dev_.make_current());  // the group ends on the last rank's device
       GEXEC_TRY(after(comm_stream_));
       GEXEC_CUDA_TRY(cudaEventRecord(done_.get(), comm_stream_));
       return {};
