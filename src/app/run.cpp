@@ -36,6 +36,7 @@
 #include "target.hpp"
 #include "timing_report.hpp"
 #include "tp_run.hpp"
+#include "kernel_choices.hpp"
 
 namespace gexec {
 namespace {
@@ -46,17 +47,6 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-std::vector<KernelChoice> kernel_choices(const Graph& g, const Selection& s) {
-  std::vector<KernelChoice> out;
-  for (size_t o = 0; o < g.ops.size() && o < s.ops.size(); ++o) {
-    const Op& op = g.ops[o];
-    const OpChoice& c = s.ops[o];
-    KernelChoice k{op.name, std::string(op_type_name(op.type)), c.kernel ? c.kernel->name : "", op.hoisted, c.notes, {}, 0, 0, {}};
-    for (const Rejection& r : c.rejected) k.rejected.push_back({r.kernel, r.reason});
-    out.push_back(std::move(k));
-  }
-  return out;
-}
 
 // --algo N: every kernel with variants (the cuBLASLt GEMMs) runs its N-th; one with fewer is
 // refused, so that the user does not time the default believing it is N.

@@ -20,6 +20,7 @@
 #include "gexec/ir/printer.hpp"
 #include "gexec/passes/tensor_parallel.hpp"
 #include "gexec/rng/init.hpp"
+#include "kernel_choices.hpp"
 #include "load_inputs.hpp"
 
 namespace gexec {
@@ -250,19 +251,12 @@ Status run_tensor_parallel(const RunOptions& opts, const ModelFile& model, const
   times.device = ms_since(t0);
   tell();
   for (auto& run : runs) GEXEC_TRY(run->select());
-  std::vector<KernelChoice> choices;
   const Graph& rg = first.graph();
-  for (size_t o = 0; o < rg.ops.size(); ++o) {
-    const OpChoice& c = first.selection().ops[o];
-    KernelChoice k{rg.ops[o].name, std::string(op_type_name(rg.ops[o].type)), c.kernel ? c.kernel->name : "",
-                   rg.ops[o].hoisted, c.notes, {}, 0, 0, {}, {}};
-    for (const Rejection& rj : c.rejected) k.rejected.push_back({rj.kernel, rj.reason});
-    choices.push_back(std::move(k));
-    if (is_collective(rg.ops[o].type))
-      rep.tp->collectives.push_back({rg.ops[o].name, std::string(op_type_name(rg.ops[o].type)),
-                                     collective_tensor_bytes(rg, rg.ops[o]), collective_ring_bytes(rg, rg.ops[o]), -1});
-  }
-  rep.kernels = std::move(choices);
+  rep.kernels = kernel_choices(rg, first.selection());
+  for (const Op& op : rg.ops)
+    if (is_collective(op.type))
+      rep.tp->collectives.push_back({op.name, std::string(op_type_name(op.type)), collective_tensor_bytes(rg, op),
+                                     collective_ring_bytes(rg, op), -1});
   for (auto& run : runs) rep.tp->arena_bytes.push_back(run->plan().arena_bytes);
   if (opts.dry_run) {
     rep.result = RunReport::Result::dry_run;

@@ -16,6 +16,16 @@ int64_t product(const std::vector<int64_t>& s, size_t from, size_t to) {
 
 }  // namespace
 
+Status check_collective_comm(const Op& op, const Communicator* comm, const std::string& kind) {
+  if (!comm)
+    return bad_input("op " + op.name + " is " + std::string(op_type_name(op.type)) +
+                     ", a collective: it runs only in a sharded run (gexec run --tp N), whose ranks share " + kind);
+  if (op.attrs.ranks != comm->ranks())
+    return bad_input("op " + op.name + " is over " + std::to_string(op.attrs.ranks) + " ranks; the run has " +
+                     std::to_string(comm->ranks()));
+  return {};
+}
+
 Status HostCommunicator::contribute(int rank, const CollectiveCall& call) {
   if (rank < 0 || rank >= ranks()) return runtime_error("collective: rank " + std::to_string(rank) + " of " + std::to_string(ranks()));
   if (seen_[size_t(rank)])

@@ -24,6 +24,11 @@ class Communicator {
   virtual Status group_end() { return {}; }
 };
 
+// For a backend's collective kernel of `op`: an error where `comm` (the device's communicator, cast
+// to the backend's kind; null where it is not one) cannot carry it: outside a sharded run, or over
+// another number of ranks. `kind` says what the backend's ranks share ("an NCCL communicator").
+Status check_collective_comm(const Op& op, const Communicator* comm, const std::string& kind);
+
 // One rank's part of a collective: its op, its dtype, the shape of its input, and its buffers.
 struct CollectiveCall {
   OpType type = OpType::ALL_REDUCE;

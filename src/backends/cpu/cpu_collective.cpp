@@ -30,13 +30,7 @@ class CollectiveKernel final : public Kernel {
 Result<std::unique_ptr<Kernel>> make_collective_kernel(const Graph& g, const Op& op, const Binding& binding,
                                                        Communicator* comm, int rank) {
   auto* host = dynamic_cast<HostCommunicator*>(comm);
-  if (!host)
-    return bad_input("op " + op.name + " is " + std::string(op_type_name(op.type)) +
-                     ", a collective: it runs only in a sharded run (gexec run --tp N), whose CPU ranks share a "
-                     "host communicator");
-  if (op.attrs.ranks != host->ranks())
-    return bad_input("op " + op.name + " is over " + std::to_string(op.attrs.ranks) + " ranks; the run has " +
-                     std::to_string(host->ranks()));
+  GEXEC_TRY(check_collective_comm(op, host, "a host communicator (the CPU ranks)"));
   const Tensor& x = g.tensor(op.inputs[0]);
   return std::unique_ptr<Kernel>(
       new CollectiveKernel(*host, rank, {op.type, x.dtype, x.shape, op.attrs.axis, binding.inputs[0], binding.outputs[0]}));

@@ -184,13 +184,7 @@ class NcclCollective final : public Kernel {
 
 Result<std::unique_ptr<Kernel>> make_nccl_collective(CudaDevice& dev, const Graph& g, const Op& op, const Binding& b) {
   auto* comm = dynamic_cast<NcclCommunicator*>(dev.communicator());
-  if (!comm)
-    return bad_input("op " + op.name + " is " + std::string(op_type_name(op.type)) +
-                     ", a collective: it runs only in a sharded run (gexec run --tp N), whose devices share an NCCL "
-                     "communicator");
-  if (op.attrs.ranks != comm->ranks())
-    return bad_input("op " + op.name + " is over " + std::to_string(op.attrs.ranks) + " ranks; the run has " +
-                     std::to_string(comm->ranks()));
+  GEXEC_TRY(check_collective_comm(op, comm, "an NCCL communicator (the CUDA devices)"));
   return std::unique_ptr<Kernel>(new NcclCollective(dev, *comm, g, op, b));
 }
 
