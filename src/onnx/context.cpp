@@ -76,21 +76,33 @@ TensorId Builder::add_constant(const std::string& base, std::vector<int64_t> sha
 }
 
 Result<TensorId> Builder::materialize(const Value& v, const std::vector<int64_t>& shape, DType dtype,
-                                      const std::string& who) {
-  const auto key = std::make_pair(v.name, shape);
+                                      const std::string& who, Layout layout) {
+  const auto key = std::make_tuple(v.name, shape, layout);
   if (auto it = materialized.find(key); it != materialized.end()) return it->second;
   auto data = data_of(v, who);
   if (!data) return data.error();
-  // The first gexec tensor of a constant takes its name; one in another shape says which.
+  // The first gexec tensor of a constant takes its name; one in another shape or layout says which.
   bool first = true;
-  for (const auto& [k, id] : materialized) first = first && k.first != v.name;
+  for (const auto& [k, id] : materialized) first = first && std::get<0>(k) != v.name;
   // A constant that is a graph output leaves the output's name to the copy that writes it.
   std::string base = output_names.count(v.name) ? v.name + "_const" : v.name;
   if (!first) {
     base += "_as";
     for (int64_t d : shape) base += "_" + std::to_string(d);
+    if (layout == Layout::colmajor) base += "_colmajor";
   }
-  const TensorId id = add_constant(base, shape, dtype, (*data)->values);
+  SharedValues values = (*data)->values;
+  if (layout == Layout::colmajor) {
+    // init.values are in the tensor's storage order: the transpose of the row-major data.
+    const std::vector<double>& in = values.get();
+    const int64_t rows = shape[0], cols = shape[1];
+    std::vector<double> t(in.size());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) t[size_t(c * rows + r)] = in[size_t(r * cols + c)];
+    values = SharedValues(std::move(t));
+  }
+  const TensorId id = add_constant(base, shape, dtype, std::move(values));
+  g.tensor(id).layout = layout;
   materialized.emplace(key, id);
   return id;
 }
@@ -211,7 +223,8 @@ std::vector<int64_t> Node::gexec_shape(const Value& v) const {
   return default_gexec_shape(v.shape);
 }
 
-Result<TensorId> Node::operand(const Value& v, const std::vector<int64_t>& shape, std::string_view role) {
+Result<TensorId> Node::operand(const Value& v, const std::vector<int64_t>& shape, std::string_view role,
+                               Layout constant_layout) {
   const std::string who = std::string(role) + " " + quote_text(v.name);
   auto dtype = dtype_of(v, role);
   if (!dtype) return dtype.error();
@@ -220,7 +233,7 @@ Result<TensorId> Node::operand(const Value& v, const std::vector<int64_t>& shape
   if (numel(shape) != numel(v.shape))
     return refuse("internal: " + who + " " + onnx_shape_str(v.shape) + " asked for as " + shape_str(shape));
   if (v.constant()) {
-    auto t = b_.materialize(v, shape, *dtype, who);
+    auto t = b_.materialize(v, shape, *dtype, who, shape.size() == 2 ? constant_layout : Layout::rowmajor);
     if (!t) return refuse(t.error().message);
     return *t;
   }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -65,7 +66,7 @@ struct Builder {
   UniqueNames tensor_names, op_names;
   std::unordered_map<std::string, Value> values;
   std::vector<bool> reshapeable;  // per tensor: a graph input no op reads yet (its shape may still change)
-  std::map<std::pair<std::string, std::vector<int64_t>>, TensorId> materialized;  // constants by (value, shape)
+  std::map<std::tuple<std::string, std::vector<int64_t>, Layout>, TensorId> materialized;  // constants by (value, shape, layout)
   std::map<const pb::TensorProto*, std::shared_ptr<const HostTensor>> decoded;
   std::vector<std::string> data_files;
   std::unordered_set<std::string> output_names;  // the graph outputs' ONNX names
@@ -73,8 +74,10 @@ struct Builder {
 
   // A constant's values (decoding an initializer once); `who` names it in an error.
   Result<std::shared_ptr<const HostTensor>> data_of(const Value& v, const std::string& who);
-  // The constant v as a gexec tensor of `shape` (one per value and shape); errors name it as `who`.
-  Result<TensorId> materialize(const Value& v, const std::vector<int64_t>& shape, DType dtype, const std::string& who);
+  // The constant v as a gexec tensor of `shape` stored in `layout` (one per value, shape and
+  // layout); errors name it as `who`.
+  Result<TensorId> materialize(const Value& v, const std::vector<int64_t>& shape, DType dtype, const std::string& who,
+                               Layout layout = Layout::rowmajor);
   // A new constant gexec tensor holding `values`; its name is taken from `base`.
   TensorId add_constant(const std::string& base, std::vector<int64_t> shape, DType dtype, SharedValues values);
 };
@@ -110,7 +113,8 @@ class Node {
 
   // The gexec tensor of value v in `shape` (as the comment at the top of this file says), read by
   // the op being emitted.
-  Result<TensorId> operand(const Value& v, const std::vector<int64_t>& shape, std::string_view role);
+  Result<TensorId> operand(const Value& v, const std::vector<int64_t>& shape, std::string_view role,
+                           Layout constant_layout = Layout::rowmajor);
   // The gexec shape v has now (a constant: its default).
   std::vector<int64_t> gexec_shape(const Value& v) const;
   // A new gexec tensor for output i of the node (named after it) and the value it defines.

@@ -41,6 +41,17 @@ const Tensor& named(const Graph& g, const std::string& name) {
   return g.tensor(id);
 }
 
+// A constant's values in logical (row-major) order, whatever its layout.
+std::vector<double> logical_values(const Tensor& t) {
+  const std::vector<double>& v = t.init->values;
+  if (t.layout != Layout::colmajor) return v;
+  const int64_t rows = t.shape[0], cols = t.shape[1];
+  std::vector<double> out(v.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) out[size_t(r * cols + c)] = v[size_t(c * rows + r)];
+  return out;
+}
+
 std::vector<OpType> types(const Graph& g) {
   std::vector<OpType> t;
   for (const Op& op : g.ops) t.push_back(op.type);
@@ -276,9 +287,11 @@ TEST_CASE("onnx: Reshape, Flatten, Squeeze, Unsqueeze relabel; Transpose of a co
   CHECK(named(g, "x").shape == std::vector<int64_t>{6, 4});  // declared in the shape its reader wants
   const Tensor& w = g.tensor(g.ops[0].inputs[1]);
   CHECK(w.shape == std::vector<int64_t>{4, 5});
-  CHECK(w.init->values[0] == 1);
-  CHECK(w.init->values[1] == 5);   // row 0 of the transposed data is column 0 of Wt
-  CHECK(w.init->values[5] == 2);
+  CHECK(w.layout == Layout::colmajor);  // a constant B is stored K-contiguous
+  CHECK(logical_values(w)[0] == 1);
+  CHECK(logical_values(w)[1] == 5);  // row 0 of the transposed data is column 0 of Wt
+  CHECK(logical_values(w)[5] == 2);
+  CHECK(w.init->values[1] == 2);     // stored by columns: column 0 of W, row 0 of Wt
   CHECK(m->outputs[0].shape == std::vector<int64_t>{1, 6, 5, 1});
   CHECK(m->inputs[0].shape == std::vector<int64_t>{2, 3, 4});
 
@@ -521,7 +534,7 @@ TEST_CASE("onnx: initializers in every encoding, and external data beside the mo
     auto m = load(model(type, how), {}, dir.string());
     REQUIRE(m.ok());
     const Tensor& t = named(m->graph, "W");
-    CHECK(t.init->values == std::vector<double>{1.5, -2.0, 0.25, 3.0});
+    CHECK(logical_values(t) == std::vector<double>{1.5, -2.0, 0.25, 3.0});
     CHECK(t.dtype == (type == kF32 ? DType::f32 : type == kF16 ? DType::f16 : DType::bf16));
     if (how == 2) CHECK(m->data_files.size() == 1);
   }

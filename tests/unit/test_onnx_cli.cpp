@@ -176,6 +176,9 @@ TEST_CASE("onnx cli: import writes a graph and .npy weights that run to the same
   CHECK(fs::exists(d / "w/W1.npy"));
   const std::string text = slurp(d / "mlp.json");
   CHECK(has(text, "\"init\":{\"file\":\"w/W1.npy\"}"));
+  // MatMul's weights are stored K-contiguous; their files hold the logical arrays all the same
+  // (the run below would differ otherwise).
+  CHECK(has(text, "\"layout\":\"colmajor\""));
   // Seed-drawn inputs (the same names, so the same values) and the same kernels: the same bits.
   r = run_gexec("run " + q(d / "mlp.json") + " --backend cpu --dump " + q(d / "a"));
   INFO(r.output);
