@@ -248,15 +248,21 @@ TEST_CASE("the quantizing CAST on the device: S and the codes equal the referenc
     const char* layout;
     const char* code = "f8e4m3";
   };
-  // Rows of 1 x (8..256) blocks over a row-major input take the one-pass kernel (rows longer than
-  // a CTA's 2048 columns take several); the others (an odd block, a colmajor output, 128 x 128)
-  // the kernel of a CTA per block.
+  // Rows of 1 x (8..256) blocks over a row-major input take the one-pass kernel: 16 bf16 values a
+  // thread where the row's length is a multiple of 16, else 8 (f16, f32, a 1 x 8 block, 4104
+  // columns); rows longer than a CTA's columns take several CTAs, and more rows than 16 CTAs per SM
+  // have CTAs that step over rows (2500 x 128). The others (an odd block, a colmajor output,
+  // 128 x 128) take the kernel of a CTA per block. bf16 and f16 values, of few significant bits,
+  // put some quotients on f8 midpoints, where the one-pass kernel leaves its fast path.
   for (const Case c : {Case{"bf16", 96, 384, 1, 128, "rowmajor"}, Case{"f16", 64, 264, 1, 128, "rowmajor"},
                        Case{"f32", 40, 256, 1, 32, "rowmajor"}, Case{"bf16", 33, 96, 1, 8, "rowmajor"},
                        Case{"bf16", 5, 4104, 1, 64, "rowmajor", "f8e5m2"}, Case{"f16", 3, 2056, 1, 256, "rowmajor"},
+                       Case{"f16", 7, 4096, 1, 256, "rowmajor"}, Case{"bf16", 9, 2048, 1, 64, "rowmajor", "f8e5m2"},
+                       Case{"f32", 6, 4104, 1, 8, "rowmajor", "f8e5m2"}, Case{"bf16", 2500, 128, 1, 128, "rowmajor"},
                        Case{"bf16", 300, 260, 128, 128, "rowmajor"}, Case{"f32", 30, 50, 3, 7, "rowmajor"},
                        Case{"bf16", 64, 256, 1, 128, "colmajor", "f8e5m2"}})
-    for (const char* init : {R"({"dist": "normal", "std": 300})", R"({"dist": "normal", "std": 0.001})", R"({"dist": "zeros"})"}) {
+    for (const char* init : {R"({"dist": "normal", "std": 300})", R"({"dist": "normal", "std": 0.001})", R"({"dist": "zeros"})",
+                             R"({"dist": "uniform", "low": -3, "high": 3})"}) {
       const std::string name = std::string("f8_quantize_") + c.dtype + "_" + std::to_string(c.br) + "x" +
                                std::to_string(c.bc) + "_" + c.layout + "_" + c.code;
       INFO(name << " " << init);

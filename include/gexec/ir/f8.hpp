@@ -70,12 +70,15 @@ GEXEC_HD inline uint8_t encode(double v, Format f) {
 // next to a midpoint answer false; the caller divides exactly there (for bf16 inputs, whose few
 // significant bits put a few quotients in a thousand on a midpoint, that is often enough to show
 // in the CUDA quantizing CAST's time). tests/unit/test_f8.cpp checks it.
+// Written without branches or an absolute difference (unsigned wrap-around does the range tests):
+// the CUDA quantizing CAST calls it for every value, and this form is a few operations each.
 GEXEC_HD inline bool reciprocal_quotient_safe(float q, Format f) {
   const uint32_t a = bits_from_f32(q) & 0x7FFFFFFFu;
   const int emin = 1 - f.bias, emax = (1 << (7 - f.mant_bits)) - 1 - f.bias - (f.has_inf ? 1 : 0);
-  if (a < uint32_t(127 + emin) << 23 || a >= uint32_t(127 + emax + 1) << 23) return false;
-  const uint32_t low = a & ((1u << (23 - f.mant_bits)) - 1u), mid = 1u << (22 - f.mant_bits);
-  return (low > mid ? low - mid : mid - low) > 4u;
+  const uint32_t lo = uint32_t(127 + emin) << 23, hi = uint32_t(127 + emax + 1) << 23;
+  const uint32_t low_mask = (1u << (23 - f.mant_bits)) - 1u, mid = 1u << (22 - f.mant_bits);
+  // a in [lo, hi), and its low bits outside [mid - 4, mid + 4].
+  return a - lo < hi - lo && ((a - (mid - 4u)) & low_mask) > 8u;
 }
 
 // The code of x / S (S > 0) from q, x times the f32 reciprocal of S, with integer operations that
