@@ -125,10 +125,10 @@ __device__ inline void encode_codes(const float* v, float scale, float rcp, bool
 }
 
 // Blocks of 1 x 2^bshift (VEC to 256) along the rows of a row-major x of T. Each thread holds VEC
-// consecutive elements of a row (8 or 16),
-// the 2^bshift / VEC lanes of a block reduce its amax by shuffles; a CTA covers VEC x blockDim.x
-// columns, and the grid's CTAs step over the rows by gridDim.y, each loading its next row before
-// it codes this one, so that loads stay in flight while it computes. The row is kept as loaded
+// (8 or 16) consecutive elements of a row, the 2^bshift / VEC lanes of a block reduce its amax by
+// shuffles; a CTA covers VEC x blockDim.x columns, and the grid's CTAs step over the rows by
+// gridDim.y, each loading its next row before it codes this one, so that loads stay in flight
+// while it computes. The row is kept as loaded
 // and widened twice (for the amax, then for the codes): fewer registers than holding floats.
 // Indices are 32-bit within a row, and shifts. cols is a multiple of VEC; a block cut by the end
 // of its row has lanes that hold nothing.
