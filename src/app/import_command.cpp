@@ -20,12 +20,9 @@ namespace fs = std::filesystem;
 // are exact in it, f8 as their real values, which init.file reads back to the same codes).
 Status write_weight(const Tensor& t, const std::string& path) {
   // A .npy file holds the logical (row-major) array; init.values are in the tensor's storage order.
-  std::vector<double> v = t.init->values;
-  if (t.layout == Layout::colmajor && t.rank() == 2) {
-    const int64_t rows = t.shape[0], cols = t.shape[1];
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) v[size_t(r * cols + c)] = t.init->values.get()[size_t(c * rows + r)];
-  }
+  const std::vector<double> v = t.layout == Layout::colmajor && t.rank() == 2
+                                    ? from_colmajor(t.init->values, t.shape[0], t.shape[1])
+                                    : t.init->values.get();
   if (t.dtype == DType::f16) {
     std::vector<uint16_t> bits(v.size());
     for (size_t i = 0; i < v.size(); ++i) bits[i] = float_to_f16(float(v[i]));

@@ -247,11 +247,7 @@ void load_init_file(LoadState& s, const Tensor& t, const std::string& ptr, Init&
     return;
   }
   if (t.layout == Layout::colmajor) {
-    const int64_t rows = t.shape[0], cols = t.shape[1];
-    std::vector<double>& v = init.values.edit();
-    v.assign(arr->values.size(), 0.0);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) v[size_t(c * rows + r)] = arr->values[size_t(r * cols + c)];
+    init.values = to_colmajor(arr->values, t.shape[0], t.shape[1]);
   } else {
     init.values = std::move(arr->values);
   }

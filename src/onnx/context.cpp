@@ -91,16 +91,9 @@ Result<TensorId> Builder::materialize(const Value& v, const std::vector<int64_t>
     for (int64_t d : shape) base += "_" + std::to_string(d);
     if (layout == Layout::colmajor) base += "_colmajor";
   }
+  // init.values are in the tensor's storage order.
   SharedValues values = (*data)->values;
-  if (layout == Layout::colmajor) {
-    // init.values are in the tensor's storage order: the transpose of the row-major data.
-    const std::vector<double>& in = values.get();
-    const int64_t rows = shape[0], cols = shape[1];
-    std::vector<double> t(in.size());
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) t[size_t(c * rows + r)] = in[size_t(r * cols + c)];
-    values = SharedValues(std::move(t));
-  }
+  if (layout == Layout::colmajor) values = to_colmajor(values, shape[0], shape[1]);
   const TensorId id = add_constant(base, shape, dtype, std::move(values));
   g.tensor(id).layout = layout;
   materialized.emplace(key, id);

@@ -43,13 +43,8 @@ const Tensor& named(const Graph& g, const std::string& name) {
 
 // A constant's values in logical (row-major) order, whatever its layout.
 std::vector<double> logical_values(const Tensor& t) {
-  const std::vector<double>& v = t.init->values;
-  if (t.layout != Layout::colmajor) return v;
-  const int64_t rows = t.shape[0], cols = t.shape[1];
-  std::vector<double> out(v.size());
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) out[size_t(r * cols + c)] = v[size_t(c * rows + r)];
-  return out;
+  if (t.layout != Layout::colmajor) return t.init->values;
+  return from_colmajor(t.init->values, t.shape[0], t.shape[1]);
 }
 
 std::vector<OpType> types(const Graph& g) {

@@ -88,6 +88,21 @@ inline int64_t colmajor_index(int64_t logical, int64_t rows, int64_t cols) {
   return (logical % cols) * rows + logical / cols;
 }
 
+// The values of a rows x cols matrix, given in logical (row-major) order, in colmajor storage
+// order (to_colmajor), and back (from_colmajor): a transpose each.
+inline std::vector<double> to_colmajor(const std::vector<double>& logical, int64_t rows, int64_t cols) {
+  std::vector<double> out(logical.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) out[size_t(c * rows + r)] = logical[size_t(r * cols + c)];
+  return out;
+}
+inline std::vector<double> from_colmajor(const std::vector<double>& stored, int64_t rows, int64_t cols) {
+  std::vector<double> out(stored.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) out[size_t(r * cols + c)] = stored[size_t(c * rows + r)];
+  return out;
+}
+
 // Where logical element `logical` of t is stored: itself, except in a colmajor rank-2 tensor.
 inline int64_t storage_index(const Tensor& t, int64_t logical) {
   if (t.rank() != 2 || t.layout != Layout::colmajor) return logical;
