@@ -20,9 +20,9 @@ namespace fs = std::filesystem;
 // are exact in it, f8 as their real values, which init.file reads back to the same codes).
 Status write_weight(const Tensor& t, const std::string& path) {
   // A .npy file holds the logical (row-major) array; init.values are in the tensor's storage order.
-  const std::vector<double> v = t.layout == Layout::colmajor && t.rank() == 2
-                                    ? from_colmajor(t.init->values, t.shape[0], t.shape[1])
-                                    : t.init->values.get();
+  std::vector<double> transposed;  // only for a colmajor tensor: the others' values are read in place
+  if (t.layout == Layout::colmajor && t.rank() == 2) transposed = from_colmajor(t.init->values, t.shape[0], t.shape[1]);
+  const std::vector<double>& v = transposed.empty() ? t.init->values.get() : transposed;
   if (t.dtype == DType::f16) {
     std::vector<uint16_t> bits(v.size());
     for (size_t i = 0; i < v.size(); ++i) bits[i] = float_to_f16(float(v[i]));
