@@ -240,7 +240,7 @@ Result<std::unique_ptr<Kernel>> CudaDevice::make_kernel(const KernelDef& def, co
   switch (def.impl) {
     case KernelImpl::cuda_elementwise: return make_elementwise_kernel(def, g, op, binding, stream());
     case KernelImpl::cublaslt_fp8_gemm: return make_fp8_gemm(*this, g, op, binding, options);
-    case KernelImpl::cuda_f8_cast: return make_f8_cast_kernel(g, op, binding, stream());
+    case KernelImpl::cuda_f8_cast: return make_f8_cast_kernel(g, op, binding, stream(), caps().sm_count);
     case KernelImpl::cuda_fused_elementwise: return make_fused_elementwise_kernel(def, g, op, binding, stream());
     case KernelImpl::cuda_grouped_gemm:
     case KernelImpl::cuda_grouped_gemm_mma: return make_grouped_gemm(*this, def, g, op, binding);

@@ -14,8 +14,8 @@ namespace {
 
 class F8CastKernel final : public Kernel {
  public:
-  F8CastKernel(const Graph& g, const Op& op, const Binding& b, cudaStream_t stream)
-      : x_t_(g.tensor(op.inputs[0])), y_t_(g.tensor(op.outputs[0])), stream_(stream), n_(x_t_.numel()),
+  F8CastKernel(const Graph& g, const Op& op, const Binding& b, cudaStream_t stream, int sm_count)
+      : x_t_(g.tensor(op.inputs[0])), y_t_(g.tensor(op.outputs[0])), stream_(stream), sm_count_(sm_count), n_(x_t_.numel()),
         writes_s_(writes_block_scale(g, op)), x_slot_(scale_slot(g, op, op.inputs[0])),
         y_slot_(writes_s_ ? -1 : scale_slot(g, op, op.outputs[0])), second_(b.outputs.size() > 1) {
     x_ = side(x_t_, nullptr);
@@ -45,7 +45,7 @@ class F8CastKernel final : public Kernel {
 
   Status run() override {
     if (!bound_) return runtime_error("cuda.f8_cast: its operands (or a block scale's S) are not bound");
-    if (writes_s_) return launch_f8_quantize_blocks(x_, y_, static_cast<float*>(s_out_), stream_);
+    if (writes_s_) return launch_f8_quantize_blocks(x_, y_, static_cast<float*>(s_out_), sm_count_, stream_);
     return launch_f8_cast(x_, y_, n_, amax_, stream_);
   }
   // The tensor-wide and per-axis scales live in the kernel's own buffers, S is read where it is
@@ -79,6 +79,7 @@ class F8CastKernel final : public Kernel {
   const Tensor& x_t_;
   const Tensor& y_t_;
   cudaStream_t stream_;
+  int sm_count_;
   int64_t n_;
   const bool writes_s_;   // the quantizing CAST: S is its second output
   const int x_slot_, y_slot_;  // where X's and Y's S are among the binding's scales (-1: none read)
@@ -93,13 +94,13 @@ class F8CastKernel final : public Kernel {
 }  // namespace
 
 Result<std::unique_ptr<Kernel>> make_f8_cast_kernel(const Graph& g, const Op& op, const Binding& b,
-                                                    cudaStream_t stream) {
+                                                    cudaStream_t stream, int sm_count) {
   if (op.inputs.size() != 1 || b.inputs.size() != 1 || op.outputs.empty() || b.outputs.size() != op.outputs.size())
     return bad_input("op " + op.name + ": expected one input and one output (and an amax), bound");
   const Tensor& x = g.tensor(op.inputs[0]);
   const Tensor& y = g.tensor(op.outputs[0]);
   if (x.numel() != y.numel()) return bad_input("op " + op.name + ": input and output element counts differ");
-  std::unique_ptr<Kernel> k = std::make_unique<F8CastKernel>(g, op, b, stream);
+  std::unique_ptr<Kernel> k = std::make_unique<F8CastKernel>(g, op, b, stream, sm_count);
   return k;
 }
 

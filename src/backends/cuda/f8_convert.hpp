@@ -11,9 +11,10 @@
 
 namespace gexec::cuda {
 
-// CAST where X or Y is f8 (kernel table: cuda.f8_cast; f8_cast.cpp).
+// CAST where X or Y is f8 (kernel table: cuda.f8_cast; f8_cast.cpp); sm_count sizes the quantizing
+// kernel's grid.
 Result<std::unique_ptr<Kernel>> make_f8_cast_kernel(const Graph& g, const Op& op, const Binding& b,
-                                                    cudaStream_t stream);
+                                                    cudaStream_t stream, int sm_count);
 
 // One side of an f8 CAST: its bytes, dtype, layout and scales (a device array of doubles: one
 // value, or one per row (axis 0) or column (axis 1); null for dtypes other than f8), or a block
@@ -37,7 +38,7 @@ Status launch_f8_cast(const F8Side& x, const F8Side& y, int64_t n, void* amax, c
 // values, amax / the largest finite f8 value in f32 (1 for a block of zeros), written to s, and y
 // = round(x / S). Rows of 1 x (8..256) blocks of a row-major f16/bf16/f32 x take one pass with
 // vector loads; any other form a pass per block for its amax, then one for the values.
-Status launch_f8_quantize_blocks(const F8Side& x, const F8Side& y, float* s, cudaStream_t stream);
+Status launch_f8_quantize_blocks(const F8Side& x, const F8Side& y, float* s, int sm_count, cudaStream_t stream);
 
 // One operand's block scales in the layout cuBLASLt reads: out[o * ld + i] = s[o * so + i * si]
 // for i < inner (1 for inner <= i < ld), o < outer (fp8_plan.hpp's ScaleArrangement).
