@@ -29,7 +29,7 @@ int64_t pages_bytes(int name) {
 class CpuDevice final : public Device {
  public:
   CpuDevice() {
-    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    const int64_t threads = cpu::pool_threads();
     caps_.name = "CPU (" + std::to_string(threads) + " threads, OpenBLAS)";
     caps_.cc = 0;
     caps_.total_bytes = pages_bytes(_SC_PHYS_PAGES);

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "gexec/exec/device.hpp"
+#include "thread_pool.hpp"
 
 namespace gexec::cpu {
 
@@ -34,21 +34,17 @@ Result<std::unique_ptr<Kernel>> make_collective_kernel(const Graph& g, const Op&
 // FUSED_ELEMENTWISE (cpu_fused.cpp).
 Result<std::unique_ptr<Kernel>> make_fused_kernel(const Graph& g, const Op& op, const Binding& binding);
 
-// Calls f(begin, end) over [0, n) split in one contiguous range per hardware thread, or once
-// on this thread when n is too small for the threads to pay for themselves.
+// Calls f(begin, end) over [0, n) split in one contiguous range per hardware thread (on the
+// backend's pool, thread_pool.hpp), or once on this thread when n is too small for the threads
+// to pay for themselves.
 template <class F>
 void parallel_for(int64_t n, int64_t min_per_thread, F&& f) {
-  const int64_t hw = std::max(1u, std::thread::hardware_concurrency());
-  const int64_t threads = std::clamp<int64_t>(n / std::max<int64_t>(min_per_thread, 1), 1, hw);
+  const int64_t threads = std::clamp<int64_t>(n / std::max<int64_t>(min_per_thread, 1), 1, pool_threads());
   if (threads <= 1) {
     if (n > 0) f(int64_t(0), n);
     return;
   }
-  std::vector<std::thread> pool;
-  pool.reserve(static_cast<size_t>(threads - 1));
-  for (int64_t t = 1; t < threads; ++t) pool.emplace_back([&f, n, t, threads] { f(n * t / threads, n * (t + 1) / threads); });
-  f(int64_t(0), n / threads);
-  for (auto& th : pool) th.join();
+  run_pieces(threads, [&f, n, threads](int64_t t) { f(n * t / threads, n * (t + 1) / threads); });
 }
 
 }  // namespace gexec::cpu
