@@ -1,5 +1,8 @@
 // Times the CPU backend's fused GEMM + bias + ReLU against OpenBLAS's plain cblas_sgemm on the
-// same buffers: usage gexec_bench_cpu [size=2048] [iterations=10].
+// same buffers: usage gexec_bench_cpu [size=2048] [iterations=10]. With MxNxK shapes instead
+// (gexec_bench_cpu 64x11008x4096,256x4096x11008 [iterations]), times the product against a
+// constant weight stored [N, K] (as ONNX models' weights are kept) through cblas_sgemm and through
+// the backend's packed B (gexec/backends/cpu_packed_gemm.hpp), on the same buffers.
 #include <cblas.h>
 
 #include <algorithm>
@@ -10,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "gexec/backends/cpu_packed_gemm.hpp"
 #include "gexec/backends/cpu_device.hpp"
 #include "gexec/kernels/declared.hpp"
 
@@ -34,9 +38,54 @@ int fail(const Error& e) {
   return int(e.code);
 }
 
+// One shape: cblas_sgemm against the packed product, interleaved; returns false on a bad shape.
+bool time_weight_product(const std::string& shape, int iters) {
+  long long m = 0, n = 0, k = 0;
+  char tail = 0;
+  if (std::sscanf(shape.c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &tail) != 3) return false;
+  const long long most = 1ll << 30;  // elements per matrix: what cblas_sgemm's int sizes and memory allow
+  if (m <= 0 || n <= 0 || k <= 0 || m > most / k || n > most / k || m > most / n) return false;
+  std::vector<float> a(size_t(m * k)), w(size_t(n * k)), c(size_t(m * n)), c_packed(size_t(m * n));
+  uint32_t state = 1;
+  for (auto* v : {&a, &w})
+    for (float& x : *v) x = float((state = state * 1664525u + 1013904223u) >> 8) / float(1 << 24) - 0.5f;
+  auto blas = [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(m), int(n), int(k), 1.0f, a.data(), int(k), w.data(),
+                int(k), 0.0f, c.data(), int(n));
+  };
+  std::unique_ptr<cpu::PackedB> packed;
+  const double pack_s = seconds([&] { packed = std::make_unique<cpu::PackedB>(w.data(), k, n, 1, k); });
+  auto mine = [&] { packed->multiply(a.data(), k, m, 1.0f, c_packed.data(), n); };
+  for (int i = 0; i < 2; ++i) blas(), mine();
+  std::vector<double> tb, tm;
+  for (int i = 0; i < iters; ++i) tb.push_back(seconds(blas)), tm.push_back(seconds(mine));
+  double worst = 0;  // the two results agree to f32 rounding of K terms
+  for (size_t i = 0; i < c.size(); ++i) worst = std::max(worst, double(std::abs(c[i] - c_packed[i])));
+  const double flops = 2.0 * double(m) * double(n) * double(k), mb = median(tb), mm = median(tm);
+  std::printf("  %-20s cblas_sgemm %8.3f ms %7.1f GFLOP/s | packed %8.3f ms %7.1f GFLOP/s | packed / cblas %.3f | "
+              "packing once %.1f ms | max |diff| %.2g | the backend runs it %s\n",
+              shape.c_str(), mb * 1e3, flops / mb * 1e-9, mm * 1e3, flops / mm * 1e-9, mm / mb, pack_s * 1e3, worst,
+              cpu::PackedB::suits(m, k) ? "packed" : "on OpenBLAS");
+  return true;
+}
+
+int time_weight_products(const std::string& shapes, int iters) {
+  if (!cpu::PackedB::available()) return std::fprintf(stderr, "this CPU has no AVX-512F: no packed product\n"), 2;
+  std::printf("%s; medians of %d, weights [N, K]\n", open_cpu_device()->caps().name.c_str(), iters);
+  for (size_t at = 0; at <= shapes.size();) {
+    const size_t end = std::min(shapes.find(',', at), shapes.size());
+    if (!time_weight_product(shapes.substr(at, end - at), iters))
+      return std::fprintf(stderr, "bad shape '%s': MxNxK wanted, each matrix at most 2^30 elements\n", shapes.substr(at, end - at).c_str()), 2;
+    at = end + 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]).find('x') != std::string::npos)
+    return time_weight_products(argv[1], argc > 2 ? std::max(1, std::atoi(argv[2])) : 10);
   const int64_t n = argc > 1 ? std::atoll(argv[1]) : 2048;
   const int iters = argc > 2 ? std::atoi(argv[2]) : 10;
   if (n <= 0 || iters <= 0) return std::fprintf(stderr, "usage: %s [size] [iterations]\n", argv[0]), 2;

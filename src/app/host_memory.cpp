@@ -136,7 +136,17 @@ HostEstimate estimate_host_memory(const RunOptions& opts, const Graph& original,
   if (backend == Backend::cpu) {
     e.arena = add(plan.arena_bytes, largest_input);  // and one input drawn at a time
     bool products = false;
-    for (const Op& op : original.ops) products |= op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT;
+    for (const Op& op : original.ops) {
+      const bool product = op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT;
+      products |= product;
+      // A constant B is packed once in f32 beside its own bytes (gexec/backends/cpu_packed_gemm.hpp), in panels
+      // of 32 columns: an upper bound, whether or not this CPU packs it.
+      const Tensor* b = product && op.inputs.size() > 1 ? &original.tensor(op.inputs[1]) : nullptr;
+      if (b && b->constant && b->rank() >= 2) {
+        const int64_t longer = std::max(b->shape.back(), b->shape[size_t(b->rank() - 2)]);
+        e.arena = add(e.arena, mul(add(b->numel(), mul(32, longer)), 4));
+      }
+    }
     if (products) e.blas_address_space = mul(openblas_buffer_bytes(), openblas_thread_count());
   }
   return e;

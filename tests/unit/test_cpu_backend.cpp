@@ -1,10 +1,12 @@
 // The CPU device itself; its kernels' cases are in the backend-ops harness (test_backend_ops.cpp).
 #if GEXEC_HAVE_CPU
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "catch.hpp"
@@ -15,6 +17,8 @@
 #include "gexec/rng/init.hpp"
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/reference.hpp"
+#include "gexec/backends/cpu_packed_gemm.hpp"
+#include "../../src/backends/cpu/thread_pool.hpp"
 
 using namespace gexec;
 
@@ -73,6 +77,113 @@ TEST_CASE("cpu: a product large enough for threads", "[cpu]") {
   INFO(r.describe());
   CHECK(r.kernel == "cpu.gemm_bias_act");
   CHECK(r.pass());
+}
+
+// The backend's pool: every piece runs once per call, a call from inside a piece runs inline (no
+// deadlock), and calls from two threads at once (the CPU ranks of a --tp run) both complete.
+TEST_CASE("cpu: the thread pool", "[cpu]") {
+  CHECK(cpu::pool_threads() >= 1);
+  for (int64_t pieces : {0, 1, 2, 7, 64, 1000}) {
+    std::vector<std::atomic<int>> runs(static_cast<size_t>(pieces));
+    cpu::run_pieces(pieces, [&](int64_t t) { runs[size_t(t)]++; });
+    int64_t once = 0;
+    for (auto& r : runs) once += r.load() == 1;
+    CHECK(once == pieces);
+  }
+  std::atomic<int64_t> inner{0};
+  cpu::run_pieces(8, [&](int64_t) { cpu::run_pieces(5, [&](int64_t) { inner++; }); });
+  CHECK(inner.load() == 40);
+  std::atomic<int64_t> sum{0};
+  auto caller = [&] {
+    for (int i = 0; i < 200; ++i) cpu::run_pieces(16, [&](int64_t t) { sum += t; });
+  };
+  std::thread other(caller);
+  caller();
+  other.join();
+  CHECK(sum.load() == 2 * 200 * (15 * 16 / 2));
+}
+
+// The packed product alone: every element within the f32 bound of one FMA chain of K terms (K
+// roundings of at most 2^-24 of the running magnitude) of a float64 sum, over the tails of its
+// 8 x 32 blocks (M and N not multiples), both storage orders of B and a leading dimension wider
+// than the matrix. A block read from the wrong panel, row or column is off by far more.
+TEST_CASE("cpu: the packed product against float64", "[cpu]") {
+  if (!cpu::PackedB::available()) {
+    WARN("skipped: this CPU has no AVX-512F, and the CPU backend runs every product on OpenBLAS");
+    return;
+  }
+  uint64_t state = 12345;
+  auto uniform = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return float(int64_t(state >> 40) - (int64_t(1) << 23)) / float(1 << 23);
+  };
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {7, 33, 17}, {8, 32, 64}, {9, 31, 5},
+                         {67, 100, 300}, {16, 64, 1}, {130, 70, 129}})
+    for (bool trans : {false, true}) {
+      const int64_t ldb = (trans ? k : n) + 3, lda = k + 2;
+      std::vector<float> a(size_t(m * lda)), b(size_t((trans ? n : k) * ldb)), c(size_t(m * n), -7.0f);
+      for (float& v : a) v = uniform();
+      for (float& v : b) v = uniform();
+      auto at = [&](int64_t kk, int64_t j) { return trans ? b[size_t(j * ldb + kk)] : b[size_t(kk * ldb + j)]; };
+      cpu::PackedB packed(b.data(), k, n, trans ? 1 : ldb, trans ? ldb : 1);
+      packed.multiply(a.data(), lda, m, 0.5f, c.data(), n);
+      int64_t beyond = 0;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = 0, mag = 0;
+          for (int64_t kk = 0; kk < k; ++kk) {
+            sum += double(a[size_t(i * lda + kk)]) * at(kk, j);
+            mag += std::fabs(double(a[size_t(i * lda + kk)]) * at(kk, j));
+          }
+          const double bound = 0.5 * (double(k) * std::ldexp(mag, -24) + std::ldexp(std::fabs(sum), -24));
+          beyond += std::fabs(double(c[size_t(i * n + j)]) - 0.5 * sum) > bound;
+        }
+      INFO(m << "x" << n << "x" << k << (trans ? " B transposed" : ""));
+      CHECK(beyond == 0);
+    }
+}
+
+// Through the kernel: a constant B is packed in the first run and used from the panels in the
+// second (run_case runs twice); the rest of the product (alpha, bias, activation, rounding, f16
+// operands converted once, batches against a shared B) as on OpenBLAS, checked by the reference.
+TEST_CASE("cpu: products against a constant B, packed once", "[cpu]") {
+  if (!cpu::PackedB::available()) {
+    WARN("skipped: this CPU has no AVX-512F, and the CPU backend runs every product on OpenBLAS");
+    return;
+  }
+  auto dev = open_cpu_device();
+  struct Case {
+    int64_t batch, m, n, k;
+    bool trans_b, colmajor_b, gemm;
+    DType dt;
+  };
+  const std::vector<Case> cases = {
+      {1, 64, 96, 256, true, false, true, DType::f32}, {1, 9, 33, 40, false, false, false, DType::f32},
+      {1, 13, 70, 33, false, true, true, DType::f32},  {3, 5, 40, 24, false, false, true, DType::f32},
+      {1, 20, 48, 64, true, false, true, DType::f16},  {2, 8, 32, 16, true, false, false, DType::bf16}};
+  for (const Case& cs : cases) {
+    test::Builder b;
+    using Shape = std::vector<int64_t>;
+    const Shape a_shape = cs.batch > 1 ? Shape{cs.batch, cs.m, cs.k} : Shape{cs.m, cs.k};
+    const Shape c_shape = cs.batch > 1 ? Shape{cs.batch, cs.m, cs.n} : Shape{cs.m, cs.n};
+    TensorId a = b.tensor("A", a_shape, cs.dt);
+    TensorId w = cs.trans_b ? b.tensor("W", {cs.n, cs.k}, cs.dt)
+                            : b.tensor("W", {cs.k, cs.n}, cs.dt, cs.colmajor_b ? Layout::colmajor : Layout::rowmajor);
+    b.g.tensors[size_t(w)].constant = true;
+    TensorId c = b.tensor("C", c_shape, cs.dt);
+    if (cs.gemm) {
+      TensorId bias = b.tensor("Bias", {cs.n}, DType::f32);
+      b.g.tensors[size_t(bias)].constant = true;
+      Op& op = b.op(OpType::GEMM_BIAS_ACT, {a, w, bias}, c);
+      op.attrs.act = Act::gelu, op.attrs.trans_b = cs.trans_b, op.attrs.alpha = 0.75;
+    } else {
+      b.op(OpType::MATMUL, {a, w}, c).attrs.trans_b = cs.trans_b;
+    }
+    b.g.outputs = {c};
+    const test::CaseResult r = test::run_case(*dev, b.g);
+    INFO(cs.batch << "x" << cs.m << "x" << cs.n << "x" << cs.k << " " << dtype_name(cs.dt) << r.describe());
+    CHECK(r.pass());
+  }
 }
 
 #else

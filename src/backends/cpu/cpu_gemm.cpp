@@ -1,13 +1,17 @@
 // The CPU product: f32 operands (converted from f16/bf16, or dequantized from f8 with their
-// scales, where needed) through OpenBLAS's cblas_sgemm, then bias, activation and rounding to C's
-// dtype in one threaded pass; an f8 C is quantized with its scale, and its amax written.
+// scales, where needed) through OpenBLAS's cblas_sgemm, or against a constant B packed once
+// (gexec/backends/cpu_packed_gemm.hpp) where the CPU has AVX-512 and A is small; then bias,
+// activation and rounding to C's dtype in one threaded pass; an f8 C is quantized with its scale,
+// and its amax written.
 #include <cblas.h>
 
 #include <cmath>
+#include <memory>
 #include <string>
 
 #include "cpu_kernels.hpp"
 #include "cpu_math.hpp"
+#include "gexec/backends/cpu_packed_gemm.hpp"
 #include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/ir/real_value.hpp"
@@ -143,6 +147,11 @@ class GemmKernel final : public Kernel {
     c_dtype_ = c.dtype;
     c_colmajor_ = c.rank() == 2 && c.layout == Layout::colmajor;
     act_ = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
+    // The packed path: B constant, A row-major, C row-major; batches of A against a shared B
+    // stored one after another are one product of batch x M rows.
+    const bool rows_follow = s.batch == 1 || (vb_.stride == 0 && va_.stride == s.m * va_.ld);
+    pack_b_ = b_.constant && !va_.trans && !c_colmajor_ && rows_follow && PackedB::available() &&
+              PackedB::suits(s.batch * s.m, s.k);
   }
 
   Status prepare() override {
@@ -181,11 +190,19 @@ class GemmKernel final : public Kernel {
     if ((a_.scale_slot >= 0 && !a_.scale) || (b_.scale_slot >= 0 && !b_.scale))
       return runtime_error("cpu.gemm: a block scale's S is not bound");
     const float* a = a_.ready();
-    const float* b = b_.ready();
+    const float* b = packed_ ? nullptr : b_.ready();  // packed B is read from the panels alone
     float* c = c_dtype_ == DType::f32 ? static_cast<float*>(c_) : c32_.data();
     const int m = static_cast<int>(s_.m), n = static_cast<int>(s_.n), k = static_cast<int>(s_.k);
     const auto tr = [](bool t) { return t ? CblasTrans : CblasNoTrans; };
-    for (int64_t e = 0; e < s_.batch; ++e) {
+    if (pack_b_) {
+      // op(B)'s element (k, n): row-major storage of B, or of its transpose.
+      if (!packed_) {
+        packed_ = std::make_unique<PackedB>(b, s_.k, s_.n, vb_.trans ? 1 : vb_.ld, vb_.trans ? vb_.ld : 1);
+        std::vector<float>().swap(b_.f32);  // an f32 copy of a narrower B is no longer needed
+      }
+      packed_->multiply(a, va_.ld, s_.batch * s_.m, float(s_.alpha), c, s_.n);
+    }
+    for (int64_t e = 0; e < (pack_b_ ? 0 : s_.batch); ++e) {
       const float* ae = a + e * va_.stride;
       const float* be = b + e * vb_.stride;
       float* ce = c + e * s_.m * s_.n;
@@ -245,6 +262,8 @@ class GemmKernel final : public Kernel {
   DType res_dtype_ = DType::f32;
   bool res_colmajor_ = false;
   std::vector<float> c32_, r32_;
+  bool pack_b_ = false;  // the product runs against B packed once (in the first run)
+  std::unique_ptr<PackedB> packed_;
   bool prepared_ = false;
 };
 
