@@ -106,7 +106,8 @@ TEST_CASE("cpu: the thread pool", "[cpu]") {
 // The packed product alone: every element within the f32 bound of one FMA chain of K terms (K
 // roundings of at most 2^-24 of the running magnitude) of a float64 sum, over the tails of its
 // 8 x 32 blocks (M and N not multiples), both storage orders of B and a leading dimension wider
-// than the matrix. A block read from the wrong panel, row or column is off by far more.
+// than the matrix; K = 0 gives zeros. A block read from the wrong panel, row or column is off by
+// far more.
 TEST_CASE("cpu: the packed product against float64", "[cpu]") {
   if (!cpu::PackedB::available()) {
     WARN("skipped: this CPU has no AVX-512F, and the CPU backend runs every product on OpenBLAS");
@@ -118,7 +119,7 @@ TEST_CASE("cpu: the packed product against float64", "[cpu]") {
     return float(int64_t(state >> 40) - (int64_t(1) << 23)) / float(1 << 23);
   };
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {7, 33, 17}, {8, 32, 64}, {9, 31, 5},
-                         {67, 100, 300}, {16, 64, 1}, {130, 70, 129}})
+                         {67, 100, 300}, {16, 64, 1}, {130, 70, 129}, {5, 40, 0}})
     for (bool trans : {false, true}) {
       const int64_t ldb = (trans ? k : n) + 3, lda = k + 2;
       std::vector<float> a(size_t(m * lda)), b(size_t((trans ? n : k) * ldb)), c(size_t(m * n), -7.0f);

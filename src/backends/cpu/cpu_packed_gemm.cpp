@@ -1,9 +1,9 @@
-// The packed product (gexec/backends/cpu_packed_gemm.hpp). The micro-kernel holds an 8 x 32 block of C in 16 AVX-512
-// registers and, for each k, multiplies two vectors of B's panel by 8 broadcast values of A: 16
-// FMAs for 2 vector loads, so it is bound by the FMA units and not by the caches. A thread takes a
-// panel and, 512 k at a time, runs every row block over that part of it: the part comes from
-// memory once and from the L2 for the other row blocks. A is read whole for every panel, from the
-// caches while it fits there (PackedB::suits).
+// The packed product (gexec/backends/cpu_packed_gemm.hpp). The micro-kernel holds an 8 x 32 block
+// of C in 16 AVX-512 registers and, for each k, multiplies two vectors of B's panel by 8 broadcast
+// values of A: 16 FMAs for 2 vector loads, so it is bound by the FMA units and not by the caches.
+// A thread takes a panel and, 512 k at a time, runs every row block over that part of it: the part
+// comes from memory once and from the L2 for the other row blocks. A is read whole for every
+// panel, from the caches while it fits there (PackedB::suits).
 #include "gexec/backends/cpu_packed_gemm.hpp"
 
 #include <immintrin.h>
@@ -102,6 +102,10 @@ PackedB::PackedB(const float* b, int64_t k, int64_t n, int64_t row_stride, int64
 
 void PackedB::multiply(const float* a, int64_t lda, int64_t m, float alpha, float* c, int64_t ldc) {
   if (m <= 0 || n_ <= 0) return;
+  if (k_ == 0) {  // no terms: C is zero (no block below would write it)
+    for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n_, 0.0f);
+    return;
+  }
   const int64_t row_blocks = (m + kRows - 1) / kRows;
   // A in row blocks of 8, k-major within a block: the 8 values a step broadcasts are adjacent.
   // Read in place, 8 rows a multiple of 4 KiB apart (K = 4096) would share one set of the L1.
@@ -133,11 +137,15 @@ void PackedB::multiply(const float* a, int64_t lda, int64_t m, float alpha, floa
       for (int64_t k0 = 0; k0 < k_; k0 += kDepth) {
         const int64_t depth = std::min(kDepth, k_ - k0);
         // What follows this part of the panel in memory is what this thread reads next (the
-        // panel's next part, or the next panel's first): each row block prefetches its share.
-        const float* next = panel + (k0 + depth) * kPanel;
+        // panel's next part, or the next panel's first): each row block prefetches its share
+        // (none past the last panel's end).
+        const int64_t next_at = (p * k_ + k0 + depth) * kPanel;
+        const int64_t next_rows = std::min(kDepth, (panels_ * k_ * kPanel - next_at) / kPanel);
+        const float* next = data_.get() + next_at;
         for (int64_t rb = rb0; rb < rb1; ++rb) {
           const int64_t r0 = rb * kRows, rows = std::min(kRows, m - r0);
-          const int64_t from = kDepth * (rb - rb0) / (rb1 - rb0), to = kDepth * (rb - rb0 + 1) / (rb1 - rb0);
+          const int64_t share = rb1 - rb0, from = next_rows * (rb - rb0) / share;
+          const int64_t to = next_rows * (rb - rb0 + 1) / share;
           kBlocks[rows](pa + rb * kRows * k_ + k0 * kRows, panel + k0 * kPanel, depth, k0 == 0, k0 + depth == k_,
                         alpha, c + r0 * ldc + p * kPanel, ldc, cols, next + from * kPanel, to - from);
         }
