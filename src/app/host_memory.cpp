@@ -139,8 +139,8 @@ HostEstimate estimate_host_memory(const RunOptions& opts, const Graph& original,
     for (const Op& op : original.ops) {
       const bool product = op.type == OpType::MATMUL || op.type == OpType::GEMM_BIAS_ACT;
       products |= product;
-      // A constant B is packed once in f32 beside its own bytes (gexec/backends/cpu_packed_gemm.hpp), in panels
-      // of 32 columns: an upper bound, whether or not this CPU packs it.
+      // A constant B is packed once in f32 beside its own bytes, in panels of 32 columns
+      // (gexec/backends/cpu_packed_gemm.hpp): an upper bound, whether or not this CPU packs it.
       const Tensor* b = product && op.inputs.size() > 1 ? &original.tensor(op.inputs[1]) : nullptr;
       if (b && b->constant && b->rank() >= 2) {
         const int64_t longer = std::max(b->shape.back(), b->shape[size_t(b->rank() - 2)]);

@@ -34,9 +34,9 @@ Result<std::unique_ptr<Kernel>> make_collective_kernel(const Graph& g, const Op&
 // FUSED_ELEMENTWISE (cpu_fused.cpp).
 Result<std::unique_ptr<Kernel>> make_fused_kernel(const Graph& g, const Op& op, const Binding& binding);
 
-// Calls f(begin, end) over [0, n) split in one contiguous range per hardware thread (on the
-// backend's pool, thread_pool.hpp), or once on this thread when n is too small for the threads
-// to pay for themselves.
+// Calls f(begin, end) over [0, n) split in one contiguous range per thread of the backend's pool
+// (thread_pool.hpp), or once on this thread when n is too small for the threads to pay for
+// themselves.
 template <class F>
 void parallel_for(int64_t n, int64_t min_per_thread, F&& f) {
   const int64_t threads = std::clamp<int64_t>(n / std::max<int64_t>(min_per_thread, 1), 1, pool_threads());
