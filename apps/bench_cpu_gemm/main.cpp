@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -74,8 +75,9 @@ int time_weight_products(const std::string& shapes, int iters) {
   std::printf("%s; medians of %d, weights [N, K]\n", open_cpu_device()->caps().name.c_str(), iters);
   for (size_t at = 0; at <= shapes.size();) {
     const size_t end = std::min(shapes.find(',', at), shapes.size());
-    if (!time_weight_product(shapes.substr(at, end - at), iters))
-      return std::fprintf(stderr, "bad shape '%s': MxNxK wanted, each matrix at most 2^30 elements\n", shapes.substr(at, end - at).c_str()), 2;
+    const std::string shape = shapes.substr(at, end - at);
+    if (!time_weight_product(shape, iters))
+      return std::fprintf(stderr, "bad shape '%s': MxNxK wanted, each matrix at most 2^30 elements\n", shape.c_str()), 2;
     at = end + 1;
   }
   return 0;

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <new>
 #include <string>
-#include <thread>
 
 #include "cpu_kernels.hpp"
 #include "cpu_timer.hpp"

@@ -43,14 +43,14 @@ __attribute__((target("avx512f"))) void block(const float* a, const float* panel
     lo[r] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m0, c + r * ldc);
     hi[r] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m1, c + r * ldc + 16);
   }
+  const auto prefetch_row = [next](int64_t row) {  // one k-row of the panel: two lines
+    _mm_prefetch(reinterpret_cast<const char*>(next + row * kPanel), _MM_HINT_T1);
+    _mm_prefetch(reinterpret_cast<const char*>(next + row * kPanel + 16), _MM_HINT_T1);
+  };
   const int64_t every = ahead > 0 ? std::max<int64_t>(1, k / ahead) : k;
   int64_t fetched = 0;
   for (int64_t p = 0; p < k;) {
-    if (fetched < ahead) {  // one k-row of the panel: two lines
-      _mm_prefetch(reinterpret_cast<const char*>(next + fetched * kPanel), _MM_HINT_T1);
-      _mm_prefetch(reinterpret_cast<const char*>(next + fetched * kPanel + 16), _MM_HINT_T1);
-      ++fetched;
-    }
+    if (fetched < ahead) prefetch_row(fetched++);
     for (const int64_t end = std::min(k, p + every); p < end; ++p) {
       const float* b = panel + p * kPanel;
       const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
@@ -62,10 +62,7 @@ __attribute__((target("avx512f"))) void block(const float* a, const float* panel
       }
     }
   }
-  for (; fetched < ahead; ++fetched) {
-    _mm_prefetch(reinterpret_cast<const char*>(next + fetched * kPanel), _MM_HINT_T1);
-    _mm_prefetch(reinterpret_cast<const char*>(next + fetched * kPanel + 16), _MM_HINT_T1);
-  }
+  while (fetched < ahead) prefetch_row(fetched++);
   const __m512 s = _mm512_set1_ps(last ? alpha : 1.0f);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {

@@ -129,8 +129,8 @@ __device__ inline void encode_codes(const float* v, float scale, float rcp, bool
 // shuffles; a CTA covers VEC x blockDim.x columns, and the grid's CTAs step over the rows by
 // gridDim.y, each loading its next row before it codes this one, so that loads stay in flight
 // while it computes. The row is kept as loaded and widened twice (for the amax, then for the
-// codes): fewer registers than holding floats. Indices are 32-bit within a row, and shifts. cols is a multiple of VEC; a block cut by the end
-// of its row has lanes that hold nothing.
+// codes): fewer registers than holding floats. Indices are 32-bit within a row, and shifts. cols
+// is a multiple of VEC; a block cut by the end of its row has lanes that hold nothing.
 template <typename T, bool E4M3, int VEC>
 __global__ void __launch_bounds__(256) quantize_row_blocks(Side x, Side y, float* s, int bshift) {
   constexpr int kWords = VEC * int(sizeof(T)) / 16, kPer = 16 / int(sizeof(T));  // uint4s per thread, values per uint4
