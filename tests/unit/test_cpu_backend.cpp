@@ -119,7 +119,10 @@ TEST_CASE("cpu: the packed product against float64", "[cpu]") {
     return float(int64_t(state >> 40) - (int64_t(1) << 23)) / float(1 << 23);
   };
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {7, 33, 17}, {8, 32, 64}, {9, 31, 5},
-                         {67, 100, 300}, {16, 64, 1}, {130, 70, 129}, {5, 40, 0}})
+                         {67, 100, 300}, {16, 64, 1}, {130, 70, 129}, {5, 40, 0},
+                         // K in parts of 512 (partial sums kept between parts), and a thread's
+                         // panels in more than one batch
+                         {45, 70, 1100}, {200, 1500, 1030}})
     for (bool trans : {false, true}) {
       const int64_t ldb = (trans ? k : n) + 3, lda = k + 2;
       std::vector<float> a(size_t(m * lda)), b(size_t((trans ? n : k) * ldb)), c(size_t(m * n), -7.0f);
@@ -161,7 +164,8 @@ TEST_CASE("cpu: products against a constant B, packed once", "[cpu]") {
   const std::vector<Case> cases = {
       {1, 64, 96, 256, true, false, true, DType::f32}, {1, 9, 33, 40, false, false, false, DType::f32},
       {1, 13, 70, 33, false, true, true, DType::f32},  {3, 5, 40, 24, false, false, true, DType::f32},
-      {1, 20, 48, 64, true, false, true, DType::f16},  {2, 8, 32, 16, true, false, false, DType::bf16}};
+      {1, 20, 48, 64, true, false, true, DType::f16},  {2, 8, 32, 16, true, false, false, DType::bf16},
+      {1, 150, 70, 700, false, true, true, DType::f32}};  // K in two parts
   for (const Case& cs : cases) {
     test::Builder b;
     using Shape = std::vector<int64_t>;

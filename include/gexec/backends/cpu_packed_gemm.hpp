@@ -18,15 +18,11 @@ class PackedB {
   // Whether this CPU runs the packed kernel (AVX-512F).
   static bool available();
 
-  // Whether a product of `rows` rows of A against K runs packed rather than on OpenBLAS: up to 64
-  // rows, with A (f32) at most 4 MiB, since every panel reads all of A, which must stay in the
-  // caches. Measured on the H200 machine's Xeon (16 threads, apps/bench_cpu_gemm, three runs):
-  // 64-row products against 4096 x 4096, 11008 x 4096 and 4096 x 11008 weights took 0.49x-0.96x
-  // OpenBLAS's time in every run; 256 x 11008 x 4096 took 0.80x in one run and 1.34x-1.56x in two,
-  // 256 x 4096 x 11008 and larger products 1.05x-1.85x.
-  static bool suits(int64_t rows, int64_t k) {
-    return rows <= 64 && rows * k * int64_t(sizeof(float)) <= (int64_t(4) << 20);
-  }
+  // Whether a product of `rows` rows of A runs packed rather than on OpenBLAS: up to 256 rows. On
+  // the H200 machine's Xeon (16 threads, gexec_bench_cpu, each product timed alone, two runs),
+  // 64 to 256 rows against 4096 x 4096, 11008 x 4096 and 4096 x 11008 weights took 0.28x-0.82x
+  // OpenBLAS's time; 512 and 1024 rows against 11008 x 4096 0.96x-1.01x, left to OpenBLAS.
+  static bool suits(int64_t rows) { return rows <= 256; }
 
   // Packs B, logical K x N, whose element (k, n) is b[k * row_stride + n * col_stride]; columns past
   // N in the last panel are zeros. Threaded over the panels.

@@ -151,7 +151,7 @@ class GemmKernel final : public Kernel {
     // stored one after another are one product of batch x M rows.
     const bool rows_follow = s.batch == 1 || (vb_.stride == 0 && va_.stride == s.m * va_.ld);
     pack_b_ = b_.constant && !va_.trans && !c_colmajor_ && rows_follow && PackedB::available() &&
-              PackedB::suits(s.batch * s.m, s.k);
+              PackedB::suits(s.batch * s.m);
   }
 
   Status prepare() override {

@@ -1,9 +1,9 @@
 // The packed product (gexec/backends/cpu_packed_gemm.hpp). The micro-kernel holds an 8 x 32 block
 // of C in 16 AVX-512 registers and, for each k, multiplies two vectors of B's panel by 8 broadcast
 // values of A: 16 FMAs for 2 vector loads, so it is bound by the FMA units and not by the caches.
-// A thread takes a panel and, 512 k at a time, runs every row block over that part of it: the part
-// comes from memory once and from the L2 for the other row blocks. A is read whole for every
-// panel, from the caches while it fits there (PackedB::suits).
+// A thread takes its panels 512 k at a time and runs every row block over each part: the part comes
+// from memory once and from the L2 for the other row blocks, and A's 512 columns stay in the L2
+// for a batch of the thread's panels, whose partial sums it keeps apart from C.
 #include "gexec/backends/cpu_packed_gemm.hpp"
 
 #include <immintrin.h>
@@ -20,19 +20,26 @@ constexpr int64_t kRows = 8;     // rows of C per micro-kernel call
 constexpr int64_t kDepth = 512;  // k per pass over the row blocks: 64 KiB of the panel, kept in the L2
 constexpr int64_t kPanel = PackedB::kPanel;
 
-using Block = void (*)(const float*, const float*, int64_t, bool, bool, float, float*, int64_t, int64_t, const float*,
-                       int64_t);
+// Where a block's sums come from and go to: the partial sums of the earlier parts of K (none for
+// the first part) and the block of C at the last part, else the partial sums again.
+struct Sums {
+  const float* in;  // nullptr: start from zero
+  float* out;
+  int64_t ld_out;   // floats between rows of `out`
+  float scale;      // alpha at the last part, else 1
+};
+constexpr int64_t kSumsLd = PackedB::kPanel;  // partial sums: 8 x 32 floats a block, contiguous
 
-// Rows [0, R) x columns [0, cols) of C, over the panel's k in [0, k): zeroed at the first block
-// of K (`first`), else continued from the partial sums stored in C, which keeps each element one
-// FMA chain in ascending k (an f32 stored and loaded back is the same f32); times alpha at the
-// last block (`last`). On the way it asks the L2 for `ahead` k-rows of the panel memory that the
-// thread reads next, spread over its steps: the hardware's prefetchers alone left the first pass
-// over each part of a panel waiting on memory (M = 64 ran at a third of the large-M rate).
+using Block = void (*)(const float*, const float*, int64_t, const Sums&, int64_t, const float*, int64_t);
+
+// Rows [0, R) x columns [0, cols) of C over the panel's k in [0, k), continued from `sums.in`:
+// each element stays one FMA chain in ascending k (an f32 stored and loaded back is the same f32).
+// On the way it asks the L2 for `ahead` k-rows of the panel memory that the thread reads next,
+// spread over its steps: the hardware's prefetchers alone left the first pass over each part of
+// a panel waiting on memory (M = 64 ran at a third of the large-M rate).
 template <int R>
-__attribute__((target("avx512f"))) void block(const float* a, const float* panel, int64_t k, bool first, bool last,
-                                              float alpha, float* c, int64_t ldc, int64_t cols, const float* next,
-                                              int64_t ahead) {
+__attribute__((target("avx512f"))) void block(const float* a, const float* panel, int64_t k, const Sums& sums,
+                                              int64_t cols, const float* next, int64_t ahead) {
   const auto mask = [](int64_t n) {
     return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
   };
@@ -40,8 +47,8 @@ __attribute__((target("avx512f"))) void block(const float* a, const float* panel
   __m512 lo[R], hi[R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    lo[r] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m0, c + r * ldc);
-    hi[r] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m1, c + r * ldc + 16);
+    lo[r] = sums.in ? _mm512_load_ps(sums.in + r * kSumsLd) : _mm512_setzero_ps();
+    hi[r] = sums.in ? _mm512_load_ps(sums.in + r * kSumsLd + 16) : _mm512_setzero_ps();
   }
   const auto prefetch_row = [next](int64_t row) {  // one k-row of the panel: two lines
     _mm_prefetch(reinterpret_cast<const char*>(next + row * kPanel), _MM_HINT_T1);
@@ -63,11 +70,11 @@ __attribute__((target("avx512f"))) void block(const float* a, const float* panel
     }
   }
   while (fetched < ahead) prefetch_row(fetched++);
-  const __m512 s = _mm512_set1_ps(last ? alpha : 1.0f);
+  const __m512 s = _mm512_set1_ps(sums.scale);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_ps(c + r * ldc, m0, _mm512_mul_ps(s, lo[r]));
-    _mm512_mask_storeu_ps(c + r * ldc + 16, m1, _mm512_mul_ps(s, hi[r]));
+    _mm512_mask_storeu_ps(sums.out + r * sums.ld_out, m0, _mm512_mul_ps(s, lo[r]));
+    _mm512_mask_storeu_ps(sums.out + r * sums.ld_out + 16, m1, _mm512_mul_ps(s, hi[r]));
   }
 }
 
@@ -104,19 +111,28 @@ void PackedB::multiply(const float* a, int64_t lda, int64_t m, float alpha, floa
     return;
   }
   const int64_t row_blocks = (m + kRows - 1) / kRows;
-  // A in row blocks of 8, k-major within a block: the 8 values a step broadcasts are adjacent.
-  // Read in place, 8 rows a multiple of 4 KiB apart (K = 4096) would share one set of the L1.
-  if (a_capacity_ < row_blocks * kRows * k_) {
-    a_capacity_ = row_blocks * kRows * k_;
+  // A in row blocks of 8, k-major within a block (the 8 values a step broadcasts are adjacent),
+  // 512 k at a time: each part of A that the loop below keeps in the L2 is one contiguous run.
+  // Blocks of whole rows lay that part out 8 x K x 4 bytes apart, a multiple of the L2's way at
+  // K = 4096, where 32 row blocks then competed for the same sets.
+  const int64_t padded = row_blocks * kRows;
+  const auto a_block = [&](float* base, int64_t rb, int64_t k0) {
+    return base + k0 * padded + rb * kRows * std::min(kDepth, k_ - k0);
+  };
+  if (a_capacity_ < padded * k_) {
+    a_capacity_ = padded * k_;
     a_blocks_.reset(static_cast<float*>(::operator new[](size_t(a_capacity_) * sizeof(float), std::align_val_t(64))));
   }
   float* pa = a_blocks_.get();
   parallel_for(row_blocks, std::max<int64_t>(1, (int64_t(1) << 16) / (kRows * k_)), [&](int64_t b0, int64_t b1) {
     for (int64_t rb = b0; rb < b1; ++rb)
-      for (int64_t r = 0; r < kRows; ++r) {
-        const int64_t row = rb * kRows + r;
-        float* dst = pa + rb * kRows * k_ + r;
-        for (int64_t kk = 0; kk < k_; ++kk) dst[kk * kRows] = row < m ? a[row * lda + kk] : 0.0f;
+      for (int64_t k0 = 0; k0 < k_; k0 += kDepth) {
+        float* dst = a_block(pa, rb, k0);
+        const int64_t depth = std::min(kDepth, k_ - k0);
+        for (int64_t r = 0; r < kRows; ++r) {
+          const int64_t row = rb * kRows + r;
+          for (int64_t kk = 0; kk < depth; ++kk) dst[kk * kRows + r] = row < m ? a[row * lda + k0 + kk] : 0.0f;
+        }
       }
   });
   // Panels alone give every thread work where there are twice as many as threads; with fewer
@@ -125,26 +141,50 @@ void PackedB::multiply(const float* a, int64_t lda, int64_t m, float alpha, floa
   const int64_t items = panels_ * splits;
   // A thread pays for itself from about a million multiply-adds.
   const int64_t per_item = std::max<int64_t>(1, kPanel * k_ * (m / splits + 1));
+  // A thread takes its items in batches whose partial sums fit in 256 KiB.
+  const int64_t item_blocks = (row_blocks + splits - 1) / splits;
+  const int64_t batch = std::max<int64_t>(1, (int64_t(64) << 10) / (item_blocks * kRows * kSumsLd));
   parallel_for(items, std::max<int64_t>(1, (int64_t(1) << 20) / per_item), [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      const int64_t p = i / splits, s = i % splits;
-      const int64_t cols = std::min(kPanel, n_ - p * kPanel);
-      const float* panel = data_.get() + p * k_ * kPanel;
-      const int64_t rb0 = row_blocks * s / splits, rb1 = row_blocks * (s + 1) / splits;
+    // 512 k at a time over a batch of this thread's items, so that the part of A it reads (m x
+    // 512, 512 KiB at 256 rows) and the batch's partial sums stay in the L2 while every part of a
+    // panel comes from memory once. Taking each panel whole in turn read all of A (4 MiB at 256 x
+    // 4096) from the L3 for every panel; partial sums kept in C itself, whose rows are a multiple
+    // of the L2's way apart at N = 4096, were evicted by each other between parts.
+    // The buffer is the thread's, kept for the process (at most 256 KiB), as the pool's threads are.
+    thread_local std::unique_ptr<float[], Free> sums;
+    thread_local int64_t sums_capacity = 0;
+    const int64_t need = batch * item_blocks * kRows * kSumsLd;
+    if (k_ > kDepth && sums_capacity < need) {
+      sums.reset(static_cast<float*>(::operator new[](size_t(need) * sizeof(float), std::align_val_t(64))));
+      sums_capacity = need;
+    }
+    const auto panel_of = [&](int64_t i) { return data_.get() + (i / splits) * k_ * kPanel; };
+    for (int64_t j0 = i0; j0 < i1; j0 += batch) {
+      const int64_t j1 = std::min(i1, j0 + batch);
       for (int64_t k0 = 0; k0 < k_; k0 += kDepth) {
         const int64_t depth = std::min(kDepth, k_ - k0);
-        // What follows this part of the panel in memory is what this thread reads next (the
-        // panel's next part, or the next panel's first): each row block prefetches its share
-        // (none past the last panel's end).
-        const int64_t next_at = (p * k_ + k0 + depth) * kPanel;
-        const int64_t next_rows = std::min(kDepth, (panels_ * k_ * kPanel - next_at) / kPanel);
-        const float* next = data_.get() + next_at;
-        for (int64_t rb = rb0; rb < rb1; ++rb) {
-          const int64_t r0 = rb * kRows, rows = std::min(kRows, m - r0);
-          const int64_t share = rb1 - rb0, from = next_rows * (rb - rb0) / share;
-          const int64_t to = next_rows * (rb - rb0 + 1) / share;
-          kBlocks[rows](pa + rb * kRows * k_ + k0 * kRows, panel + k0 * kPanel, depth, k0 == 0, k0 + depth == k_,
-                        alpha, c + r0 * ldc + p * kPanel, ldc, cols, next + from * kPanel, to - from);
+        const bool first = k0 == 0, last = k0 + depth == k_;
+        for (int64_t i = j0; i < j1; ++i) {
+          const int64_t p = i / splits, s = i % splits;
+          const int64_t cols = std::min(kPanel, n_ - p * kPanel);
+          const int64_t rb0 = row_blocks * s / splits, rb1 = row_blocks * (s + 1) / splits;
+          // What this thread reads next: the next item's part of its panel, else the batch's
+          // first item's next part, else the next batch's first part. Each row block asks for
+          // its share of it.
+          const bool more = i + 1 < j1;
+          const int64_t next_i = more ? i + 1 : !last ? j0 : j1, next_k = more ? k0 : !last ? k0 + depth : 0;
+          const float* next = panel_of(std::min(next_i, items - 1)) + next_k * kPanel;
+          const int64_t next_rows = next_i < i1 ? std::min(kDepth, k_ - next_k) : 0;
+          for (int64_t rb = rb0; rb < rb1; ++rb) {
+            const int64_t r0 = rb * kRows, rows = std::min(kRows, m - r0);
+            const int64_t share = rb1 - rb0, from = next_rows * (rb - rb0) / share;
+            const int64_t to = next_rows * (rb - rb0 + 1) / share;
+            float* part = k_ > kDepth ? sums.get() + ((i - j0) * item_blocks + (rb - rb0)) * kRows * kSumsLd : nullptr;
+            const Sums io{first ? nullptr : part, last ? c + r0 * ldc + p * kPanel : part, last ? ldc : kSumsLd,
+                          last ? alpha : 1.0f};
+            kBlocks[rows](a_block(pa, rb, k0), panel_of(i) + k0 * kPanel, depth, io, cols, next + from * kPanel,
+                          to - from);
+          }
         }
       }
     }
