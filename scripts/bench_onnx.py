@@ -15,7 +15,11 @@ PyTorch eager, eager in a CUDA graph and torch.compile (--compile-mode, default
 max-autotune-no-cudagraphs); on the CPU,
 for each --cpu-tokens (f32), gexec's CPU backend and onnxruntime's CPU provider, both with
 --threads threads (OPENBLAS_NUM_THREADS, intra_op_num_threads). f32 products run in full f32
-(gexec --precision f32; PyTorch's default, TF32 off). Every step is in a try: a failure is
+(gexec --precision f32; PyTorch's default, TF32 off). The timings of a row are taken in --rounds
+rounds, each timing every variant once in the same order, and each variant's figure is the median
+of its rounds: the GPU's clocks drift over a run (its power limit after sustained load: a 200 ms
+warm-up alone put gexec's BERT f16 at 142 us, against 122 us with a warm-up of 10 iterations),
+and variants timed one after the other would each meet another state. Every step is in a try: a failure is
 recorded in the row's errors, naming the step, and the run goes on. Prints one table and writes
 results.json and results.md under --out.
 """
@@ -50,6 +54,7 @@ def parse_args():
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--iters", type=int, default=30)
     p.add_argument("--warmup-ms", type=float, default=200)
+    p.add_argument("--rounds", type=int, default=3, help="rounds over every variant of a row; the median is kept")
     p.add_argument("--timeout", type=float, default=600, help="seconds for one gexec command")
     p.add_argument("--compile-mode", default="max-autotune-no-cudagraphs",
                    help="torch.compile's mode (\"default\" compiles in seconds, max-autotune in minutes per model)")
@@ -189,21 +194,34 @@ def gexec_us(args, model, tokens, backend, autotune=False):
 
 # ---------------------------------------------------------------- one model
 
-def torch_times(args, torch, module, x, row):
-    with torch.no_grad():
-        eager = lambda: module(x)  # noqa: E731
-        row["us"]["torch eager"] = step(row, "torch eager", lambda: bvt.time_torch(torch, eager, args.iters, args.warmup_ms)[0])
-        g = step(row, "torch CUDA graph capture", bvt.cuda_graph_of, torch, eager)
-        if g is not None:
-            row["us"]["torch CUDA graph"] = step(row, "torch CUDA graph",
-                                                 lambda: bvt.time_torch(torch, g[0].replay, args.iters, args.warmup_ms)[0])
-        c = step(row, "torch.compile", lambda: torch.compile(module, mode=args.compile_mode, dynamic=False))
-        if c is not None:  # a compiled module: its truth value would ask the module for len()
-            step(row, "torch.compile (first call)", c, x)
-            row["us"]["torch.compile"] = step(row, "torch.compile timing",
-                                              lambda: bvt.time_torch(torch, lambda: c(x), args.iters, args.warmup_ms)[0])
-    torch.cuda.synchronize()
-    torch.cuda.empty_cache()
+def torch_timers(args, torch, module, x, row):
+    """The PyTorch variants of a row as {name: fn() -> us}: eager, its CUDA graph, torch.compile
+    (compiled and called once here, untimed)."""
+    eager = lambda: module(x)  # noqa: E731
+    timers = {"torch eager": lambda: bvt.time_torch(torch, eager, args.iters, args.warmup_ms)[0]}
+    g = step(row, "torch CUDA graph capture", bvt.cuda_graph_of, torch, eager)
+    if g is not None:
+        timers["torch CUDA graph"] = lambda: bvt.time_torch(torch, g[0].replay, args.iters, args.warmup_ms)[0]
+    c = step(row, "torch.compile", lambda: torch.compile(module, mode=args.compile_mode, dynamic=False))
+    if c is not None and step(row, "torch.compile (first call)", c, x) is not None:
+        timers["torch.compile"] = lambda: bvt.time_torch(torch, lambda: c(x), args.iters, args.warmup_ms)[0]
+    return timers
+
+
+def time_rounds(args, row, timers):
+    """Each round times every variant once, in the same order; a variant that fails is dropped
+    from the later rounds. Its figure is the median of its rounds (all kept in row["rounds"])."""
+    row["rounds"] = {name: [] for name in timers}
+    for _ in range(max(1, args.rounds)):
+        for name, fn in timers.items():
+            if name in row["rounds"]:
+                v = step(row, f"{name} timing", fn)
+                if v is None:
+                    del row["rounds"][name]
+                else:
+                    row["rounds"][name].append(v)
+    for name, vs in row["rounds"].items():
+        row["us"][name] = statistics.median(vs)
 
 
 def run_model(args, torch, np, onnx, kind, d, dt, out):
@@ -239,15 +257,18 @@ def run_model(args, torch, np, onnx, kind, d, dt, out):
             row["check"], row["check_lines"] = checked
         if args.check_only:
             continue
-        row["us"][f"gexec {backend}"] = step(row, f"gexec {backend} timing", gexec_us, args, path, tokens, backend)
+        timers = {f"gexec {backend}": lambda: gexec_us(args, path, tokens, backend)}
         if args.autotune and backend == "cuda":
-            row["us"]["gexec cuda autotuned"] = step(row, "gexec cuda autotuned timing", gexec_us, args, path, tokens,
-                                                     backend, True)
+            timers["gexec cuda autotuned"] = lambda: gexec_us(args, path, tokens, backend, True)
         if where == "cpu" and sess:
-            row["us"]["onnxruntime cpu"] = step(row, "onnxruntime timing", ort_us, args, sess, x)
+            timers["onnxruntime cpu"] = lambda: ort_us(args, sess, x)
         if where == "gpu" and on_gpu:
             xt = torch.from_numpy(x).to("cuda")
-            step(row, "torch timings", torch_times, args, torch, module, xt, row)
+            timers.update(step(row, "torch set-up", torch_timers, args, torch, module, xt, row) or {})
+        time_rounds(args, row, timers)
+        if where == "gpu" and on_gpu:
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
     return rows
 
 
@@ -288,6 +309,7 @@ def main():
         import torch
     except ImportError as e:
         sys.exit(f"bench_onnx.py needs numpy, onnx, torch, transformers and onnxruntime: {e}")
+    torch.set_grad_enabled(False)  # inference only: no autograd state in any variant
     rows = []
     for kind in args.models.split(","):
         for d in args.dims:
@@ -302,7 +324,7 @@ def main():
     versions = {m: getattr(sys.modules.get(m), "__version__", "?") for m in ("torch", "onnx", "onnxruntime", "transformers")}
     text = markdown(rows)
     (out / "results.md").write_text(f"versions: {versions}; threads {args.threads}; "
-                                    f"{time.perf_counter() - t0:.0f} s\n\n" + text)
+                                    f"medians of {args.rounds} rounds; {time.perf_counter() - t0:.0f} s\n\n" + text)
     (out / "results.json").write_text(json.dumps({"args": vars(args), "versions": versions, "rows": rows}, indent=1,
                                                  default=str))
     print(text)
