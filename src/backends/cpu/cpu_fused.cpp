@@ -35,7 +35,7 @@ class FusedKernel final : public Kernel {
   Status prepare() override { return {}; }
 
   Status run() override {
-    parallel_for(count_, int64_t(1) << 14, [this](int64_t b, int64_t e) { run_range(b, e); });
+    parallel_for(count_, int64_t(1) << 12, [this](int64_t b, int64_t e) { run_range(b, e); });
     return {};
   }
 

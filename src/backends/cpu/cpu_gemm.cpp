@@ -237,6 +237,14 @@ class GemmKernel final : public Kernel {
   // R as f32 in C's storage order (it may be stored otherwise, and in another dtype).
   const float* residual_in_c_order() {
     const int64_t total = s_.batch * s_.m * s_.n, rows = s_.m, cols = s_.n;
+    if (!c_colmajor_ && !res_colmajor_) {  // the same order: R as it is, or widened element by element
+      if (res_dtype_ == DType::f32) return static_cast<const float*>(res_);
+      parallel_for(total, int64_t(1) << 14, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) r32_[size_t(i)] = load_as_float(res_, res_dtype_, i);
+      });
+      return r32_.data();
+    }
+    // Else element by element through the logical index (divisions: 60 us of a 64 x 128 product).
     parallel_for(total, int64_t(1) << 16, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         // Storage index i of C is logical (row, col); R's storage of the same logical element.

@@ -1,10 +1,14 @@
-// The pool (thread_pool.hpp): workers wait on a condition variable for a job's generation to
-// change, then take piece numbers from an atomic counter until none is left. The pool is never
+// The pool (thread_pool.hpp): workers wait for a job's generation to change, then take piece
+// numbers from an atomic counter until none is left. A worker, and a caller waiting for its job
+// to end, first watches for the change for a while (kSpin), yielding the core in between, and only
+// then blocks on a condition variable: a graph's ops call the pool back to back, and a blocked
+// thread took tens of microseconds to wake, as long as a small op's whole work. The pool is never
 // destroyed: workers blocked in a wait at exit are ended with the process, not joined.
 #include "thread_pool.hpp"
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -15,6 +19,19 @@ namespace gexec::cpu {
 namespace {
 
 thread_local bool in_piece = false;  // a call from inside a piece runs inline (no pool re-entry)
+
+constexpr std::chrono::microseconds kSpin{100};
+
+// Yields until `ready()` or kSpin has passed; says whether it became ready.
+template <class F>
+bool spin_until(F&& ready) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (ready()) return true;
+    if (i % 16 == 15 && std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::yield();
+  }
+}
 
 class Pool {
  public:
@@ -30,10 +47,12 @@ class Pool {
       pieces_ = pieces;
       next_.store(0);
       left_ = pieces;
-      ++generation_;
+      ended_.store(false);
+      generation_.fetch_add(1);
     }
     wake_.notify_all();
     take_pieces();
+    spin_until([this] { return ended_.load(); });
     std::unique_lock<std::mutex> lock(mutex_);
     // Every piece finished and no worker still holding this job (one that took it late must not
     // take pieces of the next job with this job's function).
@@ -45,10 +64,11 @@ class Pool {
   void work() {
     uint64_t seen = 0;
     for (;;) {
+      spin_until([&] { return generation_.load() != seen; });
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return generation_ != seen; });
-        seen = generation_;
+        wake_.wait(lock, [&] { return generation_.load() != seen; });
+        seen = generation_.load();
       }
       take_pieces();
     }
@@ -69,7 +89,7 @@ class Pool {
     in_piece = false;
     std::lock_guard<std::mutex> lock(mutex_);
     left_ -= finished;
-    if (--holding_ == 0 && left_ == 0) done_.notify_all();
+    if (--holding_ == 0 && left_ == 0) ended_.store(true), done_.notify_all();
   }
 
   std::mutex job_mutex_, mutex_;
@@ -77,7 +97,8 @@ class Pool {
   const std::function<void(int64_t)>* piece_ = nullptr;
   int64_t pieces_ = 0, left_ = 0, holding_ = 0;
   std::atomic<int64_t> next_{0};
-  uint64_t generation_ = 0;
+  std::atomic<uint64_t> generation_{0};  // changed under mutex_, watched without it
+  std::atomic<bool> ended_{false};       // left_ == 0 && holding_ == 0, set under mutex_
 };
 
 }  // namespace
