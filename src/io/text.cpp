@@ -1,6 +1,7 @@
 // Message text: UTF-8 validation with escapes, bounded quoting, and JSON output that never throws.
 #include "gexec/io/text.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace gexec {
@@ -72,6 +73,13 @@ std::string quote_text(std::string_view s, size_t max_chars) {
   const size_t end = append_printable(q, s, 0, max_chars, false, true);
   if (end < s.size()) q += "...";
   return q + "\"";
+}
+
+std::string name_text(std::string_view s) {
+  const bool plain = !s.empty() && s.size() <= kQuoteChars && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+  });
+  return plain ? std::string(s) : quote_text(s);
 }
 
 std::string path_text(std::string_view path) {

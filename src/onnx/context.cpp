@@ -103,7 +103,7 @@ Result<TensorId> Builder::materialize(const Value& v, const std::vector<int64_t>
 std::string Node::where() const {
   std::string s = b_.file + ": node " + std::to_string(index_);
   if (!node_.name().empty()) s += " " + quote_text(node_.name());
-  return s + " (" + printable(node_.op_type()) + ", opset " + std::to_string(b_.opset) + ")";
+  return s + " (" + name_text(node_.op_type()) + ", opset " + std::to_string(b_.opset) + ")";
 }
 
 Error Node::refuse(const std::string& why) const { return bad_input(where() + ": " + why); }

@@ -65,7 +65,7 @@ Status map_constant(Node& n) {
     h = host(kInt64, {int64_t(a.ints_size())});
     h->ints.assign(a.ints().begin(), a.ints().end());
   } else {
-    return n.refuse("attribute " + printable(a.name()) + " is not supported (a Constant that gexec maps holds value, value_float(s) or value_int(s))");
+    return n.refuse("attribute " + name_text(a.name()) + " is not supported (a Constant that gexec maps holds value, value_float(s) or value_int(s))");
   }
   if (h) {
     v.type = h->type;

@@ -49,9 +49,9 @@ Status check_ops(const pb::GraphProto& graph, const std::string& file, int64_t o
     const bool ai_onnx = default_domain(node.domain());
     const auto own = opsets.find(node.domain());
     const int64_t version = ai_onnx ? opset : own == opsets.end() ? -1 : own->second;
-    where.append(" (").append(printable(node.op_type())).append(", opset ");
+    where.append(" (").append(name_text(node.op_type())).append(", opset ");
     where.append(version < 0 ? std::string("?") : std::to_string(version));
-    if (!ai_onnx) where.append(" of ").append(printable(node.domain()));
+    if (!ai_onnx) where.append(" of ").append(name_text(node.domain()));
     where.append("): ");
     if (!ai_onnx) {
       if (reported.insert(node.domain() + "/" + node.op_type()).second)
@@ -63,7 +63,7 @@ Status check_ops(const pb::GraphProto& graph, const std::string& file, int64_t o
       if (reported.insert(node.op_type()).second) {
         std::string known;
         for (const OpEntry& k : op_table()) known += (known.empty() ? "" : ", ") + std::string(k.op);
-        p.add(where + "op " + printable(node.op_type()) + " is not supported (gexec maps " + known + ")");
+        p.add(where + "op " + name_text(node.op_type()) + " is not supported (gexec maps " + known + ")");
       }
       continue;
     }
@@ -162,7 +162,7 @@ class DimBinder {
           return bad_input(who + ": dimension " + std::to_string(i) +
                            (param.empty() ? " has no size and no name; give the input's data with --load-inputs"
                                           : " " + quote_text(param) + " has no size; give it with --dim " +
-                                                printable(param) + "=N, or give the input's data with --load-inputs"));
+                                                name_text(param) + "=N, or give the input's data with --load-inputs"));
         if (size <= 0) return bad_input(who + ": dimension " + std::to_string(i) + " would be " + std::to_string(size));
         if (!param.empty()) bound_[param] = size;
       }
@@ -186,8 +186,8 @@ Status add_inputs(Builder& b, const pb::GraphProto& graph, const DimOptions& dim
   for (const auto& [name, size] : dims.dims)
     if (!params.count(name)) {
       std::string known;
-      for (const std::string& p : params) known += (known.empty() ? "" : ", ") + printable(p);
-      return bad_input("--dim " + printable(name) + "=" + std::to_string(size) + ": " + b.file +
+      for (const std::string& p : params) known += (known.empty() ? "" : ", ") + name_text(p);
+      return bad_input("--dim " + name_text(name) + "=" + std::to_string(size) + ": " + b.file +
                        " has no dimension named " + quote_text(name) +
                        (known.empty() ? " (it names none)" : " (it names " + known + ")"));
     }
@@ -349,7 +349,7 @@ std::string pattern_line(const pb::GraphProto& graph, const Pattern& p) {
     const pb::NodeProto& n = graph.node(i);
     nodes += (nodes.empty() ? "" : ", ") + std::to_string(i);
     if (!n.name().empty()) nodes += " " + quote_text(n.name());
-    ops += (ops.empty() ? "" : ", ") + printable(n.op_type());
+    ops += (ops.empty() ? "" : ", ") + name_text(n.op_type());
   }
   return "nodes " + nodes + " (" + ops + "): " + p.what + " of " + quote_text(p.x);
 }

@@ -47,6 +47,12 @@ TEST_CASE("printable escapes what is not UTF-8 and keeps what is", "[text]") {
   CHECK(printable("a\nb", true) == "a\nb");
   CHECK(quote_text(std::string(100, 'x')) == "\"" + std::string(kQuoteChars, 'x') + "...\"");
   CHECK(quote_text("say \"hi\"") == "\"say \\\"hi\\\"\"");
+  // A name from the input as it is where it is an identifier, quoted where it could read as words.
+  CHECK(name_text("Relu") == "Relu");
+  CHECK(name_text("ai.onnx.ml") == "ai.onnx.ml");
+  CHECK(name_text("\x9dinternal:e") == "\"\\x9dinternal:e\"");
+  CHECK(name_text("") == "\"\"");
+  CHECK(name_text(std::string(100, 'x')) == quote_text(std::string(100, 'x')));
   // The cut counts characters: never inside a UTF-8 sequence.
   std::string e;
   for (int i = 0; i < 60; ++i) e += "\xc3\xa9";

@@ -21,6 +21,11 @@ std::string printable(std::string_view s, bool keep_newlines = false);
 // boundary), then "..." when it was longer.
 std::string quote_text(std::string_view s, size_t max_chars = kQuoteChars);
 
+// A name from the input (an op type, a domain, an attribute) as it is where it is a plain
+// identifier (letters, digits, '_' and '.', at most kQuoteChars), else as quote_text gives it: a
+// message then never repeats, outside quotes, words that the input chose.
+std::string name_text(std::string_view s);
+
 // A file path in a message: printable, and shortened in the middle beyond a few hundred bytes
 // (its beginning and its file name are what tell paths apart).
 std::string path_text(std::string_view path);
