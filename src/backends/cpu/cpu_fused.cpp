@@ -58,12 +58,10 @@ class FusedKernel final : public Kernel {
 
   // f32 is copied as it is: the dtype's switch taken per element was as costly as a SiLU's exp.
   void load_tile(const In& in, int64_t l0, int n, float* to) const {
-    if (!in.bias && in.dtype == DType::f32) {
-      std::copy_n(static_cast<const float*>(in.data) + l0, n, to);
-      return;
-    }
     if (!in.bias) {
-      for (int j = 0; j < n; ++j) to[j] = load_as_float(in.data, in.dtype, l0 + j);
+      if (in.dtype == DType::f32) std::copy_n(static_cast<const float*>(in.data) + l0, n, to);
+      else
+        for (int j = 0; j < n; ++j) to[j] = load_as_float(in.data, in.dtype, l0 + j);
       return;
     }
     for (int64_t j = 0, col = l0 % cols_; j < n; ++j, col = col + 1 == cols_ ? 0 : col + 1)

@@ -137,8 +137,8 @@ class GemmKernel final : public Kernel {
       bias_ = source(g.tensor(op.inputs[2]), binding.inputs[2], s.n, fixed_before_runs(g, op.inputs[2]));
     if (s.has_residual) {
       const Tensor& r = g.tensor(op.inputs.back());
-      res_ = binding.inputs.back();
-      res_dtype_ = r.dtype;
+      // Read in every run (never converted once): its buffer may move between runs.
+      res_ = source(r, binding.inputs.back(), s.batch * s.m * s.n, false);
       res_colmajor_ = r.rank() == 2 && r.layout == Layout::colmajor;
     }
     c_ = binding.outputs[0];
@@ -159,14 +159,15 @@ class GemmKernel final : public Kernel {
     if (b_.dtype != DType::f32) b_.f32.resize(static_cast<size_t>(b_.count));
     if (s_.has_bias && bias_.dtype != DType::f32) bias_.f32.resize(static_cast<size_t>(s_.n));
     if (c_dtype_ != DType::f32) c32_.resize(static_cast<size_t>(s_.batch * s_.m * s_.n));
-    if (res_) r32_.resize(static_cast<size_t>(s_.batch * s_.m * s_.n));
+    if (s_.has_residual && (c_colmajor_ || res_colmajor_)) r32_.resize(static_cast<size_t>(res_.count));
+    else if (s_.has_residual && res_.dtype != DType::f32) res_.f32.resize(static_cast<size_t>(res_.count));
     prepared_ = true;
     return {};
   }
 
   // The constant operands were converted once from their buffers: those may not move.
   bool move_operands(const Binding& b) override {
-    const size_t inputs = 2u + (s_.has_bias ? 1u : 0u) + (res_ ? 1u : 0u);
+    const size_t inputs = 2u + (s_.has_bias ? 1u : 0u) + (s_.has_residual ? 1u : 0u);
     if (b.inputs.size() != inputs || b.outputs.size() != (amax_ ? 2u : 1u)) return false;
     auto movable = [](const Source& src, const void* p) { return !src.constant || src.data == p; };
     if (!movable(a_, b.inputs[0]) || !movable(b_, b.inputs[1]) || (s_.has_bias && !movable(bias_, b.inputs[2])))
@@ -179,7 +180,7 @@ class GemmKernel final : public Kernel {
     a_.data = b.inputs[0];
     b_.data = b.inputs[1];
     if (s_.has_bias) bias_.data = b.inputs[2];
-    if (res_) res_ = b.inputs.back();  // read in every run
+    if (s_.has_residual) res_.data = b.inputs.back();
     c_ = b.outputs[0];
     if (amax_) amax_ = static_cast<float*>(b.outputs[1]);
     return true;
@@ -215,7 +216,7 @@ class GemmKernel final : public Kernel {
       }
     }
     const float* bias = s_.has_bias ? bias_.ready() : nullptr;
-    const float* res = res_ ? residual_in_c_order() : nullptr;
+    const float* res = s_.has_residual ? residual_in_c_order() : nullptr;
     if (c_dtype_ == DType::f32 && !bias && !res && act_ == Act::none) return {};
     // An f8 C: residual, bias and activation in place in the f32 scratch, then quantized with its scale.
     const DType finish_dtype = is_f8(c_dtype_) ? DType::f32 : c_dtype_;
@@ -236,14 +237,8 @@ class GemmKernel final : public Kernel {
  private:
   // R as f32 in C's storage order (it may be stored otherwise, and in another dtype).
   const float* residual_in_c_order() {
-    const int64_t total = s_.batch * s_.m * s_.n, rows = s_.m, cols = s_.n;
-    if (!c_colmajor_ && !res_colmajor_) {  // the same order: R as it is, or widened element by element
-      if (res_dtype_ == DType::f32) return static_cast<const float*>(res_);
-      parallel_for(total, int64_t(1) << 14, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) r32_[size_t(i)] = load_as_float(res_, res_dtype_, i);
-      });
-      return r32_.data();
-    }
+    if (!c_colmajor_ && !res_colmajor_) return res_.ready();  // the same order: R as it is, or widened
+    const int64_t total = res_.count, rows = s_.m, cols = s_.n;
     // Else element by element through the logical index (divisions: 60 us of a 64 x 128 product).
     parallel_for(total, int64_t(1) << 16, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
@@ -251,7 +246,7 @@ class GemmKernel final : public Kernel {
         const int64_t row = c_colmajor_ ? i % rows : (i / cols) % rows + (i / (rows * cols)) * rows;
         const int64_t col = c_colmajor_ ? i / rows : i % cols;
         const int64_t at = res_colmajor_ ? col * rows + row : row * cols + col;
-        r32_[size_t(i)] = load_as_float(res_, res_dtype_, at);
+        r32_[size_t(i)] = load_as_float(res_.data, res_.dtype, at);
       }
     });
     return r32_.data();
@@ -266,8 +261,7 @@ class GemmKernel final : public Kernel {
   const Tensor* c_tensor_ = nullptr;
   float* amax_ = nullptr;  // the second output of an f8 C, if any
   Act act_ = Act::none;
-  const void* res_ = nullptr;
-  DType res_dtype_ = DType::f32;
+  Source res_;  // the residual R, when s_.has_residual
   bool res_colmajor_ = false;
   std::vector<float> c32_, r32_;
   bool pack_b_ = false;  // the product runs against B packed once (in the first run)

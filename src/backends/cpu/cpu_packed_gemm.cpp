@@ -81,6 +81,11 @@ __attribute__((target("avx512f"))) void block(const float* a, const float* panel
 constexpr Block kBlocks[kRows + 1] = {nullptr,  block<1>, block<2>, block<3>, block<4>,
                                       block<5>, block<6>, block<7>, block<8>};
 
+// Floats aligned to a cache line, for PackedB::Free.
+float* new_floats(int64_t n) {
+  return static_cast<float*>(::operator new[](size_t(n) * sizeof(float), std::align_val_t(64)));
+}
+
 }  // namespace
 
 bool PackedB::available() { return __builtin_cpu_supports("avx512f"); }
@@ -89,8 +94,7 @@ void PackedB::Free::operator()(float* p) const { ::operator delete[](p, std::ali
 
 PackedB::PackedB(const float* b, int64_t k, int64_t n, int64_t row_stride, int64_t col_stride)
     : k_(k), n_(n), panels_((n + kPanel - 1) / kPanel) {
-  const size_t count = size_t(panels_ * k_ * kPanel);
-  data_.reset(static_cast<float*>(::operator new[](count * sizeof(float), std::align_val_t(64))));
+  data_.reset(new_floats(panels_ * k_ * kPanel));
   float* out = data_.get();
   parallel_for(panels_, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
@@ -121,7 +125,7 @@ void PackedB::multiply(const float* a, int64_t lda, int64_t m, float alpha, floa
   };
   if (a_capacity_ < padded * k_) {
     a_capacity_ = padded * k_;
-    a_blocks_.reset(static_cast<float*>(::operator new[](size_t(a_capacity_) * sizeof(float), std::align_val_t(64))));
+    a_blocks_.reset(new_floats(a_capacity_));
   }
   float* pa = a_blocks_.get();
   parallel_for(row_blocks, std::max<int64_t>(1, (int64_t(1) << 16) / (kRows * k_)), [&](int64_t b0, int64_t b1) {
@@ -155,7 +159,7 @@ void PackedB::multiply(const float* a, int64_t lda, int64_t m, float alpha, floa
     thread_local int64_t sums_capacity = 0;
     const int64_t need = batch * item_blocks * kRows * kSumsLd;
     if (k_ > kDepth && sums_capacity < need) {
-      sums.reset(static_cast<float*>(::operator new[](size_t(need) * sizeof(float), std::align_val_t(64))));
+      sums.reset(new_floats(need));
       sums_capacity = need;
     }
     const auto panel_of = [&](int64_t i) { return data_.get() + (i / splits) * k_ * kPanel; };
