@@ -232,12 +232,17 @@ struct CheckCommand {
   gexec::CheckOptions opts;
   std::string seed;
   double atol = 0, rtol = 0;
+  std::vector<std::string> dims;
   CLI::App* cmd = nullptr;
   CLI::Option *seed_opt = nullptr, *atol_opt = nullptr, *rtol_opt = nullptr;
 
   void add(CLI::App& app) {
     cmd = app.add_subcommand("check", "Check outputs from .npy files against the reference of a graph");
-    cmd->add_option("graph", opts.graph_path, "Graph file (JSON)")->required();
+    cmd->add_option("graph", opts.graph_path, "Graph file (JSON) or ONNX model, told apart by content")->required();
+    cmd->add_option("--dim", dims,
+                    "NAME=VALUE: the size of an ONNX model's open dimension (repeatable; else from the --inputs files)")
+        ->allow_extra_args(false)
+        ->take_all();
     cmd->add_option("--inputs", opts.inputs_dir, "Folder with <name>.npy for every graph input")->required();
     cmd->add_option("--outputs", opts.outputs_dir, "Folder with <name>.npy for every graph output")->required();
     cmd->add_option("--verify", opts.verify,
@@ -274,6 +279,7 @@ struct CheckCommand {
     if (seed_opt->count()) opts.seed = std::stoull(seed);  // checked above
     if (atol_opt->count()) opts.atol = atol;
     if (rtol_opt->count()) opts.rtol = rtol;
+    if (!parse_dims(dims, &opts.dims)) return gexec::Exit::bad_input;
     return gexec::check_command(opts, std::cout, std::cerr);
   }
 };

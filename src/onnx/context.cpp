@@ -211,6 +211,22 @@ Result<std::optional<std::vector<int64_t>>> Node::attr_ints(std::string_view nam
   return std::optional<std::vector<int64_t>>(std::vector<int64_t>(a->ints().begin(), a->ints().end()));
 }
 
+Result<std::optional<std::vector<double>>> Node::attr_floats(std::string_view name) const {
+  const pb::AttributeProto* a = attr(name);
+  if (!a) return std::optional<std::vector<double>>{};
+  if (attr_type(*a) != pb::AttributeProto::FLOATS)
+    return refuse("attribute " + std::string(name) + " is " + attr_type_name(attr_type(*a)) + "; expected FLOATS");
+  return std::optional<std::vector<double>>(std::vector<double>(a->floats().begin(), a->floats().end()));
+}
+
+Result<const pb::TensorProto*> Node::attr_tensor(std::string_view name) const {
+  const pb::AttributeProto* a = attr(name);
+  if (!a) return static_cast<const pb::TensorProto*>(nullptr);
+  if (attr_type(*a) != pb::AttributeProto::TENSOR || !a->has_t())
+    return refuse("attribute " + std::string(name) + " is " + attr_type_name(attr_type(*a)) + "; expected a TENSOR");
+  return &a->t();
+}
+
 std::vector<int64_t> Node::gexec_shape(const Value& v) const {
   if (v.tensor != kNone) return b_.g.tensor(v.tensor).shape;
   return default_gexec_shape(v.shape);

@@ -110,6 +110,9 @@ class Node {
   Result<double> attr_float(std::string_view name, double def) const;
   Result<std::string> attr_string(std::string_view name, const std::string& def) const;
   Result<std::optional<std::vector<int64_t>>> attr_ints(std::string_view name) const;
+  Result<std::optional<std::vector<double>>> attr_floats(std::string_view name) const;
+  // A TENSOR attribute's tensor, or nullptr where the node has none of that name.
+  Result<const pb::TensorProto*> attr_tensor(std::string_view name) const;
 
   // The gexec tensor of value v in `shape` (as the comment at the top of this file says), read by
   // the op being emitted.
@@ -133,13 +136,20 @@ class Node {
 };
 
 // One ONNX op that gexec maps: the first ai.onnx opset at which this mapping applies (the op's
-// semantics are the same from there to kMaxOpset), the attributes it reads (any other is refused),
-// and the function that maps it. Adding an op is one entry here and one function.
+// semantics are the same from there to kMaxOpset), how many inputs the op's schema allows, the
+// attributes it reads, each from the opset that added it (any other, or one before its opset, is
+// refused), and the function that maps it. Adding an op is one entry here and one function.
 using MapFn = Status (*)(Node&);
+struct OpAttr {
+  std::string_view name;
+  int64_t since = 13;
+};
 struct OpEntry {
   std::string_view op;
   int64_t since;
-  std::vector<std::string_view> attrs;
+  int min_inputs, max_inputs;  // as the schema allows (optional inputs left out count as given)
+  static constexpr int kUnbounded = 1 << 30;  // max_inputs of a variadic op (Concat)
+  std::vector<OpAttr> attrs;
   MapFn map;
 };
 const std::vector<OpEntry>& op_table();

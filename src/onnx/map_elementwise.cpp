@@ -285,6 +285,9 @@ Status cast_to(Node& n, int64_t to) {
   const auto dto = gexec_dtype(int32_t(to));
   if (!dto || to != int64_t(int32_t(to)))
     return n.refuse("to " + type_name(int32_t(to)) + ": gexec casts to FLOAT, FLOAT16, BFLOAT16, FLOAT8E4M3FN and FLOAT8E5M2");
+  if ((is_f8(*dto) || is_f8(*from)) && n.opset() < 19)
+    return n.refuse("a Cast from or to " + type_name(int32_t(is_f8(*dto) ? to : x.type)) +
+                    " is in ai.onnx from opset 19; this model imports opset " + std::to_string(n.opset()));
   auto saturate = n.attr_int("saturate", 1);
   if (!saturate) return saturate.error();
   if (*saturate == 0 && is_f8(*dto))

@@ -46,24 +46,34 @@ Status map_constant(Node& n) {
   const pb::AttributeProto& a = n.proto().attribute(0);
   Value v;
   std::shared_ptr<HostTensor> h;
+  // Each read through the typed accessors: a value_float written as an INT is refused, not read as 0.
   if (a.name() == "value") {
-    if (!a.has_t()) return n.refuse("attribute value holds no tensor");
-    v.type = a.t().data_type();
-    v.shape.assign(a.t().dims().begin(), a.t().dims().end());
-    v.proto = &a.t();
+    auto t = n.attr_tensor("value");
+    if (!t) return t.error();
+    v.type = (*t)->data_type();
+    v.shape.assign((*t)->dims().begin(), (*t)->dims().end());
+    v.proto = *t;
     if (!checked_numel(v.shape)) return n.refuse("the constant's shape " + onnx_shape_str(v.shape) + " is out of range");
   } else if (a.name() == "value_float") {
+    auto f = n.attr_float("value_float", 0);
+    if (!f) return f.error();
     h = host(kFloat, {});
-    h->values = {double(a.f())};
+    h->values = {*f};
   } else if (a.name() == "value_floats") {
-    h = host(kFloat, {int64_t(a.floats_size())});
-    h->values.edit().assign(a.floats().begin(), a.floats().end());
+    auto fs = n.attr_floats("value_floats");
+    if (!fs) return fs.error();
+    h = host(kFloat, {int64_t((*fs)->size())});
+    h->values.edit() = std::move(**fs);
   } else if (a.name() == "value_int") {
+    auto i = n.attr_int("value_int", 0);
+    if (!i) return i.error();
     h = host(kInt64, {});
-    h->ints = {a.i()};
+    h->ints = {*i};
   } else if (a.name() == "value_ints") {
-    h = host(kInt64, {int64_t(a.ints_size())});
-    h->ints.assign(a.ints().begin(), a.ints().end());
+    auto is = n.attr_ints("value_ints");
+    if (!is) return is.error();
+    h = host(kInt64, {int64_t((*is)->size())});
+    h->ints = std::move(**is);
   } else {
     return n.refuse("attribute " + name_text(a.name()) + " is not supported (a Constant that gexec maps holds value, value_float(s) or value_int(s))");
   }

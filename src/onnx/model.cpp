@@ -1,6 +1,7 @@
 // A ModelProto to a gexec graph: the opset and the ops checked up front (every unmapped op named),
 // the graph inputs with their dimensions bound, the initializers as constants, each node through
 // its mapping function, and the graph outputs as tensors that ops write.
+#include <algorithm>
 #include <climits>
 #include <filesystem>
 #include <set>
@@ -83,14 +84,22 @@ Status check_ops(const pb::GraphProto& graph, const std::string& file, int64_t o
               "; this model imports opset " + std::to_string(opset));
       continue;
     }
+    if (node.input_size() < e->min_inputs || node.input_size() > e->max_inputs)
+      p.add(where + std::string(e->op) + " takes " +
+            (e->min_inputs == e->max_inputs ? std::to_string(e->min_inputs)
+             : e->max_inputs == OpEntry::kUnbounded ? std::to_string(e->min_inputs) + " or more"
+                                            : std::to_string(e->min_inputs) + " to " + std::to_string(e->max_inputs)) +
+            (e->max_inputs == 1 ? " input" : " inputs") + "; this node has " + std::to_string(node.input_size()));
     for (const pb::AttributeProto& a : node.attribute()) {
-      bool known = false;
-      for (std::string_view k : e->attrs) known = known || a.name() == k;
-      if (!known) {
+      const auto known = std::find_if(e->attrs.begin(), e->attrs.end(), [&](const OpAttr& k) { return a.name() == k.name; });
+      if (known == e->attrs.end()) {
         std::string list;
-        for (std::string_view k : e->attrs) list += (list.empty() ? "" : ", ") + std::string(k);
+        for (const OpAttr& k : e->attrs) list += (list.empty() ? "" : ", ") + std::string(k.name);
         p.add(where + "attribute " + quote_text(a.name()) + " is not supported (" + std::string(e->op) +
               (list.empty() ? " takes none)" : " takes " + list + ")"));
+      } else if (opset < known->since) {
+        p.add(where + "attribute " + quote_text(a.name()) + " of " + std::string(e->op) + " is in ai.onnx from opset " +
+              std::to_string(known->since) + "; this model imports opset " + std::to_string(opset));
       } else if (!a.ref_attr_name().empty()) {
         p.add(where + "attribute " + quote_text(a.name()) + " refers to a function's attribute; gexec maps no functions");
       }
@@ -148,9 +157,14 @@ class DimBinder {
           if (auto it = opts_.dims.find(param); it != opts_.dims.end()) size = it->second;
           else if (auto b = bound_.find(param); b != bound_.end()) size = b->second;
         }
-        if (data_shape()) {
-          if (int(data_shape()->size()) != rank)
-            return bad_input(who + " has rank " + std::to_string(rank) + "; its data has shape " + shape_str(*data_shape()));
+        // Data of another rank (gexec's shape of the input, as --dump writes it: leading dimensions
+        // folded) sizes nothing; it is checked against the input once the sizes are known.
+        const bool same_rank = data_shape() && int(data_shape()->size()) == rank;
+        if (data_shape() && !same_rank && size < 0)
+          return bad_input(who + " has rank " + std::to_string(rank) + "; its data has shape " + shape_str(*data_shape()) +
+                           (param.empty() ? std::string() : ", which does not say " + quote_text(param) + "; give it with --dim " +
+                                                                name_text(param) + "=N"));
+        if (same_rank) {
           const int64_t from_data = (*data_shape())[size_t(i)];
           if (size >= 0 && size != from_data)
             return bad_input(who + ": dimension " + quote_text(param) + " is " + std::to_string(size) +

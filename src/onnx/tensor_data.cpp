@@ -1,5 +1,6 @@
 // TensorProto data: element types, raw_data and the typed fields, external data files, and the
 // test data files (input_N.pb / output_N.pb) read through the same decoding.
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -110,13 +111,23 @@ Result<std::string> read_external(const pb::TensorProto& t, const std::string& b
   for (const auto& part : rel)
     if (part == "..")
       return bad_input(what + ": external data location " + quote_text(location) + " leaves the model's folder");
-  const std::string path = (fs::path(base_dir.empty() ? "." : base_dir) / rel).string();
+  const fs::path folder(base_dir.empty() ? "." : base_dir);
+  const std::string path = (folder / rel).string();
   if (Status s = check_regular_file(path); !s) return s.error().with(what);
   std::error_code ec;
+  // Nor through a link: the file the path ends at, links followed, must be inside the folder too.
+  const fs::path real = fs::canonical(path, ec), real_folder = ec ? fs::path() : fs::canonical(folder, ec);
+  if (ec) return bad_input(what + ": " + path_text(path) + ": " + ec.message());
+  if (std::mismatch(real_folder.begin(), real_folder.end(), real.begin(), real.end()).first != real_folder.end())
+    return bad_input(what + ": external data location " + quote_text(location) + " is a link to " +
+                     path_text(real.string()) + ", outside the model's folder");
   const auto size = int64_t(fs::file_size(path, ec));
   if (ec) return bad_input(what + ": " + path_text(path) + ": " + ec.message());
+  if (offset > size)
+    return bad_input(what + ": external data " + path_text(path) + " holds " + std::to_string(size) + " bytes; offset " +
+                     std::to_string(offset) + " is past its end");
   if (length < 0) length = size - offset;
-  if (offset > size || length > size - offset)
+  if (length > size - offset)
     return bad_input(what + ": external data " + path_text(path) + " holds " + std::to_string(size) +
                      " bytes; offset " + std::to_string(offset) + " and length " + std::to_string(length) + " go beyond");
   if (length != want)

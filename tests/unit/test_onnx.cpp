@@ -533,9 +533,72 @@ TEST_CASE("onnx: initializers in every encoding, and external data beside the mo
     CHECK(t.dtype == (type == kF32 ? DType::f32 : type == kF16 ? DType::f16 : DType::bf16));
     if (how == 2) CHECK(m->data_files.size() == 1);
   }
+  // A link in the folder is followed only to a file inside it: one to a file elsewhere is refused
+  // as a path through ".." is (the data would be any file the user can read).
+  const fs::path outside = fs::temp_directory_path() / ("gexec_onnx_outside_" + std::to_string(::getpid()) + ".bin");
+  fs::copy_file(dir / "w.bin", outside, fs::copy_options::overwrite_existing);
+  fs::create_directories(dir / "sub");
+  fs::rename(dir / "w.bin", dir / "sub" / "real.bin");
+  fs::create_symlink("sub/real.bin", dir / "w.bin");
+  CHECK(load(model(kF32, 2), {}, dir.string()).ok());
+  fs::remove(dir / "w.bin");
+  fs::create_symlink(outside, dir / "w.bin");
+  const auto escaped = load(model(kF32, 2), {}, dir.string());
+  REQUIRE_FALSE(escaped.ok());
+  CHECK(has(escaped.error().message, "external data location \"w.bin\" is a link to"));
+  CHECK(has(escaped.error().message, "outside the model's folder"));
+  fs::remove(outside);
   fs::remove(dir / "w.bin");
   CHECK(has(load(model(kF32, 2), {}, dir.string()).error().message, "w.bin"));
   fs::remove_all(dir);
+}
+
+TEST_CASE("onnx: an attribute before its opset, a Constant's value of another type, and a wrong input count are refused",
+          "[onnx]") {
+  auto relu_model = [](int64_t opset, auto add_node) {
+    OnnxBuilder b(opset);
+    b.input("x", kF32, {int64_t(2), int64_t(3)});
+    b.output("y", kF32, {int64_t(2), int64_t(3)});
+    add_node(b);
+    return b;
+  };
+  // Attributes that later opsets added: refused where the model's opset predates them.
+  CHECK(has(refusal(relu_model(13, [](OnnxBuilder& b) {
+              b.init_i64("s", {2}, {2, 3});
+              OnnxBuilder::attr_int(b.node("Reshape", {"x", "s"}, {"y"}), "allowzero", 0);
+            })),
+            "node 0 (Reshape, opset 13): attribute \"allowzero\" of Reshape is in ai.onnx from opset 14; this model imports opset 13"));
+  CHECK(has(refusal(relu_model(17, [](OnnxBuilder& b) {
+              auto& n = b.node("Cast", {"x"}, {"y"});
+              OnnxBuilder::attr_int(n, "to", 1);
+              OnnxBuilder::attr_int(n, "saturate", 1);
+            })),
+            "attribute \"saturate\" of Cast is in ai.onnx from opset 19; this model imports opset 17"));
+  CHECK(has(refusal(relu_model(17, [](OnnxBuilder& b) {
+              OnnxBuilder::attr_int(b.node("Cast", {"x"}, {"y"}), "to", 17);  // FLOAT8E4M3FN
+            })),
+            "a Cast from or to FLOAT8E4M3FN is in ai.onnx from opset 19; this model imports opset 17"));
+  // The same attributes from their opsets on are taken.
+  CHECK(load(relu_model(14, [](OnnxBuilder& b) {
+          b.init_i64("s", {2}, {2, 3});
+          OnnxBuilder::attr_int(b.node("Reshape", {"x", "s"}, {"y"}), "allowzero", 0);
+        })).ok());
+  // A Constant's value_float written as an INT: refused, not read as 0.
+  CHECK(has(refusal(relu_model(17, [](OnnxBuilder& b) {
+              OnnxBuilder::attr_int(b.node("Constant", {}, {"c"}), "value_float", 2);
+              b.node("Mul", {"x", "c"}, {"y"});
+            })),
+            "node 0 (Constant, opset 17): attribute value_float is an INT; expected a FLOAT"));
+  CHECK(has(refusal(relu_model(17, [](OnnxBuilder& b) {
+              OnnxBuilder::attr_ints(b.node("Constant", {}, {"c"}), "value_floats", {2});
+              b.node("Mul", {"x", "c"}, {"y"});
+            })),
+            "attribute value_floats is INTS; expected FLOATS"));
+  // Inputs beyond (or short of) what the op's schema takes.
+  CHECK(has(refusal(relu_model(17, [](OnnxBuilder& b) { b.node("Relu", {"x", "x"}, {"y"}); })),
+            "node 0 (Relu, opset 17): Relu takes 1 input; this node has 2"));
+  CHECK(has(refusal(relu_model(17, [](OnnxBuilder& b) { b.node("Add", {"x"}, {"y"}); })),
+            "node 0 (Add, opset 17): Add takes 2 inputs; this node has 1"));
 }
 
 TEST_CASE("onnx: named dimensions from --dim or the data's shape; an open one is named", "[onnx]") {

@@ -146,6 +146,20 @@ TEST_CASE("onnx cli: run with ONNX test data and --expect, validate, dry-run", "
   r = run_gexec("run --dry-run " + q(source_path("graphs/gemm_bias_relu.json")) + " --dim batch=2");
   CHECK(r.status == 2);
   CHECK(has(r.output, "--dim applies to ONNX models"));
+
+  // gexec check of the model: --dim as for run. The dumped files hold gexec's shapes (the batch
+  // folded into the rows), so alone they do not size the dimension, and the message says --dim.
+  Dir dumped("dumped");
+  const std::string files = (dumped.path / "d").string();
+  r = run_gexec("run " + q(model) + " --backend cpu --dim batch=2 --dump " + q(files));
+  REQUIRE(r.status == 0);
+  r = run_gexec("check " + q(model) + " --dim batch=2 --inputs " + q(files) + " --outputs " + q(files));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(has(r.output, "result: pass"));
+  r = run_gexec("check " + q(model) + " --inputs " + q(files) + " --outputs " + q(files));
+  CHECK(r.status == 2);
+  CHECK(has(r.output, "give it with --dim batch=N"));
 #else
   SUCCEED("skipped: " GEXEC_NO_CPU_BACKEND);
 #endif

@@ -88,6 +88,7 @@ struct CheckOptions {
   std::string precision = "f32";        // the products' arithmetic: f32, or tf32 (f32 operands rounded to TF32)
   std::string report_path;              // "-": the JSON on stdout, the text on stderr
   bool force = false;                   // let --report overwrite one of the check's inputs (output_paths.hpp)
+  std::map<std::string, int64_t> dims;  // --dim NAME=VALUE: an ONNX model's open dimensions (else from --inputs)
 };
 
 // Exit 0 when every output passes, 1 when one fails, 2 for a bad graph or bad files.
