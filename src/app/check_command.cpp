@@ -9,6 +9,7 @@
 #include "gexec/io/load.hpp"
 #include "gexec/io/text.hpp"
 #include "gexec/ir/block_scale.hpp"
+#include "gexec/ir/f8_rules.hpp"
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/exact.hpp"
 #include "check.hpp"
@@ -37,6 +38,14 @@ Result<std::pair<TensorBytes, TensorBytes>> read_files(const Graph& g, const Che
       const std::optional<Tensor> with_s = with_scale_from(g, t, all);
       if (!with_s) return;  // S's own file is missing or refused: that is its problem line
       auto b = read_tensor_file(dir, *with_s);
+      // A given S as --load-inputs takes it: every value a positive, finite f32.
+      if (b && idx.is_input(id) && is_block_scale(g, id)) {
+        std::vector<double> s(size_t(t.numel()));
+        for (size_t i = 0; i < s.size(); ++i) s[i] = load_as_float(b->data(), t.dtype, int64_t(i));
+        if (const std::string why = block_scale_values_problem(s); !why.empty())
+          b = bad_input(path_text((std::filesystem::path(dir) / tensor_file_name(t.name)).string()) +
+                        ": block scale " + quote_text(t.name) + " " + why);
+      }
       if (b) all[t.name] = into[t.name] = std::move(*b);
       else problems += (problems.empty() ? "" : "\n") + b.error().message;
     };
@@ -98,7 +107,8 @@ Status check_into(const CheckOptions& opts, std::ostream& out, nlohmann::json& r
     *report_refused = true;
     return s;
   }
-  auto loaded = load_model_file(opts.graph_path);
+  // An ONNX model's open dimensions: --dim, else the shapes of the --inputs files (as --load-inputs).
+  auto loaded = load_model_file(opts.graph_path, {opts.dims, opts.inputs_dir});
   if (!loaded) return loaded.error();
   const Graph& g = loaded->graph;
   if (Status s = check_output_files(report, check_inputs(g, opts), opts.force); !s) {

@@ -3,24 +3,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <functional>
 
 #include "gexec/exec/executor.hpp"
 #include "gexec/exec/tunable.hpp"
 #include "gexec/io/file.hpp"
+#include "gexec/io/text.hpp"
 #include "gexec/ir/f8_rules.hpp"
 #include "gexec/ir/gemm_shape.hpp"
 
 namespace gexec {
 namespace {
-
-std::string number(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
 
 // One per-axis scale of equal values is written as that value (gemm_graph spreads it again).
 Scale compact(Scale s) {
@@ -58,6 +52,9 @@ const std::vector<LineOption>& line_options() {
       {"--m", false, [](GemmLine& l, const std::string& v) { return set_text(l.sweep.m, v); }},
       {"--n", false, [](GemmLine& l, const std::string& v) { return set_text(l.sweep.n, v); }},
       {"--k", false, [](GemmLine& l, const std::string& v) { return set_text(l.sweep.k, v); }},
+      {"--groups", false, [](GemmLine& l, const std::string& v) { return set_text(l.sweep.groups, v); }},
+      {"--tokens", false, [](GemmLine& l, const std::string& v) { return set_text(l.sweep.tokens, v); }},
+      {"--routing", false, [](GemmLine& l, const std::string& v) { return set_text(l.sweep.routing, v); }},
       {"--shapes", false, [](GemmLine& l, const std::string& v) { return set_text(l.sweep.shapes, v); }},
       {"--cube", false, [](GemmLine& l, const std::string& v) { return set_text(l.sweep.cube, v); }},
       {"--batch", false, [](GemmLine& l, const std::string& v) { return set_text(l.sweep.batch, v); }},
@@ -158,6 +155,11 @@ std::optional<GemmPoint> gemm_point_of(const Graph& g, const Op& op) {
   }
   p.amax = amax_output(op) != kNone;
   p.block_scales = a.scale.is_block() && b.scale.is_block();
+  // gexec gemm --scale block makes A's blocks 1 x 128 along K and B's 128 x 128: any other pair
+  // (128 x 128 on A, 1 x 128 on B) is not a point it can replay.
+  const std::array<int64_t, 2> a_block = p.trans_a ? std::array<int64_t, 2>{128, 1} : std::array<int64_t, 2>{1, 128};
+  if (p.block_scales && (a.scale.block != a_block || b.scale.block != std::array<int64_t, 2>{128, 128}))
+    return std::nullopt;
   if (!p.block_scales) p.scale_a = compact(a.scale), p.scale_b = compact(b.scale);
   p.scale_c = compact(c.scale);
   p.constant_a = fixed_before_runs(g, op.inputs[0]);
@@ -166,11 +168,14 @@ std::optional<GemmPoint> gemm_point_of(const Graph& g, const Op& op) {
 }
 
 std::string gemm_command_line(const GemmPoint& p, const ReplayRun& run) {
-  std::string out = "gexec gemm --m " + std::to_string(p.m) + " --n " + std::to_string(p.n) + " --k " +
-                    std::to_string(p.k);
+  // A grouped point is T tokens routed to G experts: --tokens stands for --m.
+  std::string out = "gexec gemm " +
+                    (p.groups > 0 ? "--groups " + std::to_string(p.groups) + " --tokens " : std::string("--m ")) +
+                    std::to_string(p.m) + " --n " + std::to_string(p.n) + " --k " + std::to_string(p.k);
   const auto add = [&](std::string_view option, const std::string& value) {
     out += " " + std::string(option) + (value.empty() ? "" : " " + value);
   };
+  if (p.groups > 0 && p.routing != "uniform") add("--routing", p.routing);
   if (p.batch > 1) add("--batch", std::to_string(p.batch));
   if (p.shared_b) add("--shared-b", "");
   add("--dtype", std::string(dtype_name(p.dtype)));
@@ -182,9 +187,9 @@ std::string gemm_command_line(const GemmPoint& p, const ReplayRun& run) {
   if (p.trans_a || p.trans_b) add("--trans", trans_name(p));
   const std::string layout = {layout_letter(p.layout_a), layout_letter(p.layout_b), layout_letter(p.layout_c)};
   if (layout != "rrr") add("--layout", layout);
-  if (p.alpha != 1.0) add("--alpha", number(p.alpha));
+  if (p.alpha != 1.0) add("--alpha", number_text(p.alpha));
   if (p.residual) add("--residual", std::string(dtype_name(*p.residual)));
-  if (p.residual && p.beta != 1.0) add("--beta", number(p.beta));
+  if (p.residual && p.beta != 1.0) add("--beta", number_text(p.beta));
   if (p.fast_accum) add("--fast-accum", "");
   if (p.amax) add("--amax", "");
   if (p.block_scales) add("--scale", "block");

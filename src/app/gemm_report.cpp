@@ -58,7 +58,8 @@ std::vector<std::string> csv_columns(const std::vector<double>& pcts,
   for (double q : extra_percentiles(pcts)) c.push_back(pct_name(q) + "_us");
   for (const char* s : {"min_us", "cv", "tflops", "gbps", "peak_pct", "max_abs", "rel_fro", "sm_mhz_start",
                         "sm_mhz_end", "sm_mhz_min", "mem_mhz_start", "mem_mhz_end", "power_w_start", "power_w_end",
-                        "power_w_max", "power_limit_w", "temp_c_start", "temp_c_end", "throttle", "result", "error"})
+                        "power_w_max", "power_limit_w", "temp_c_start", "temp_c_end", "throttle", "result", "error",
+                        "groups", "routing"})
     c.push_back(s);
   for (const auto& [k, v] : tags) c.push_back(k);
   return c;
@@ -93,7 +94,8 @@ std::vector<std::string> csv_fields(const GemmRow& r, const GemmOptions& opts, c
         s ? u(s->mem_mhz) : "", e ? u(e->mem_mhz) : "", s ? num(s->power_w, "%.1f") : "",
         e ? num(e->power_w, "%.1f") : "", s ? num(r.power.max_power_w, "%.1f") : "",
         e ? num(e->power_limit_w, "%.0f") : "", s ? u(s->temp_c) : "", e ? u(e->temp_c) : "",
-        s ? throttle_names(r.power.throttle_seen) : "", std::string(result_name(r.result)), r.error})
+        s ? throttle_names(r.power.throttle_seen) : "", std::string(result_name(r.result)), r.error,
+        std::to_string(p.groups), p.routing})
     f.push_back(std::move(v));
   for (const auto& [k, v] : tags) f.push_back(v);
   return f;
@@ -181,16 +183,19 @@ void print_row(std::ostream& out, const GemmRow& r) {
   const std::string algo = r.algo_count > 1 ? std::to_string(r.algo_index) + "/" + std::to_string(r.algo_count) : "-";
   const std::string sm = r.power.end ? std::to_string(r.power.min_sm_mhz) : "-";
   const std::string watts = r.power.end ? num(r.power.max_power_w, "%.0f") : "-";
+  // A grouped point: its G in the batch column ("G8") and its routing before the algorithm.
+  const std::string batch = p.groups > 0 ? "G" + std::to_string(p.groups) : std::to_string(p.batch);
+  const std::string config = p.groups > 0 ? "routing " + p.routing + (r.algo.empty() ? "" : " " + r.algo) : r.algo;
   char line[1024];
   std::snprintf(line, sizeof line,
-                "%6lld %6lld %6lld %5lld %-5s %-5s %-5s %-5s %-2s %-4s %-22s %5s%s %6s %8s %8s %6s %9s %9s %6s %5s %-6s %s\n",
-                (long long)p.m, (long long)p.n, (long long)p.k, (long long)p.batch,
+                "%6lld %6lld %6lld %5s %-5s %-5s %-5s %-5s %-2s %-4s %-22s %5s%s %6s %8s %8s %6s %9s %9s %6s %5s %-6s %s\n",
+                (long long)p.m, (long long)p.n, (long long)p.k, batch.c_str(),
                 ab_name(p).c_str(), std::string(dtype_name(p.out_dtype)).c_str(),
                 bias_name(p).c_str(), std::string(act_name(p.act)).c_str(), trans_name(p).c_str(), r.l2.c_str(),
                 r.kernel.substr(0, 22).c_str(), algo.c_str(), ps.c_str(), t ? num(t->stats.cv * 100, "%.1f%%").c_str() : "-",
                 t ? num(t->tflops, "%.2f").c_str() : "-", t ? num(t->gbps, "%.1f").c_str() : "-",
                 t && t->peak_pct ? num(*t->peak_pct, "%.1f").c_str() : "-", opt_num(r.max_abs, "%.3g").c_str(),
-                opt_num(r.rel_fro, "%.3g").c_str(), sm.c_str(), watts.c_str(), std::string(result_name(r.result)).c_str(), r.algo.c_str());
+                opt_num(r.rel_fro, "%.3g").c_str(), sm.c_str(), watts.c_str(), std::string(result_name(r.result)).c_str(), config.c_str());
   out << line;
   if (!r.error.empty()) out << "  error: " << r.error << "\n";
 }

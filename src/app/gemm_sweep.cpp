@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 
 #include "gexec/app/routing.hpp"
+#include "gexec/io/text.hpp"
 #include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/graph_build.hpp"
 
@@ -253,11 +253,7 @@ Result<Scale> parse_scale(std::string_view text, std::string_view option) {
 
 std::string scale_text(const Scale& s) {
   std::string out = s.axis == 0 ? "row:" : s.axis == 1 ? "col:" : "";
-  for (size_t i = 0; i < s.values.size(); ++i) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.17g", s.values[i]);
-    out += (i ? "/" : "") + std::string(buf);
-  }
+  for (size_t i = 0; i < s.values.size(); ++i) out += (i ? "/" : "") + number_text(s.values[i]);
   return out;
 }
 
@@ -313,9 +309,13 @@ Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
     if (t.trans.find('t') == 0 || t.trans.find(",t") != std::string::npos)
       return bad_input("--trans: a grouped product reads X as stored (nn or nt: W [G, K, N] or [G, N, K])");
     if (trim(t.batch) != "1") return bad_input("--batch: a grouped product has no batch (its groups are its experts)");
-    if (t.op != "gemm_bias_act" || !trim(t.residual).empty() && trim(t.residual) != "none" || t.amax || t.layout != "rrr" ||
-        t.scale != "tensor" || t.shared_b)
-      return bad_input("--groups: a GROUPED_GEMM takes no --op matmul, --residual, --amax, --layout, --scale or --shared-b");
+    if (t.op != "gemm_bias_act" || (!trim(t.residual).empty() && trim(t.residual) != "none") || t.amax || t.layout != "rrr" ||
+        t.scale != "tensor" || t.shared_b || !trim(t.scale_a).empty() || !trim(t.scale_b).empty() ||
+        !trim(t.scale_c).empty() || t.fast_accum)
+      return bad_input("--groups: a grouped product takes no --op matmul, --residual, --amax, --layout, --scale, "
+                       "--scale-a/-b/-c, --fast-accum or --shared-b (f8 experts run with scale 1)");
+  } else if (trim(t.routing) != "uniform") {
+    return bad_input("--routing: goes with --groups (a grouped product)");
   }
   auto trans = parse_list<std::pair<bool, bool>>(t.trans, "--trans", [](std::string_view s) -> Result<std::pair<bool, bool>> {
     if (s.size() != 2 || (s[0] != 'n' && s[0] != 't') || (s[1] != 'n' && s[1] != 't'))

@@ -10,6 +10,7 @@
 #include "onnx_data.hpp"
 #include "gexec/io/npy.hpp"
 #include "gexec/ir/block_scale.hpp"
+#include "gexec/ir/f8_rules.hpp"
 #include "gexec/io/text.hpp"
 #include "tensor_files.hpp"
 
@@ -28,8 +29,8 @@ bool fits(const Tensor& t, TensorId id, const std::vector<int64_t>& shape, const
 
 void warn_overflow(const std::string& path, int64_t overflowed, DType dtype) {
   if (overflowed > 0)
-    spdlog::warn("--load-inputs: {}: {} finite value{} beyond the range of {} became inf", path_text(path), overflowed,
-                 overflowed == 1 ? "" : "s", dtype_name(dtype));
+    spdlog::warn("--load-inputs: {}: {} finite value{} beyond the range of {} became {}", path_text(path), overflowed,
+                 overflowed == 1 ? "" : "s", dtype_name(dtype), is_f8(dtype) ? "NaN or infinite" : "infinite");
 }
 
 }  // namespace
@@ -69,6 +70,15 @@ Result<std::map<std::string, std::vector<uint8_t>>> load_inputs(const std::strin
       return bad_input("--load-inputs: " + path_text(path) + " " + why);
     // f8: the file holds real values (a --dump writes them so), stored divided by the scale.
     StoredArray stored = store_array(*a, t);
+    // i32 data is taken as it is or refused (as init.file does), never rounded or clamped.
+    if (t.dtype == DType::i32 && stored.first_inexact >= 0)
+      return bad_input("--load-inputs: " + path_text(path) + ": element " + std::to_string(stored.first_inexact) +
+                       " is " + number_text(a->values[size_t(stored.first_inexact)]) +
+                       "; an i32 value is an integer from -2147483648 to 2147483647");
+    // S as the graph's values and files are: every value a positive, finite f32.
+    if (is_block_scale(g, TensorId(id)))
+      if (const std::string why = block_scale_values_problem(a->values); !why.empty())
+        return bad_input("--load-inputs: " + path_text(path) + ": block scale " + quote_text(t.name) + " " + why);
     warn_overflow(path, stored.overflowed, t.dtype);
     out[t.name] = std::move(stored.bytes);
   }

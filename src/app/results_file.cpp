@@ -31,10 +31,11 @@ struct Scalar {
 };
 
 // The point fields compare reads; the rest of a point (power, percentiles, warnings) is skipped.
-enum Field { m, n, k, batch, dtype, out_dtype, bias, act, trans, l2, backend, median_us, spread, cv, result, kFields };
-constexpr std::array<const char*, kFields> kFieldNames = {"m",    "n",  "k",       "batch",     "dtype",
-                                                          "out_dtype", "bias", "act", "trans", "l2",
-                                                          "backend", "median_us", "spread", "cv", "result"};
+enum Field { m, n, k, batch, groups, routing, dtype, out_dtype, bias, act, trans, l2, backend, median_us, spread, cv,
+             result, kFields };
+constexpr std::array<const char*, kFields> kFieldNames = {
+    "m", "n", "k", "batch", "groups", "routing", "dtype", "out_dtype", "bias",
+    "act", "trans", "l2", "backend", "median_us", "spread", "cv", "result"};
 
 std::optional<Field> field_of(const std::string& key) {
   for (size_t i = 0; i < kFields; ++i)
@@ -213,6 +214,9 @@ void Reader::end_point() {
   auto t = [&](Field f) { return p[f] ? scalar_text(*p[f]) : std::string(); };
   std::string key = t(m) + "x" + t(n) + "x" + t(k);
   if (p[batch] && p[batch]->kind == Scalar::Kind::number && p[batch]->number > 1) key += " b" + t(batch);
+  // A grouped point (gexec gemm --groups): T tokens over G experts as routed; m holds T.
+  if (p[groups] && p[groups]->kind == Scalar::Kind::number && p[groups]->number > 0)
+    key += " G" + t(groups) + " " + t(routing);
   key += " " + t(dtype) + "->" + t(out_dtype) + " bias " + t(bias) + " " + t(act) + " " + t(trans) + " " + t(l2) +
          " " + t(backend);
   const auto [first, fresh] = point_keys_.emplace(key, point_at_);

@@ -3,10 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <string>
+
+#include "gexec/io/file.hpp"
 
 namespace gexec {
 namespace {
@@ -42,16 +43,22 @@ Result<std::vector<int64_t>> counts_of(std::string_view spec, int64_t groups, in
   }
   if (spec.starts_with("file:")) {
     const std::string path(spec.substr(5));
-    std::ifstream f(path);
-    if (!f) return bad_input("--routing: cannot read '" + path + "'");
-    const auto j = nlohmann::json::parse(f, nullptr, false);
+    // InputFile refuses a folder or a FIFO (never waits on one) with the system's reason.
+    auto f = InputFile::open(path);
+    if (!f) return f.error().with("--routing");
+    auto text = f->read_all();
+    if (!text) return text.error().with("--routing");
+    const auto j = nlohmann::json::parse(*text, nullptr, false);
     if (j.is_discarded() || !j.is_array() || int64_t(j.size()) != groups)
       return bad_input("--routing: '" + path + "' must hold a JSON array of " + std::to_string(groups) + " counts");
     int64_t sum = 0;
     for (size_t g = 0; g < j.size(); ++g) {
-      if (!j[g].is_number_integer() || j[g].get<int64_t>() < 0)
-        return bad_input("--routing: '" + path + "': element " + std::to_string(g) + " is not a non-negative integer");
-      sum += c[g] = j[g].get<int64_t>();
+      // 3 and 3.0 alike, as a graph's i32 `values` takes them.
+      const double v = j[g].is_number() ? j[g].get<double>() : -1;
+      if (!(v >= 0 && v <= double(INT32_MAX) && v == std::floor(v)))
+        return bad_input("--routing: '" + path + "': element " + std::to_string(g) +
+                         " is not an integer from 0 to 2^31 - 1");
+      sum += c[g] = int64_t(v);
     }
     if (sum != tokens)
       return bad_input("--routing: '" + path + "': the counts sum to " + std::to_string(sum) + ", not the " +

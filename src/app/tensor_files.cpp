@@ -50,9 +50,9 @@ Result<std::vector<uint8_t>> read_tensor_file(const std::string& dir, const Tens
   if (a->shape != t.shape)
     return bad_input(path_text(path) + ": shape " + shape_str(a->shape) + ", tensor " + printable(t.name) + " is " +
                      shape_str(t.shape));
-  const std::string kind = a->descr.size() >= 2 ? a->descr.substr(1) : a->descr;
-  if (kind != "f2" && kind != "f4" && kind != "f8")
-    return bad_input(path_text(path) + ": dtype " + printable(a->descr) + "; float16, float32 or float64 expected");
+  // The dtypes --load-inputs and init.file read: an i32 tensor int32 or int64, the others floats.
+  if (const std::string why = npy_dtype_problem(a->descr, t.dtype); !why.empty())
+    return bad_input(path_text(path) + " " + why);
   StoredArray s = store_array(*a, t, /*keep_infinities=*/true);
   if (s.first_inexact >= 0) {
     const int64_t l = s.first_inexact;

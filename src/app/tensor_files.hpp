@@ -27,7 +27,8 @@ StoredArray store_array(const NpyArray& a, const Tensor& t, bool keep_infinities
 StoredArray store_values(const std::vector<double>& values, const Tensor& t, bool keep_infinities = false);
 
 // `gexec check`: DIR/<name>.npy (dump.hpp's file name) as the stored bytes of `t`: the shape must
-// equal t's, the dtype float16, float32 or float64, and every value must be exact in t's dtype
+// equal t's, the dtype one that --load-inputs reads (npy_dtype_problem), and every value must be exact
+// in t's dtype
 // (an f8 value: a code times t's scale, as --dump writes it; bf16 written as f32 is exact; an f32
 // result given for an f16 output that does not round trip is refused, since converting it would
 // change what is checked). bad_input naming the file otherwise.

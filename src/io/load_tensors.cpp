@@ -345,18 +345,23 @@ void load_init(LoadState& s, TensorId id) {
     init.file = *file;
     if (s.tensor_ok[size_t(id)]) load_init_file(s, t, ptr_key(ptr, "file"), init);
   }
-  // i32 data is stored as given: a value that is not an integer of i32's range is refused, not rounded.
+  // i32 data is stored as given: a value that is not an integer of i32's range is refused, not
+  // rounded; a line for each of the first few such values (a file may hold millions).
   if (ok && t.dtype == DType::i32 && (init.kind == InitKind::values || init.kind == InitKind::file)) {
+    constexpr int64_t kShown = 8;
+    int64_t bad = 0;
     for (size_t i = 0; i < init.values.size(); ++i) {
       const double d = init.values[i];
-      if (!(d == std::floor(d) && d >= -2147483648.0 && d <= 2147483647.0)) {
+      if (d == std::floor(d) && d >= -2147483648.0 && d <= 2147483647.0) continue;
+      if (++bad <= kShown)
         p.add(init.kind == InitKind::values ? ptr_index(ptr_key(ptr, "values"), i) : ptr_key(ptr, "file"),
-              "element " + std::to_string(i) + " of i32 tensor " + quote(t.name) + " is " + json(d).dump() +
+              "element " + std::to_string(i) + " of i32 tensor " + quote(t.name) + " is " + number_text(d) +
                   "; an i32 value is an integer from -2147483648 to 2147483647");
-        ok = false;
-        break;
-      }
     }
+    if (bad > kShown)
+      p.add(ptr, std::to_string(bad - kShown) + " more elements of i32 tensor " + quote(t.name) +
+                     " are not integers from -2147483648 to 2147483647");
+    ok = bad == 0;
   }
   if (ok) t.init = std::move(init);
 }

@@ -82,6 +82,12 @@ std::string name_text(std::string_view s) {
   return plain ? std::string(s) : quote_text(s);
 }
 
+std::string number_text(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
 std::string path_text(std::string_view path) {
   constexpr size_t kHead = 160, kTail = 96;
   if (path.size() <= kHead + kTail + 3) return printable(path);

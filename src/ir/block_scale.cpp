@@ -11,6 +11,11 @@ bool has_block_scales(const Graph& g) {
   return std::any_of(g.tensors.begin(), g.tensors.end(), [](const Tensor& t) { return t.scale.is_block(); });
 }
 
+bool is_block_scale(const Graph& g, TensorId s) {
+  return std::any_of(g.tensors.begin(), g.tensors.end(),
+                     [&](const Tensor& t) { return t.scale.is_block() && t.scale.tensor == s; });
+}
+
 std::vector<int64_t> block_scale_shape(const Tensor& t) {
   if (!t.scale.is_block() || t.rank() != 2 || t.scale.block[1] <= 0) return {};
   const auto up = [](int64_t n, int64_t b) { return n / b + (n % b != 0); };  // no n + b overflow

@@ -58,6 +58,17 @@ std::vector<std::string> check_scale(const Tensor& t) {
   return p;
 }
 
+std::string block_scale_values_problem(const std::vector<double>& values) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    const float v = float(values[i]);
+    if (!(v > 0) || !std::isfinite(v))
+      return "value " + std::to_string(i) + " is " + num(values[i]) +
+             (values[i] > 0 && std::isfinite(values[i]) ? ", which is " + num(v) + " as the f32 S stores it" : "") +
+             "; a scale must be a positive, finite f32";
+  }
+  return {};
+}
+
 std::vector<std::string> check_block_scale(const Graph& g, const Tensor& t) {
   std::vector<std::string> p;
   if (!t.scale.is_block() || t.rank() != 2 || !check_scale(t).empty()) return p;
@@ -73,15 +84,11 @@ std::vector<std::string> check_block_scale(const Graph& g, const Tensor& t) {
                 std::string(dtype_name(s.dtype)) + " " + shape_str(s.shape) +
                 (s.layout == Layout::rowmajor ? "" : " colmajor"));
   if (s.init && (s.init->kind == InitKind::values || s.init->kind == InitKind::file)) {
-    for (size_t i = 0; i < s.init->values.size(); ++i) {
-      const double v = s.init->values[i];
-      if (!(v > 0) || !std::isfinite(v)) {
-        p.push_back("block scale \"" + s.name + "\" value " + std::to_string(i) + " is " + num(v) +
-                    "; a scale must be positive and finite");
-        break;
-      }
-    }
-  } else if (s.init && (s.init->kind == InitKind::normal || (s.init->kind == InitKind::uniform && !(s.init->low > 0)) ||
+    if (const std::string why = block_scale_values_problem(s.init->values.get()); !why.empty())
+      p.push_back("block scale \"" + s.name + "\" " + why);
+  } else if (s.init && (s.init->kind == InitKind::normal ||
+                        (s.init->kind == InitKind::uniform &&
+                         (!(float(s.init->low) > 0) || !std::isfinite(float(s.init->high)))) ||
                         s.init->kind == InitKind::zeros)) {
     p.push_back("block scale \"" + s.name + "\" is drawn with values that are not all positive; give it values, a "
                 "file, ones, or uniform with low > 0");

@@ -47,12 +47,12 @@ std::optional<GroupedShape> grouped_shape(const Graph& g, const Op& op, std::str
   return s;
 }
 
-std::string offsets_problem(const int32_t* offsets, int64_t groups, int64_t tokens, const std::string& op) {
+std::string offsets_problem(const int32_t* offsets, int64_t groups, int64_t tokens) {
   int64_t prev = 0;
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t o = offsets[g];
     if (o < prev || o > tokens)
-      return "op " + op + ": offsets[" + std::to_string(g) + "] = " + std::to_string(o) +
+      return "offsets[" + std::to_string(g) + "] = " + std::to_string(o) +
              (o > tokens ? " exceeds the " + std::to_string(tokens) + " tokens of X"
                          : " is below " + (g == 0 ? std::string("0") : "offsets[" + std::to_string(g - 1) + "] = " + std::to_string(prev))) +
              "; offsets are the groups' cumulative row ends: non-decreasing, 0 to T";

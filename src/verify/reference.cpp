@@ -19,6 +19,7 @@
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/product_engine.hpp"
 #include "gexec/ir/zeros.hpp"
+#include "exact_codes.hpp"
 #include "parallel.hpp"
 
 namespace gexec {
@@ -509,7 +510,7 @@ Result<Vals> run_grouped(const Graph& g, const Op& op, const std::vector<const V
     return bad_input("no values for W");
   std::vector<int32_t> ends(size_t(s.groups));
   for (size_t e = 0; e < ends.size(); ++e) ends[e] = round_to_i32(off.value[e]);
-  if (std::string p = offsets_problem(ends.data(), s.groups, s.tokens, op.name); !p.empty()) return runtime_error(p);
+  if (std::string p = offsets_problem(ends.data(), s.groups, s.tokens); !p.empty()) return runtime_error(p);
   const Tensor& yt = g.tensor(op.outputs[0]);
   const size_t count = size_t(s.tokens * s.n);
   Vals y{{}, {}, {}, true, yt.dtype};
@@ -705,6 +706,7 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& graph,
     return {};
   };
 
+  const std::vector<char> exact_casts = ref::exact_f8_casts(g);
   for (const Op& op : g.ops) {
     // A collective sums or joins the values of other ranks, which one graph's reference does not
     // have: a sharded run is checked against the reference of the graph it was cut from.
@@ -773,6 +775,8 @@ Result<std::map<std::string, RefTensor>> run_reference(const Graph& graph,
       r = run_elementwise(g, op, in, prec, amax);
     }
     if (!r) return r.error().with("reference, op " + op.name);
+    // A CAST whose codes every device reproduces (exact_codes.hpp): no rounding it could do otherwise.
+    if (exact_casts[size_t(&op - g.ops.data())]) r->rounded = false;
     r->ulp_floor = subnormal_step(g.tensor(op.outputs[0]));  // f8 outputs: products and CASTs
     vals[op.outputs[0]] = std::move(r.value());
     ready[op.outputs[0]] = true;

@@ -14,6 +14,7 @@
 #include "gexec/ir/gemm_shape.hpp"
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/reference.hpp"
+#include "exact_codes.hpp"
 #include "parallel.hpp"
 #include "in_step.hpp"
 #include "ref_math.hpp"
@@ -42,7 +43,7 @@ class ElementEval {
  public:
   ElementEval(const Graph& g, const GraphIndex& idx, const Precision& prec)
       : g_(g), idx_(idx), prec_(prec), bytes_(g.tensors.size()), full_(g.tensors.size()), shape_(g.ops.size()),
-        dense_(g.ops.size()), floor_(g.tensors.size()) {
+        dense_(g.ops.size()), floor_(g.tensors.size()), exact_casts_(ref::exact_f8_casts(g)) {
     for (size_t t = 0; t < g.tensors.size(); ++t) floor_[t] = subnormal_step(g.tensors[t]);
   }
 
@@ -225,8 +226,10 @@ class ElementEval {
     else if (op.attrs.constant) y = ref::constant_elem(*op.attrs.constant);
     const DType y_dtype = op.inputs.size() > 1 ? g_.tensor(op.inputs[1]).dtype : op.attrs.constant ? DType::f32 : x.dtype;
     const Tensor& out = g_.tensor(op.outputs[0]);
-    return ref::elementwise(op.type, op.attrs.approximate, out.dtype, g_.tensor(op.inputs[0]).dtype, y_dtype, x, y,
+    VS e = ref::elementwise(op.type, op.attrs.approximate, out.dtype, g_.tensor(op.inputs[0]).dtype, y_dtype, x, y,
                             prec_.gelu_tanh_rel, ref::scale_of(out, l));
+    if (exact_casts_[size_t(&op - g_.ops.data())]) e.rounded = false;  // as reference.cpp
+    return e;
   }
 
   // Output t of a FUSED_ELEMENTWISE group at element l.
@@ -252,6 +255,7 @@ class ElementEval {
   std::vector<std::optional<GemmShape>> shape_;
   std::vector<std::unique_ptr<Dense>> dense_;
   std::vector<double> floor_;  // per tensor: its subnormal step where f8 (ref::Elem::ulp_floor)
+  std::vector<char> exact_casts_;  // per op: a CAST whose codes every device reproduces (exact_codes.hpp)
 };
 
 // The same checks reference.cpp makes before it computes an op, so that both refuse the same graphs.

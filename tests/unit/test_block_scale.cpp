@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <tuple>
 #include <map>
 #include <random>
@@ -14,6 +15,7 @@
 
 #include "catch.hpp"
 #include "gexec/io/load.hpp"
+#include "gexec/io/npy.hpp"
 #include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/real_value.hpp"
 #include "gexec/rng/init.hpp"
@@ -22,6 +24,7 @@
 #include "graph_builder.hpp"
 #include "process.hpp"
 #include "skip.hpp"
+#include "temp_dir.hpp"
 
 using namespace gexec;
 using gexec::test::load_ok;
@@ -142,6 +145,55 @@ TEST_CASE("block scales: the check refuses a product that read one block with an
   }
 }
 
+TEST_CASE("quantized in the graph: the codes of a CAST from a graph input are exact, so a product 2% off fails",
+          "[f8][block][check]") {
+  // X and W quantized by CASTs (block scales computed, or tensor-wise), then Y = X8 W8. A device
+  // computes the reference's codes bit for bit (exact_codes.hpp), so the bound on Y is that of the
+  // product alone: with one step of every code allowed for, as before, Y 10% off passed.
+  for (const bool blocks : {true, false}) {
+    const std::string x8 = blocks ? R"("scale": {"block": [1, 128], "tensor": "SX"})" : R"("scale": 0.02)";
+    const std::string w8 = blocks ? R"("scale": {"block": [128, 128], "tensor": "SW"})" : R"("scale": 0.0005)";
+    const Graph g = load_ok(R"({"format": "gexec.graph", "version": 1, "tensors": [
+        {"name": "X", "shape": [64, 512], "dtype": "bf16"},
+        {"name": "W", "shape": [512, 256], "dtype": "bf16", "init": {"dist": "normal", "std": 0.05}},
+        {"name": "X8", "shape": [64, 512], "dtype": "f8e4m3", )" + x8 + R"(},
+        {"name": "SX", "shape": [64, 4], "dtype": "f32"},
+        {"name": "W8", "shape": [512, 256], "dtype": "f8e4m3", )" + w8 + R"(},
+        {"name": "SW", "shape": [4, 2], "dtype": "f32"},
+        {"name": "Y", "shape": [64, 256], "dtype": "bf16"}],
+      "ops": [{"op_type": "CAST", "inputs": ["X"], "outputs": )" + (blocks ? R"(["X8", "SX"])" : R"(["X8"])") + R"(},
+              {"op_type": "CAST", "inputs": ["W"], "outputs": )" + (blocks ? R"(["W8", "SW"])" : R"(["W8"])") + R"(},
+              {"op_type": "MATMUL", "inputs": ["X8", "W8"], "outputs": ["Y"]}],
+      "outputs": ["Y"]})");
+    const Tensor& y = g.tensor(g.find_tensor("Y"));
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      INFO((blocks ? "block scales" : "tensor-wise scales") << ", seed " << seed);
+      std::map<std::string, std::vector<uint8_t>> in;
+      for (const char* name : {"X", "W"}) in[name] = generate_input(drawable_input(g, g.find_tensor(name), in, seed), seed);
+      auto ref = run_reference(g, in);
+      REQUIRE(ref.ok());
+      const std::vector<double>& want = ref->at("Y").value;
+      auto written = [&](double factor, int64_t at, double at_factor) {
+        std::vector<uint8_t> b(size_t(y.bytes()));
+        for (size_t i = 0; i < want.size(); ++i)
+          store_real(b.data(), y, int64_t(i), want[i] * (int64_t(i) == at ? at_factor : factor));
+        return compare_output(y, b.data(), ref->at("Y"), output_tolerance(y));
+      };
+      const OutputCheck right = written(1.0, -1, 1.0);
+      INFO("correct: ratios " << right.max_ratio << " / " << right.norm_ratio);
+      CHECK(right.pass);
+      const OutputCheck scaled = written(1.02, -1, 1.0);
+      INFO("2% off: ratios " << scaled.max_ratio << " / " << scaled.norm_ratio);
+      CHECK_FALSE(scaled.pass);
+      // One element 5% off (the largest, so that it is well above the output's rounding).
+      const auto big = std::max_element(want.begin(), want.end(), [](double a, double b) { return std::fabs(a) < std::fabs(b); });
+      const OutputCheck one = written(1.0, big - want.begin(), 1.05);
+      INFO("one element 5% off: ratios " << one.max_ratio << " / " << one.norm_ratio);
+      CHECK_FALSE(one.pass);
+    }
+  }
+}
+
 #if GEXEC_HAVE_CPU
 TEST_CASE("block scales: both graphs run and pass the check on the CPU; --dump writes real values and S, and "
           "gexec check passes on them",
@@ -177,6 +229,48 @@ TEST_CASE("block scales: both graphs run and pass the check on the CPU; --dump w
   INFO(check.output);
   CHECK(check.status == 0);
   fs::remove_all(dir);
+}
+
+TEST_CASE("block scales: S values that are 0 or infinite as f32, in the graph, --load-inputs or gexec check, are refused",
+          "[f8][block][cpu][cli]") {
+  test::TempDir dir("block_s_values");
+  auto graph = [&](const std::string& s_init) {
+    const std::string path = dir / "g.json";
+    test::write(path, R"({"format": "gexec.graph", "version": 1, "tensors": [
+      {"name": "A", "shape": [4, 128], "dtype": "f8e4m3", "scale": {"block": [1, 128], "tensor": "SA"}},
+      {"name": "SA", "shape": [4, 1], "dtype": "f32", "init": )" + s_init + R"(},
+      {"name": "B", "shape": [128, 8], "dtype": "f8e4m3", "scale": {"block": [128, 128], "tensor": "SB"}},
+      {"name": "SB", "shape": [1, 1], "dtype": "f32", "init": {"values": [0.01]}},
+      {"name": "C", "shape": [4, 8], "dtype": "f32"}],
+      "ops": [{"op_type": "MATMUL", "inputs": ["A", "B"], "outputs": ["C"]}]})");
+    return path;
+  };
+  // Positive and finite as doubles, but 0 and infinite as the f32 that S is.
+  for (const auto& [init, says] : {std::pair<std::string, std::string>{R"({"values": [1, 1, 1e-300, 1]})", "is 0 as the f32 S"},
+                                   {R"({"values": [1, 1e39, 1, 1]})", "is inf as the f32 S"},
+                                   {R"({"dist": "uniform", "low": 1e-60, "high": 1e-50})", "not all positive"}}) {
+    auto r = test::run_gexec("validate '" + graph(init) + "'");
+    INFO(r.output);
+    CHECK(r.status == 2);
+    CHECK(test::has(r.output, says));
+  }
+  // Files given for S are held to the same rule, by --load-inputs and by gexec check.
+  const std::string g = graph(R"({"dist": "uniform", "low": 0.01, "high": 0.02})");
+  auto run = test::run_gexec("run --backend cpu '" + g + "' --dump '" + (dir / "d") + "'");
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  for (const float bad : {0.0f, -0.01f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    const std::vector<float> sa = {0.01f, bad, 0.02f, 0.01f};
+    REQUIRE(write_npy_f32(dir / "d/SA.npy", {4, 1}, sa.data()).ok());
+    auto li = test::run_gexec("run --backend cpu '" + g + "' --load-inputs '" + (dir / "d") + "'");
+    INFO(bad << ": " << li.output);
+    CHECK(li.status == 2);
+    CHECK(test::has(li.output, "block scale \"SA\" value 1 is"));
+    auto check = test::run_gexec("check '" + g + "' --inputs '" + (dir / "d") + "' --outputs '" + (dir / "d") + "'");
+    INFO(check.output);
+    CHECK(check.status == 2);
+    CHECK(test::has(check.output, "block scale \"SA\" value 1 is"));
+  }
 }
 #else
 GEXEC_SKIPPED_TEST("block scales: runs on the CPU", "[f8][block][cpu]", GEXEC_NO_CPU_BACKEND)

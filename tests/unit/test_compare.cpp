@@ -43,6 +43,26 @@ TEST_CASE("compare: identical results are the same everywhere", "[compare]") {
   }
 }
 
+TEST_CASE("compare: grouped points (gemm --groups) of other G or routing are other points", "[compare][grouped]") {
+  auto grouped = [](int64_t g, const char* routing, double median) {
+    json p = point(512, median, 0.01);
+    p["groups"] = g, p["routing"] = routing;
+    return p;
+  };
+  // The same T, N and K over 4 and 64 experts, and one routing against another: four points,
+  // each matched with its own; a plain product of the same sizes is a fifth.
+  const std::string doc = gemm_doc({grouped(4, "uniform", 10), grouped(64, "uniform", 60), grouped(4, "zipf:1.2", 15),
+                                    point(512, 5, 0.01)});
+  const auto rows = compare(doc, doc);
+  REQUIRE(rows.size() == 4);
+  for (const CompareRow& r : rows) CHECK(r.verdict == "same");
+  const auto moved = compare(doc, gemm_doc({grouped(64, "uniform", 10)}));
+  int missing = 0, fast = 0;
+  for (const CompareRow& r : moved) missing += r.verdict == "missing", fast += r.verdict == "FAST";
+  CHECK(missing == 3);
+  CHECK(fast == 1);  // G 64 at 10 us against its own 60, not against G 4's 10 (which would be "same")
+}
+
 TEST_CASE("compare: a clearly slower point is SLOW, a clearly faster one FAST", "[compare]") {
   const auto rows = compare(gemm_doc({point(64, 10.0, 0.02), point(128, 20.0, 0.02)}),
                             gemm_doc({point(64, 25.0, 0.02), point(128, 10.0, 0.02)}));

@@ -1,9 +1,12 @@
 // GROUPED_GEMM: the format's rules (i32 offsets, shapes, what other ops may not read), the CPU
 // backend against the reference over the shared cases (sound), and the check catching a row
 // routed to the wrong group (sharp); bad offsets, which are data, fail a run with exit 3.
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "catch.hpp"
+#include "gexec/io/npy.hpp"
 #include "grouped_case.hpp"
 #include "process.hpp"
 #include "temp_dir.hpp"
@@ -70,6 +73,54 @@ TEST_CASE("grouped gemm: the format's rules", "[grouped]") {
 }
 
 #if GEXEC_HAVE_CPU
+
+namespace {
+
+// A .npy file of int64 values (numpy's default integer), written by hand: gexec writes only int32.
+void write_i64_npy(const std::string& path, const std::vector<int64_t>& v) {
+  std::string header = "{'descr': '<i8', 'fortran_order': False, 'shape': (" + std::to_string(v.size()) + ",), }";
+  header.append(64 - (10 + header.size() + 1) % 64, ' ');
+  header += '\n';
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+  bytes += char(header.size() & 0xFF), bytes += char(header.size() >> 8);
+  bytes += header;
+  bytes.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));
+  test::write(path, bytes);
+}
+
+}  // namespace
+
+TEST_CASE("grouped gemm: offsets files: gexec check reads them as --dump writes them; a value beyond i32 is refused",
+          "[grouped][cpu][cli]") {
+  test::TempDir dir("grouped_files");
+  const std::string graph = dir / "g.json";
+  test::write(graph, grouped_json("[0, 4, 7]"));
+  auto run = test::run_gexec("run --backend cpu '" + graph + "' --dump '" + (dir / "d") + "'");
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  auto check = test::run_gexec("check '" + graph + "' --inputs '" + (dir / "d") + "' --outputs '" + (dir / "d") + "'");
+  INFO(check.output);
+  CHECK(check.status == 0);
+  CHECK(has(check.output, "result: pass"));
+  // int64 data is read as it is where i32 holds it, and refused (not clamped) where it does not.
+  std::filesystem::create_directories(dir / "li");
+  write_i64_npy(dir / "li/offsets.npy", {0, 4, 7});
+  auto in_range = test::run_gexec("run --backend cpu '" + graph + "' --load-inputs '" + (dir / "li") + "'");
+  INFO(in_range.output);
+  CHECK(in_range.status == 0);
+  write_i64_npy(dir / "li/offsets.npy", {int64_t(1) << 40, 4, 7});
+  auto beyond = test::run_gexec("run --backend cpu '" + graph + "' --load-inputs '" + (dir / "li") + "'");
+  INFO(beyond.output);
+  CHECK(beyond.status == 2);
+  CHECK(has(beyond.output, "element 0 is 1099511627776; an i32 value is an integer from"));
+  // A float file for the offsets is refused by check as by --load-inputs.
+  const std::vector<float> f = {0, 4, 7};
+  REQUIRE(write_npy_f32(dir / "d/offsets.npy", {3}, f.data()).ok());
+  auto floats = test::run_gexec("check '" + graph + "' --inputs '" + (dir / "d") + "' --outputs '" + (dir / "d") + "'");
+  INFO(floats.output);
+  CHECK(floats.status == 2);
+  CHECK(has(floats.output, "an i32 tensor reads int32 or int64"));
+}
 
 // The shared cases pass on the CPU in the backend-ops harness (test_backend_ops.cpp); here the
 // check's sharpness on them.

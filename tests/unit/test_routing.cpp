@@ -1,9 +1,12 @@
 // `gexec gemm --groups`: the routings (uniform, zipf:S, file:F) as offsets, the sweep's grouped
 // points and their refusals, and a grouped sweep run on the CPU with its check.
+#include <sys/stat.h>
+
 #include <numeric>
 #include <string>
 
 #include "catch.hpp"
+#include "gexec/app/gemm_replay.hpp"
 #include "gexec/app/gemm_sweep.hpp"
 #include "gexec/app/routing.hpp"
 #include "process.hpp"
@@ -24,11 +27,20 @@ TEST_CASE("routing: uniform, zipf and file give offsets summing to T", "[gemm][g
   test::TempDir dir("routing");
   test::write(dir / "r.json", "[5, 0, 3]");
   CHECK(*routing_ends("file:" + (dir / "r.json"), 3, 8) == std::vector<int32_t>{5, 5, 8});
+  test::write(dir / "whole.json", "[5.0, 0, 3e0]");  // integers written as JSON reals, as i32 `values` takes them
+  CHECK(*routing_ends("file:" + (dir / "whole.json"), 3, 8) == std::vector<int32_t>{5, 5, 8});
+  test::write(dir / "half.json", "[4.5, 0.5, 3]");
+  REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
   for (const auto& [spec, says] : {std::pair<std::string, std::string>{"zipf:0", "positive exponent"},
                                    {"zipf:x", "positive exponent"},
                                    {"even", "is not uniform, zipf:S or file:F"},
                                    {"file:" + (dir / "r.json"), "sum to 8, not the 9 tokens"},
-                                   {"file:/nonexistent", "cannot read"}}) {
+                                   {"file:/nonexistent", "cannot read"},
+                                   {"file:" + (dir / "half.json"), "element 0 is not an integer"},
+                                   // Refused at once, as init.file refuses them: a folder, and a FIFO
+                                   // (never waited on: this would hang if it were opened).
+                                   {"file:" + dir.path.string(), "is a folder"},
+                                   {"file:" + (dir / "fifo"), "not a regular file (a FIFO)"}}) {
     INFO(spec);
     auto r = routing_ends(spec, 3, 9);
     REQUIRE_FALSE(r.ok());
@@ -72,6 +84,20 @@ TEST_CASE("gemm --groups: grouped points, their graphs and refusals", "[gemm][gr
   bad([](GemmSweepText& b) { b.trans = "tn"; }, "reads X as stored");
   bad([](GemmSweepText& b) { b.batch = "2"; }, "no batch");
   bad([](GemmSweepText& b) { b.routing = "zipf:-1"; }, "positive exponent");
+  // Options a grouped point has no use for are refused, not dropped.
+  bad([](GemmSweepText& b) { b.scale_a = "0.5"; }, "takes no --op matmul");
+  bad([](GemmSweepText& b) { b.dtype = "f8e4m3", b.fast_accum = true; }, "takes no --op matmul");
+  // A grouped point's command line is its own: it replays as the same point.
+  const std::string line = gemm_command_line(p);
+  INFO(line);
+  CHECK(line.find("--groups 8 --tokens 64") != std::string::npos);
+  CHECK(line.find("--routing zipf:1.2") != std::string::npos);
+  auto replayed = parse_gemm_line(line);
+  REQUIRE(replayed.ok());
+  auto again = expand_sweep(replayed->sweep);
+  REQUIRE(again.ok());
+  REQUIRE(again->size() == 1);
+  CHECK((*again)[0] == p);
   GemmSweepText f8 = t;  // f8 experts: X and W f8e4m3 (scale 1), Y bf16
   f8.dtype = "f8e4m3";
   auto f8_points = expand_sweep(f8);
@@ -87,6 +113,11 @@ TEST_CASE("gemm --groups: grouped points, their graphs and refusals", "[gemm][gr
   plain.act = "none";
   plain.tokens = "32";
   CHECK_FALSE(expand_sweep(plain).ok());  // --tokens without --groups
+  plain.tokens.clear();
+  plain.routing = "zipf:1.2";
+  r = expand_sweep(plain);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("--routing: goes with --groups") != std::string::npos);
 }
 
 #if GEXEC_HAVE_CPU

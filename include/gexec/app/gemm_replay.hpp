@@ -23,7 +23,8 @@ struct ReplayRun {
   bool operator==(const ReplayRun&) const = default;
 };
 
-// The product of a MATMUL or GEMM_BIAS_ACT as a point (nullopt for any other op): shapes, dtypes,
+// The product of a MATMUL or GEMM_BIAS_ACT as a point (nullopt for any other op, and for block
+// scales other than gemm --scale block's, A 1 x 128 along K and B 128 x 128): shapes, dtypes,
 // layouts, transposes, epilogue, scales (a per-axis scale of equal values as one value), amax,
 // which operands are constant.
 std::optional<GemmPoint> gemm_point_of(const Graph& g, const Op& op);

@@ -26,6 +26,10 @@ std::string quote_text(std::string_view s, size_t max_chars = kQuoteChars);
 // message then never repeats, outside quotes, words that the input chose.
 std::string name_text(std::string_view s);
 
+// A number as printf's %.17g writes it: enough digits to read back the same double, and "nan",
+// "inf" or "-inf" (where a JSON dump would write null).
+std::string number_text(double v);
+
 // A file path in a message: printable, and shortened in the middle beyond a few hundred bytes
 // (its beginning and its file name are what tell paths apart).
 std::string path_text(std::string_view path);

@@ -16,6 +16,9 @@ namespace gexec {
 // Whether any tensor of the graph has a block scale.
 bool has_block_scales(const Graph& g);
 
+// Whether tensor `s` is the S of a block-scaled tensor.
+bool is_block_scale(const Graph& g, TensorId s);
+
 // [ceil(R / BR), ceil(C / BC)]: the shape of S for a rank-2 tensor with a block scale.
 std::vector<int64_t> block_scale_shape(const Tensor& t);
 

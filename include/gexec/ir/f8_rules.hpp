@@ -16,6 +16,11 @@ std::vector<std::string> check_scale(const Tensor& t);
 // positive and finite; not drawn from a distribution that gives values <= 0.
 std::vector<std::string> check_block_scale(const Graph& g, const Tensor& t);
 
+// Known values of a block scale's S (values, a file, --load-inputs): S is stored in f32, so each
+// value as an f32 must be positive and finite (1e-300 would be 0 there, 1e39 infinite). The
+// first bad value as "value I is V; ...", or "" where all are good.
+std::string block_scale_values_problem(const std::vector<double>& values);
+
 // An op's FP8 rules (called by check_op once shapes and counts are right): f8 tensors only on
 // products (A, B and C; never a bias or a residual) and CAST; both product operands f8 or neither,
 // never f8e5m2 x f8e5m2; f8e5m2 output only with an f8e5m2 operand; fast_accum only on f8

@@ -24,8 +24,8 @@ struct GroupedShape {
 std::optional<GroupedShape> grouped_shape(const Graph& g, const Op& op, std::string* why = nullptr);
 
 // The first problem with the offsets (data, known only in a run), or empty: they must not
-// decrease, must not be negative and must not exceed T. `op` names the op in the message.
-std::string offsets_problem(const int32_t* offsets, int64_t groups, int64_t tokens, const std::string& op);
+// decrease, must not be negative and must not exceed T. The caller names the op.
+std::string offsets_problem(const int32_t* offsets, int64_t groups, int64_t tokens);
 
 // Element (g, k, j) of W's logical [G, K, N] matrix in storage order.
 inline int64_t grouped_w_index(const GroupedShape& s, int64_t g, int64_t k, int64_t j) {

@@ -41,14 +41,14 @@ const float* widened(const void* data, const Tensor& t, int64_t n, std::vector<f
 class GroupedKernel final : public Kernel {
  public:
   GroupedKernel(const Graph& g, const Op& op, const GroupedShape& s, const Binding& b)
-      : s_(s), name_(op.name), b_(b), x_t_(g.tensor(op.inputs[0])), w_t_(g.tensor(op.inputs[1])),
+      : s_(s), b_(b), x_t_(g.tensor(op.inputs[0])), w_t_(g.tensor(op.inputs[1])),
         y_t_(g.tensor(op.outputs[0]).dtype), bias_t_(s.has_bias ? g.tensor(op.inputs[3]) : Tensor{}) {}
 
   Status prepare() override { return {}; }
 
   Status run() override {
     const auto* ends = static_cast<const int32_t*>(b_.inputs[2]);
-    if (std::string p = offsets_problem(ends, s_.groups, s_.tokens, name_); !p.empty()) return runtime_error(p);
+    if (std::string p = offsets_problem(ends, s_.groups, s_.tokens); !p.empty()) return runtime_error(p);
     const float* x = widened(b_.inputs[0], x_t_, s_.tokens * s_.k, x32_);
     const float* w = widened(b_.inputs[1], w_t_, s_.groups * s_.k * s_.n, w32_);
     const float* bias = s_.has_bias ? widened(b_.inputs[3], bias_t_, s_.groups * s_.n, bias32_) : nullptr;
@@ -87,7 +87,6 @@ class GroupedKernel final : public Kernel {
 
  private:
   GroupedShape s_;
-  std::string name_;
   Binding b_;
   Tensor x_t_, w_t_;  // copies: their dtypes and (f8) scales
   DType y_t_;

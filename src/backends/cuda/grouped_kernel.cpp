@@ -27,8 +27,8 @@ struct Widened {
 
 class GroupedGemm final : public Kernel {
  public:
-  GroupedGemm(CudaDevice& device, GroupedGemmPlan plan, std::string op, const Binding& b, Widened x, Widened w)
-      : device_(&device), plan_(std::move(plan)), op_(std::move(op)), x_(std::move(x)), w_(std::move(w)) {
+  GroupedGemm(CudaDevice& device, GroupedGemmPlan plan, const Binding& b, Widened x, Widened w)
+      : device_(&device), plan_(std::move(plan)), x_(std::move(x)), w_(std::move(w)) {
     bind(b);
   }
   // A run may still be in flight on the stream: the workspace must outlive it.
@@ -71,8 +71,8 @@ class GroupedGemm final : public Kernel {
     GEXEC_CUDA_TRY(cudaMemcpyAsync(ends.data(), ops_.offsets, ends.size() * sizeof(int32_t), cudaMemcpyDeviceToHost,
                                    device_->stream()));
     GEXEC_CUDA_TRY(cudaStreamSynchronize(device_->stream()));
-    std::string why = offsets_problem(ends.data(), int64_t(ends.size()), plan_.tokens, op_);
-    if (why.empty()) why = "op " + op_ + ": offsets[" + std::to_string(bad) + "] = " + std::to_string(st[1]) + " is invalid";
+    std::string why = offsets_problem(ends.data(), int64_t(ends.size()), plan_.tokens);
+    if (why.empty()) why = "offsets[" + std::to_string(bad) + "] = " + std::to_string(st[1]) + " is invalid";
     return runtime_error(why);
   }
   std::string algo_description() const override { return describe(plan_); }
@@ -103,7 +103,6 @@ class GroupedGemm final : public Kernel {
 
   CudaDevice* device_;
   GroupedGemmPlan plan_;
-  std::string op_;
   GroupedOperands ops_;
   const void *raw_x_ = nullptr, *raw_w_ = nullptr;  // as bound; f8 ones are read through their copies
   Widened x_, w_;
@@ -143,7 +142,7 @@ Result<std::unique_ptr<Kernel>> make_grouped_gemm(CudaDevice& device, const Kern
   shape.sm_count = device.caps().sm_count;
   GroupedGemmPlan plan = plan_grouped_gemm(shape);
   if (!plan.rejected.empty()) return runtime_error("kernel " + def.name + " for op " + op.name + ": " + plan.rejected);
-  return std::unique_ptr<Kernel>(new GroupedGemm(device, std::move(plan), op.name, binding, std::move(x), std::move(w)));
+  return std::unique_ptr<Kernel>(new GroupedGemm(device, std::move(plan), binding, std::move(x), std::move(w)));
 }
 
 }  // namespace gexec::cuda
