@@ -90,8 +90,14 @@ Status prepare_rotation(Executor& ex, int64_t bytes, Rotation& rot) {
   }
   rot.kernel = k;
   rot.sets = std::move(*sets);
-  // One set larger than the rotating size leaves the cache between runs by itself: cold all the same.
-  rot.cold = true;
+  // Cold only where what the runs read in turn exceeds the L2 (one set larger than it leaves the
+  // cache between runs by itself); fewer bytes may stay in it, and the timing says so.
+  const double touched = double(rotation_shape(ex, 0, bytes).set_bytes) * double(rot.sets.size());
+  rot.cold = touched > double(kL2Bytes);
+  if (!rot.cold)
+    rot.note = std::to_string(rot.sets.size()) + " operand set" + (rot.sets.size() == 1 ? "" : "s") + " of " +
+               fmt("%.3g", touched / 1048576) + " MiB in all fit in an L2 of " +
+               fmt("%.0f", double(kL2Bytes) / 1048576) + " MiB: timed warm (a larger --rotating, or a larger product, exceeds it)";
   return {};
 }
 
@@ -160,10 +166,12 @@ void print_timing(std::ostream& out, const RunTiming& t) {
       << (t.info.reps == 1 ? "" : "s") << ", " << how(t) << "; warm-up " << opts.warmup_iters << " iterations"
       << (opts.warmup_ms > 0 ? fmt(" and %.0f ms", opts.warmup_ms) : "") << " (" << t.info.warmup_iters
       << " run in " << fmt("%.1f", t.info.warmup_ms) << " ms, calibration included)\n";
-  if (t.rotating_sets > 1)
+  if (t.cold_l2 && t.rotating_sets > 1)
     out << "  cold L2: each iteration rotates over " << t.rotating_sets << " operand sets; times are per set\n";
   else if (t.cold_l2)
-    out << "  cold L2: one operand set exceeds the rotating size, so each run reads it from memory\n";
+    out << "  cold L2: one operand set is larger than the L2, so each run reads it from memory\n";
+  else if (t.rotating_sets > 1)
+    out << "  each iteration rotates over " << t.rotating_sets << " operand sets; times are per set\n";
   if (!t.rotation_note.empty()) out << "  note: " << t.rotation_note << "\n";
   out << "  per iteration (us): min " << fmt("%.3f", s.min) << ", median " << fmt("%.3f", s.median) << ", mean "
       << fmt("%.3f", s.mean) << ", p90 " << fmt("%.3f", s.p90) << ", p99 " << fmt("%.3f", s.p99) << ", max "
@@ -226,7 +234,8 @@ Status time_and_report(Executor& ex, const TimingOptions& opts, std::optional<do
 }
 
 int64_t rotation_bytes(bool cold_l2, double rotating_mb) {
-  if (rotating_mb > 0) return int64_t(rotating_mb * 1e6);
+  // At least a byte: --rotating 1e-9 asks for rotation (of one set), not for none.
+  if (rotating_mb > 0) return std::max<int64_t>(1, int64_t(rotating_mb * 1e6));
   return cold_l2 ? kDefaultRotateBytes : 0;
 }
 

@@ -253,11 +253,12 @@ std::vector<std::string> check_grouped(const Graph& g, const Op& op) {
   } else if (x.dtype != w.dtype || !plain(x.dtype))
     problems.push_back("GROUPED_GEMM X \"" + x.name + "\" is " + std::string(dtype_name(x.dtype)) + " and W \"" + w.name +
                        "\" " + std::string(dtype_name(w.dtype)) + "; both must be one of f16, bf16, f32 (or both f8)");
-  for (size_t k : {size_t(3)})
-    if (k < op.inputs.size() && !plain(g.tensor(op.inputs[k]).dtype))
-      problems.push_back("GROUPED_GEMM bias \"" + g.tensor(op.inputs[k]).name + "\" must be f16, bf16 or f32");
+  if (op.inputs.size() > 3 && !plain(g.tensor(op.inputs[3]).dtype))
+    problems.push_back("GROUPED_GEMM bias \"" + g.tensor(op.inputs[3]).name + "\" is " +
+                       std::string(dtype_name(g.tensor(op.inputs[3]).dtype)) + "; it must be f16, bf16 or f32");
   if (!plain(g.tensor(op.outputs[0]).dtype))
-    problems.push_back("GROUPED_GEMM output \"" + g.tensor(op.outputs[0]).name + "\" must be f16, bf16 or f32");
+    problems.push_back("GROUPED_GEMM output \"" + g.tensor(op.outputs[0]).name + "\" is " +
+                       std::string(dtype_name(g.tensor(op.outputs[0]).dtype)) + "; it must be f16, bf16 or f32");
   if (op.attrs.alpha != op.attrs.alpha || std::fabs(op.attrs.alpha) > 3.4028234663852886e38)
     problems.push_back("GROUPED_GEMM alpha must be a finite number within f32's range");
   return problems;

@@ -66,10 +66,47 @@ const std::string* forced_here(const KernelOptions& options, const Op& op, Backe
   return nullptr;
 }
 
+// --kernel that names what no op of g is: an op name the graph (after the passes) lacks, or a
+// "*" whose kernel is declared for none of its ops on this backend. A usage error, not ignored.
+Status check_forced(const Graph& g, Backend backend, const KernelOptions& options) {
+  std::string ops;
+  for (const Op& op : g.ops) ops += (ops.empty() ? "" : ", ") + op.name;
+  for (const auto& [name, kernel] : options.forced) {
+    if (name != "*") {
+      if (std::none_of(g.ops.begin(), g.ops.end(), [&](const Op& op) { return op.name == name; }))
+        return bad_input("--kernel " + name + "=" + kernel + ": the graph has no op " + name +
+                         " after the passes (its ops: " + ops + "; --passes none keeps the ops as written)");
+      continue;
+    }
+    if (std::none_of(g.ops.begin(), g.ops.end(), [&](const Op& op) { return forced_here(options, op, backend); })) {
+      const auto k = std::find_if(kernel_table().begin(), kernel_table().end(),
+                                  [&](const KernelDef& d) { return d.name == kernel; });
+      return bad_input("--kernel " + kernel + ": it runs " + std::string(op_type_name(k->op)) + " on the " +
+                       std::string(backend_name(k->backend)) + " backend, and no op of this " +
+                       std::string(backend_name(backend)) + " run is one");
+    }
+  }
+  return {};
+}
+
+// Why the kernel --kernel forces for `op` by name is not among its candidates at all.
+std::string forced_elsewhere(const std::string& kernel, const Op& op, Backend backend) {
+  for (const KernelDef& k : kernel_table()) {
+    if (k.name != kernel) continue;
+    if (k.backend != backend)
+      return "forced by --kernel, but it is a " + std::string(backend_name(k.backend)) + " kernel and this run is on " +
+             std::string(backend_name(backend));
+    if (k.op != op.type) return "forced by --kernel, but it runs " + std::string(op_type_name(k.op)) + ", not " +
+                                std::string(op_type_name(op.type));
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<Selection> select_kernels(const Graph& g, const DeviceCaps& caps, Backend backend,
                                  const KernelOptions& options) {
+  GEXEC_TRY(check_forced(g, backend, options));
   Selection sel;
   sel.backend = backend;
   sel.options = options;
@@ -102,6 +139,8 @@ Result<Selection> select_kernels(const Graph& g, const DeviceCaps& caps, Backend
       choice.kernel = &k;
       choice.notes = std::move(v.notes);
     }
+    if (!choice.kernel && forced)
+      if (std::string why = forced_elsewhere(*forced, op, backend); !why.empty()) choice.rejected.push_back({*forced, why});
     if (!choice.kernel) {
       missing += "\nop " + op.name + " (" + std::string(op_type_name(op.type)) + "): no " +
                  std::string(backend_name(backend)) + " kernel accepts it";

@@ -52,6 +52,9 @@ Status parse_forced_kernel(std::string_view spec, std::map<std::string, std::str
     for (const KernelDef& k : kernel_table()) names += (names.empty() ? "" : ", ") + k.name;
     return bad_input("--kernel: no kernel \"" + kernel + "\"; the table has " + names);
   }
+  if (const auto it = forced.find(op); it != forced.end() && it->second != kernel)
+    return bad_input("--kernel: " + (op == "*" ? std::string("every op") : "op " + op) + " is forced twice, to " +
+                     it->second + " and to " + kernel);
   forced[op] = kernel;
   return {};
 }

@@ -97,6 +97,23 @@ TEST_CASE("--kernel forces a kernel in the dry-run; bad names and --algo-space v
   CHECK(run_gexec("run " + g + " --dry-run --algo-space most").status == 2);
   CHECK(run_gexec("gemm --m 4 --n 64 --k 64 --backend cpu --kernel no.such_kernel").status == 2);
 
+  // What names no op is refused, not ignored: an op the graph lacks (a typo, or fused away by the
+  // passes), one op forced to two kernels, and a kernel for every op that no op of the run takes.
+  const auto typo = run_gexec("run " + g + " --dry-run --kernel prj=cuda.skinny_gemm_bias_act");
+  CHECK(typo.status == 2);
+  CHECK(has(typo.output, "--kernel prj=cuda.skinny_gemm_bias_act: the graph has no op prj after the passes (its ops: proj"));
+  const auto twice =
+      run_gexec("run " + g + " --dry-run --kernel proj=cuda.skinny_gemm_bias_act --kernel proj=cublaslt.gemm_bias_act");
+  CHECK(twice.status == 2);
+  CHECK(has(twice.output, "op proj is forced twice, to cuda.skinny_gemm_bias_act and to cublaslt.gemm_bias_act"));
+  const auto elsewhere = run_gexec("run " + g + " --backend cpu --iters 1 --kernel cuda.skinny_gemm_bias_act");
+  CHECK(elsewhere.status == 2);
+  CHECK(has(elsewhere.output, "it runs GEMM_BIAS_ACT on the cuda backend, and no op of this cpu run is one"));
+  // A kernel of another op type forced on an op by name: no kernel, and the reason is the real one.
+  const auto other_type = run_gexec("run " + g + " --dry-run --kernel proj=cuda.skinny_matmul");
+  CHECK(other_type.status == 3);
+  CHECK(has(other_type.output, "cuda.skinny_matmul: forced by --kernel, but it runs MATMUL, not GEMM_BIAS_ACT"));
+
   // A forced kernel that refuses the op: no kernel for it, with the reason.
   const auto refused = run_gexec("run " + decode_graph(1, 4100, 4096) + " --dry-run --kernel cuda.skinny_gemm_bias_act");
   INFO(refused.output);
@@ -113,4 +130,15 @@ TEST_CASE("run --cold-l2 asks for rotating operand sets and says what it did", "
   CHECK(has(r.output, "cannot be rebound to other buffers: timed warm"));
   const auto warm = run_gexec("run " + decode_graph(4, 64, 64) + " --backend cpu --iters 3 --warmup 1");
   CHECK_FALSE(has(warm.output, "timed warm"));
+  // A rotation that fits in the L2 (one set of a few KiB here) is not called cold: it said "cold
+  // L2: one operand set exceeds the rotating size" for any set above the size asked for. And a
+  // size too small to hold a byte still asks for rotation, so it says the same.
+  for (const char* size : {"0.001", "1e-9"}) {
+    const auto small = run_gexec("run " + decode_graph(4, 64, 64) + " --backend cpu --iters 3 --warmup 1 --rotating " + size);
+    INFO(small.output);
+    CHECK(small.status == 0);
+    CHECK(has(small.output, "fit in an L2 of 50 MiB: timed warm"));
+    CHECK(has(small.output, "\"l2\":\"warm\""));
+    CHECK_FALSE(has(small.output, "cold L2"));
+  }
 }

@@ -12,6 +12,9 @@ namespace gexec {
 // Twice the largest L2 cache of the devices in view (H200: 60 MB): a set has left the cache
 // before its next turn.
 constexpr int64_t kDefaultRotateBytes = int64_t(128) << 20;
+// The largest L2 cache of the devices in view (H200: 50 MB, design.md). A timing is called cold
+// only where the bytes it rotates over (or its one set) exceed it.
+constexpr int64_t kL2Bytes = int64_t(50) << 20;
 // At most this many sets: tiny problems (bound by launch latency, not memory) would otherwise
 // need thousands of launches an iteration.
 constexpr int64_t kMaxRotatingSets = 256;
