@@ -2,6 +2,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "arrays.hpp"
@@ -71,15 +72,23 @@ void throw_error(const Error& e) {
 namespace {
 
 // A graph file or an ONNX model (told apart by content); `dims` sizes an ONNX model's open dimensions.
+// `dims` held to --dim's rule (a name, and a size from 1 to 2^48), with its message.
+std::map<std::string, int64_t> checked_dims(const std::map<std::string, int64_t>& dims) {
+  std::map<std::string, int64_t> out;
+  for (const auto& [name, size] : dims)
+    if (Status s = parse_dim(name + "=" + std::to_string(size), &out); !s) throw_graph_error(s.error().message);
+  return out;
+}
+
 PyGraph load_file(const std::string& path, const std::map<std::string, int64_t>& dims) {
-  auto m = load_model_file(path, {dims, {}});
+  auto m = load_model_file(path, {checked_dims(dims), {}});
   if (!m) throw_graph_error(m.error().message, path_text(path));  // the loader names the file so
   return {std::move(m->graph), path};
 }
 
 PyGraph from_onnx(const py::bytes& data, const std::string& base_dir, const std::map<std::string, int64_t>& dims) {
   const std::string dir = base_dir.empty() ? std::filesystem::current_path().string() : base_dir;
-  auto m = load_onnx_bytes(std::string(data), "<onnx>", dir, {dims, {}});
+  auto m = load_onnx_bytes(std::string(data), "<onnx>", dir, {checked_dims(dims), {}});
   if (!m) throw_graph_error(m.error().message, "<onnx>");
   return {std::move(m->graph), "<onnx>"};
 }
@@ -96,9 +105,42 @@ py::object plain_value(py::handle v) {
                        "scalars and arrays are converted)");
 }
 
+// The dict as JSON can say it: NumPy arrays and scalars as lists and numbers (plain_value), and NaN
+// and the infinities as the strings the format reads ("nan", "inf", "-inf"), which json.dumps would
+// write as tokens that are not JSON. Past `depth` (a cycle) the rest is left to json.dumps, which
+// names the cycle.
+py::object jsonable(py::handle v, const py::object& numpy, int depth = 0) {
+  if (depth > 1000) return py::reinterpret_borrow<py::object>(v);
+  if (py::isinstance<py::float_>(v)) {
+    const double x = v.cast<double>();
+    if (std::isnan(x)) return py::str("nan");
+    if (std::isinf(x)) return py::str(x > 0 ? "inf" : "-inf");
+    return py::reinterpret_borrow<py::object>(v);
+  }
+  if (!numpy.is_none() && (py::isinstance(v, numpy.attr("ndarray")) || py::isinstance(v, numpy.attr("generic"))))
+    return jsonable(plain_value(v), numpy, depth + 1);
+  if (py::isinstance<py::dict>(v)) {
+    py::dict out;
+    for (auto item : py::reinterpret_borrow<py::dict>(v)) out[item.first] = jsonable(item.second, numpy, depth + 1);
+    return out;
+  }
+  if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+    py::list out;
+    for (auto x : v) out.append(jsonable(x, numpy, depth + 1));
+    return out;
+  }
+  return py::reinterpret_borrow<py::object>(v);
+}
+
 PyGraph from_dict(const py::dict& d, const std::string& base_dir) {
   const py::object dumps = py::module_::import("json").attr("dumps");
-  const std::string text = dumps(d, py::arg("default") = py::cpp_function(&plain_value)).cast<std::string>();
+  py::object numpy = py::none();  // without NumPy there are no NumPy values to convert
+  try {
+    numpy = py::module_::import("numpy");
+  } catch (py::error_already_set&) {
+  }
+  const py::object plain = jsonable(d, numpy);
+  const std::string text = dumps(plain, py::arg("default") = py::cpp_function(&plain_value)).cast<std::string>();
   const std::string dir = base_dir.empty() ? std::filesystem::current_path().string() : base_dir;
   auto g = load_graph_text(text, "<dict>", dir);
   if (!g) throw_graph_error(g.error().message, "<dict>");
@@ -302,7 +344,8 @@ the inputs after outputs are written.)doc")
       .def_property_readonly("backend", method(&Runner::backend, kExecutor), "\"cuda\" or \"cpu\".")
       .def_property_readonly("device_name", method(&Runner::device_name, kExecutor))
       .def_property_readonly("seed", method(&Runner::seed, kExecutor), "The seed the inputs left out are drawn from.")
-      .def_property_readonly("inputs", method(&Runner::input_names, kExecutor), "Names run() accepts in inputs.")
+      .def_property_readonly("inputs", method(&Runner::input_names, kExecutor), "Names run() accepts in inputs (an input no op reads after the passes, or one read once before "
+                              "the runs, is not among them).")
       .def_property_readonly("outputs", method(&Runner::output_names, kExecutor),
                              "Names run() returns (and accepts in outputs).")
       .def_property_readonly("notes", method(&Runner::notes, kExecutor),

@@ -13,6 +13,7 @@
 #include "gexec/app/check_options.hpp"
 #include "gexec/app/run_report.hpp"
 #include "gexec/app/timing_json.hpp"
+#include "gexec/io/text.hpp"
 #include "gexec/passes/pipeline.hpp"
 
 namespace gexec::py_binding {
@@ -158,9 +159,21 @@ void Runner::bind_fresh_output(Slot& s) {
     in.data = buffer->get();
     in.object = py::cast(Array(*buffer, t, place_, device_));
   }
-  bind_address(s, in.data);
+  // An output the executor keeps in its own memory (a constant's CAST computed once before the
+  // runs): a fresh array all the same, filled from that memory after the run.
+  s.copied = !s.why_not.empty();
+  if (!s.copied) bind_address(s, in.data);
   s.bound = std::move(in);
   s.result = s.bound->object;
+}
+
+Status Runner::copy_out(const Slot& s) {
+  const size_t bytes = size_t(s.tensor->bytes());
+  if (backend_ == Backend::cpu && s.bound->object && py::isinstance<py::array>(s.bound->object))
+    return device_->download(s.bound->data, ex_->address(s.id), bytes);
+  std::vector<uint8_t> host(bytes);
+  GEXEC_TRY(device_->download(host.data(), ex_->address(s.id), bytes));
+  return device_->upload(s.bound->data, host.data(), bytes);
 }
 
 void Runner::unbind(Slot& s) {
@@ -205,6 +218,9 @@ py::dict Runner::run(const py::dict& inputs, const py::object& outputs) {
     found_out += (out_obj[i] = PyDict_GetItem(given_out.ptr(), outputs_[i].key.ptr())) != nullptr;
   if (found_in != PyDict_Size(inputs.ptr()) || found_out != PyDict_Size(given_out.ptr()))
     unknown_names(inputs, given_out);
+  // From here a refused argument leaves some inputs bound anew: check() has no run to check until
+  // one succeeds (it would compare the last run's outputs with other inputs).
+  ran_ = false;
   for (size_t i = 0; i < inputs_.size(); ++i) {
     if (in_obj[i]) bind_given(inputs_[i], in_obj[i]);
     else unbind(inputs_[i]);
@@ -223,6 +239,8 @@ py::dict Runner::run(const py::dict& inputs, const py::object& outputs) {
     st = device_->wait_for_default_stream();
     if (st) st = enqueue_run();
     if (st) st = device_->default_stream_waits();
+    for (const Slot& s : outputs_)
+      if (st && s.copied) st = copy_out(s);
   }
   if (!st) throw_runtime_error(st.error().message);
   ran_ = true;
@@ -283,7 +301,9 @@ Status Runner::enqueue_run() {
 
 py::list Runner::check() {
   std::unique_lock<std::mutex> lock = hold();
-  if (!ran_) throw_runtime_error("check(): there is no run to check yet; call run() first");
+  if (!ran_)
+    throw_runtime_error("check(): there is no run to check (none yet, or the last call to run() was refused); call "
+                        "run() first");
   std::optional<CheckSummary> summary;
   Status st;
   {
@@ -335,7 +355,12 @@ py::list Runner::check() {
 py::dict Runner::time(int iters, int warmup_iters, double warmup_ms, bool cuda_graph, bool profile,
                       std::optional<double> peak_tflops) {
   if (iters <= 0) throw py::value_error("iters: " + std::to_string(iters) + "; expected at least 1");
-  if (warmup_iters < 0 || warmup_ms < 0) throw py::value_error("warmup_iters and warmup_ms must not be negative");
+  if (warmup_iters < 0) throw py::value_error("warmup_iters must not be negative");
+  // The command line's ranges (--warmup-ms, --peak-tflops): NaN is refused like any other value outside them.
+  if (!(warmup_ms >= 0 && warmup_ms <= 3600000))
+    throw py::value_error("warmup_ms: " + number_text(warmup_ms) + "; expected a number from 0 to 3600000");
+  if (peak_tflops && !(*peak_tflops > 0 && *peak_tflops <= 1e9))
+    throw py::value_error("peak_tflops: " + number_text(*peak_tflops) + "; expected a number above 0 up to 1000000000");
   std::unique_lock<std::mutex> lock = hold();
   TimingOptions opts{.iters = iters, .warmup_iters = warmup_iters, .warmup_ms = warmup_ms, .cuda_graph = cuda_graph,
                      .profile = profile};
@@ -383,7 +408,8 @@ std::string Runner::device_name() const { return device_->caps().name; }
 
 py::list Runner::input_names() const {
   py::list l;
-  for (const Slot& s : inputs_) l.append(s.name);
+  for (const Slot& s : inputs_)
+    if (s.why_not.empty()) l.append(s.name);  // what run() takes: not an input the passes left unread
   return l;
 }
 

@@ -87,12 +87,14 @@ class Runner {
     std::string why_not;  // why it cannot be given (Executor::why_not_bindable), or empty
     std::optional<Imported> bound;
     py::object result;  // an output's array returned by the last run
+    bool copied = false;  // an output no caller's buffer can hold (why_not): copied out after the run
   };
   std::unique_lock<std::mutex> hold();
   [[noreturn]] void unknown_names(const py::dict& inputs, const py::dict& outputs);  // the KeyError
   Slot* find(std::vector<Slot>& slots, const std::string& name);
   void bind_given(Slot& s, const py::handle& obj);
   void bind_fresh_output(Slot& s);
+  Status copy_out(const Slot& s);
   void unbind(Slot& s);
   void bind_address(Slot& s, void* address);
   // ValueError where a given output's memory overlaps an input's or another output's.

@@ -559,3 +559,105 @@ def test_onnx_models_load_from_a_file_and_from_bytes(tmp_path):
     assert all(c["passed"] for c in ex.check())
     with pytest.raises(gexec.GraphError, match="<onnx>: not an ONNX model"):
         gexec.Graph.from_onnx(data[: len(data) // 2])
+
+
+def cast_constant_graph():
+    """A constant W cast once before the runs (a hoisted CAST) whose f16 copy is also an output."""
+    return {"format": "gexec.graph", "version": 1, "tensors": [
+        {"name": "X", "shape": [4, 8], "dtype": "f32"},
+        {"name": "W", "shape": [8, 8], "dtype": "f32", "constant": True},
+        {"name": "U", "shape": [2, 2], "dtype": "f32"},
+        {"name": "W16", "shape": [8, 8], "dtype": "f16"},
+        {"name": "X16", "shape": [4, 8], "dtype": "f16"},
+        {"name": "Y", "shape": [4, 8], "dtype": "f32"}],
+        "ops": [{"op_type": "CAST", "inputs": ["W"], "outputs": ["W16"]},
+                {"op_type": "CAST", "inputs": ["X"], "outputs": ["X16"]},
+                {"op_type": "MATMUL", "inputs": ["X16", "W16"], "outputs": ["Y"]}],
+        "outputs": ["Y", "W16"]}
+
+
+def test_an_output_computed_once_before_the_runs_is_returned_and_inputs_lists_what_run_takes():
+    ex = gexec.Executor(gexec.Graph.from_dict(cast_constant_graph()), backend="cpu")
+    # W is read once, before the runs, and U by no op: run() takes neither, so inputs lists neither.
+    assert ex.inputs == ["X"]
+    x = np.random.default_rng(2).standard_normal((4, 8)).astype(np.float32)
+    for _ in range(2):
+        out = ex.run({"X": x})
+        assert out["W16"].shape == (8, 8) and out["W16"].dtype == np.float16
+        assert np.isfinite(out["W16"]).all() and np.abs(out["W16"]).max() > 0  # not the poison, not zeros
+        w = out["W16"].astype(np.float32)
+        np.testing.assert_allclose(out["Y"], x.astype(np.float16).astype(np.float32) @ w, rtol=1e-5, atol=1e-5)
+        assert all(c["passed"] for c in ex.check())
+
+
+def test_check_after_a_refused_run_raises_instead_of_mixing_two_runs(ex):
+    a, b, bias = arrays()
+    ex.run({"A": a, "B": b, "Bias": bias})
+    assert all(c["passed"] for c in ex.check())
+    a2, _, _ = arrays(seed=5)
+    with pytest.raises(TypeError):  # A is bound anew before B is refused
+        ex.run({"A": a2, "B": b.astype(np.float32), "Bias": bias})
+    with pytest.raises(gexec.RuntimeError, match="the last call to run\\(\\) was refused"):
+        ex.check()
+    ex.run({"A": a2, "B": b, "Bias": bias})
+    assert all(c["passed"] for c in ex.check())
+
+
+def test_file_arguments_are_refused_rather_than_waited_on_or_cut(tmp_path):
+    fifo = tmp_path / "costs"
+    os.mkfifo(fifo)
+    g = gexec.Graph.load(GRAPH)
+    with pytest.raises(gexec.GraphError, match="not a regular file \\(a FIFO\\)"):
+        gexec.Executor(g, backend="cpu", residual_costs=str(fifo))
+    with pytest.raises(gexec.GraphError, match="is a folder"):
+        gexec.Executor(g, backend="cpu", residual_costs=str(tmp_path))
+    with pytest.raises(gexec.GraphError, match="the path holds a NUL byte"):
+        gexec.Graph.load(GRAPH + "\0/elsewhere.json")
+
+
+def test_time_refuses_what_the_command_line_refuses(ex):
+    ex.run({})
+    for kwargs, says in [({"peak_tflops": -1}, "peak_tflops"), ({"peak_tflops": float("nan")}, "peak_tflops"),
+                         ({"warmup_ms": float("nan")}, "warmup_ms")]:
+        with pytest.raises(ValueError, match=says):
+            ex.time(iters=1, **kwargs)
+
+
+def test_from_dict_takes_nan_and_infinities_as_the_format_writes_them():
+    d = json.load(open(GRAPH))
+    d["tensors"][2]["init"] = {"values": [float("nan"), float("inf"), -float("inf")] + [0.0] * 93}
+    g = gexec.Graph.from_dict(d)  # JSON has no NaN token: they travel as "nan", "inf", "-inf"
+    assert g.name == d["name"]
+    d["tensors"][0]["init"] = {"dist": "normal", "std": float("nan")}
+    with pytest.raises(gexec.GraphError) as e:
+        gexec.Graph.from_dict(d)
+    assert e.value.pointer == "/tensors/0/init/std"
+
+
+def test_onnx_dims_are_held_to_the_command_lines_rule():
+    path = os.path.join(SOURCE, "tests", "data", "onnx", "mlp.onnx")
+    for size in (0, -3, 2**62):
+        with pytest.raises(gexec.GraphError, match="an integer from 1 to 2\\^48"):
+            gexec.Graph.load(path, dims={"batch": size})
+
+
+@pytest.mark.parametrize("constant", [False, True])
+def test_a_new_block_scale_for_a_weight_is_read_like_the_weight(constant):
+    """W8's S given anew (doubled) doubles Y, also where W8 and S are constants read once."""
+    d = {"format": "gexec.graph", "version": 1, "tensors": [
+        {"name": "x", "shape": [4, 128], "dtype": "f32"},
+        {"name": "x8", "shape": [4, 128], "dtype": "f8e4m3", "scale": {"block": [1, 128], "tensor": "sx"}},
+        {"name": "sx", "shape": [4, 1], "dtype": "f32"},
+        {"name": "w8", "shape": [128, 8], "dtype": "f8e4m3", "scale": {"block": [128, 128], "tensor": "sw"},
+         "init": {"dist": "normal", "std": 1.0}, "constant": constant},
+        {"name": "sw", "shape": [1, 1], "dtype": "f32", "init": {"values": [0.5]}, "constant": constant},
+        {"name": "y", "shape": [4, 8], "dtype": "f32"}],
+        "ops": [{"op_type": "CAST", "inputs": ["x"], "outputs": ["x8", "sx"]},
+                {"op_type": "MATMUL", "inputs": ["x8", "w8"], "outputs": ["y"]}],
+        "outputs": ["y"]}
+    ex = gexec.Executor(gexec.Graph.from_dict(d), backend="cpu")
+    x = np.random.default_rng(0).standard_normal((4, 128)).astype(np.float32)
+    y1 = ex.run({"x": x})["y"].copy()
+    y2 = ex.run({"x": x, "sw": np.array([[1.0]], np.float32)})["y"].copy()
+    np.testing.assert_array_equal(y2, 2 * y1)  # a power of two: exact
+    assert all(c["passed"] for c in ex.check())

@@ -140,6 +140,13 @@ Status check_run_paths(const RunOptions& opts, const Graph& original, std::strin
   if (!opts.emit_graph.empty()) outputs.push_back({"--emit-graph", opts.emit_graph});
   if (!opts.emit_gemms.empty()) outputs.push_back({"--emit-gemms", opts.emit_gemms});
   if (!opts.tuning_cache.empty() && !opts.dry_run) outputs.push_back({"--tuning-cache", opts.tuning_cache});
+  // Only the report goes to stdout: a file named "-" in the current folder would surprise.
+  for (const auto& [option, path] : {std::pair<const char*, const std::string&>{"--emit-graph", opts.emit_graph},
+                                     {"--emit-gemms", opts.emit_gemms}, {"--tuning-cache", opts.tuning_cache},
+                                     {"--dump", opts.dump_dir}})
+    if (path == "-")
+      return refused_by(refused, option, bad_input(std::string(option) + ": '-' (stdout) is taken by --report alone; "
+                                                                           "name a file (./- for one called -)"));
   if (!opts.dump_dir.empty()) {
     const Named dir{"--dump", opts.dump_dir};
     if (Status s = check_dump_folder(dir); !s) return refused_by(refused, dir.option, s);

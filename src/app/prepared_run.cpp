@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "gexec/exec/trace.hpp"
+#include "gexec/io/file.hpp"
 #include "gexec/verify/reference.hpp"
 
 #include "check.hpp"
@@ -26,6 +27,10 @@ Status PreparedRun::run_passes(std::ostream& prints) {
   auto names = parse_pass_list(opts_.passes);
   if (!names) return names.error();
   graph_ = original_;
+  // The passes read the table with a plain stream: a folder or a FIFO (which would be waited on)
+  // is refused here first, as every input file is.
+  if (!opts_.residual_costs.empty())
+    if (Status s = check_regular_file(opts_.residual_costs); !s) return s.error().with("--residual-costs");
   auto records =
       run_pipeline(graph_, {*names, opts_.print_after_all, opts_.print_after, opts_.residual_costs}, prints);
   if (!records) return records.error();

@@ -75,7 +75,7 @@ void print_loaded(std::ostream& out, const RunReport& r) {
 void print_dump(std::ostream& out, const DumpSummary& d) {
   out << "dumped " << d.tensors << " tensors to " << d.dir;
   for (const std::string& w : d.widened_to_f32)
-    out << (w == d.widened_to_f32.front() ? "; bf16 written as f32: " : ", ") << w;
+    out << (w == d.widened_to_f32.front() ? "; written as f32 (NumPy has no bf16 or f8 dtype): " : ", ") << w;
   out << "\n";
 }
 

@@ -90,6 +90,7 @@ std::string errno_text(int err) { return std::strerror(err); }
 
 Result<InputFile> InputFile::open(const std::string& path) {
   if (path.empty()) return bad_input("the file path is empty");
+  if (path.find('\0') != std::string::npos) return bad_input(path_text(path) + ": the path holds a NUL byte");
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer. The mode is
   // checked on the descriptor itself, so nothing can be swapped in between.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -152,6 +153,8 @@ Result<std::string> InputFile::read_all() {
 
 Status check_regular_file(const std::string& path) {
   if (path.empty()) return bad_input("the file path is empty");
+  // A system call would read the path only up to the NUL: another file than the one named.
+  if (path.find('\0') != std::string::npos) return bad_input(path_text(path) + ": the path holds a NUL byte");
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     const int err = errno;
@@ -166,6 +169,7 @@ Status check_regular_file(const std::string& path) {
 Result<OutputFile> OutputFile::create(const std::string& path) {
   namespace fs = std::filesystem;
   if (path.empty()) return runtime_error("the output path is empty");
+  if (path.find('\0') != std::string::npos) return bad_input(path_text(path) + ": the path holds a NUL byte");
   auto resolved = resolve_output(path);
   if (!resolved) return runtime_error(resolved.error().message);  // found now, while writing: exit 3
   if (resolved->kind != OutputTarget::Kind::file) {

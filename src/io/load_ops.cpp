@@ -17,6 +17,17 @@ std::string names_of(const Types& types) {
 }
 
 // Reads the constant operand of an op or step of type t from `v` (its attrs or step object):
+// A number every kernel receives as an f32 (alpha, beta, a scalar, an exponent): one that f32
+// cannot hold finitely is refused, not turned into inf on a device while the reference uses it.
+std::optional<double> f32_number(Problems& p, const json& j, const std::string& ptr) {
+  auto d = get_number(p, j, ptr);
+  if (d && !std::isfinite(float(*d))) {
+    p.add(ptr, "expected a finite number within f32's range (|x| <= 3.4028235e38), found " + describe(j));
+    d.reset();
+  }
+  return d;
+}
+
 // "scalar" (ADD, SUB, MUL, DIV) or "exponent" (POW), a number; whether it must be there, and
 // whether it suits the op's operands, is check_op's (graph.cpp), which sees ops and steps alike.
 bool load_constant(Problems& p, const json& v, const std::string& ptr, OpType t, std::optional<double>& c) {
@@ -30,11 +41,7 @@ bool load_constant(Problems& p, const json& v, const std::string& ptr, OpType t,
       ok = false;
       continue;
     }
-    auto d = get_number(p, *j, ptr_key(ptr, key));
-    if (d && !std::isfinite(float(*d))) {
-      p.add(ptr_key(ptr, key), "expected a finite number within f32's range (|x| <= 3.4028235e38), found " + describe(*j));
-      d.reset();
-    }
+    auto d = f32_number(p, *j, ptr_key(ptr, key));
     ok = ok && d.has_value();
     if (d) c = *d;
   }
@@ -80,9 +87,9 @@ bool load_group(Problems& p, const json& v, const std::string& ptr, int inputs, 
     if (const json* d = require(p, st, ip, "dtype")) {
       if (auto str = get_string(p, *d, ptr_key(ip, "dtype"))) {
         auto dt = parse_dtype(*str);
-        if (!dt || is_f8(*dt)) {
+        if (!dt || is_f8(*dt) || *dt == DType::i32) {
           p.add(ptr_key(ip, "dtype"), dt ? "dtype " + quote(*str) + " is not allowed for a step; expected one of f16, "
-                                                "bf16, f32 (f8 is quantized by a CAST op, with the tensor's scale)"
+                                                "bf16, f32" + std::string(is_f8(*dt) ? " (f8 is quantized by a CAST op, with the tensor's scale)" : "")
                                          : "unknown dtype " + quote(*str) + "; expected one of f16, bf16, f32");
           good = false;
         } else {
@@ -190,7 +197,7 @@ bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type,
     flag("trans_b", a.trans_b);
     flag("fast_accum", a.fast_accum);
     if (const json* j = optional_key(v, "alpha")) {
-      auto d = get_number(p, *j, ptr_key(ptr, "alpha"));
+      auto d = f32_number(p, *j, ptr_key(ptr, "alpha"));
       ok = ok && d.has_value();
       if (d) a.alpha = *d;
     }
@@ -210,9 +217,14 @@ bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type,
   if (type == OpType::GEMM_BIAS_ACT) {
     flag("residual", a.residual);
     if (const json* j = optional_key(v, "beta")) {
-      auto d = get_number(p, *j, ptr_key(ptr, "beta"));
+      auto d = f32_number(p, *j, ptr_key(ptr, "beta"));
       ok = ok && d.has_value();
       if (d) a.beta = *d;
+      // Refused as written, whatever its value (gemm_shape refuses a beta other than 1 the same way).
+      if (d && !a.residual) {
+        p.add(ptr_key(ptr, "beta"), "beta without \"residual\": true; beta scales R, which needs the residual");
+        ok = false;
+      }
     }
     if (const json* j = optional_key(v, "act")) {
       std::optional<Act> act;
@@ -391,6 +403,9 @@ void load_ops(LoadState& s, const json& ops) {
       ok = load_attrs(p, *a, ptr_key(ptr, "attrs"), *type, n_in, op.attrs) && ok;
     } else if (type == OpType::FUSED_ELEMENTWISE) {
       p.add(ptr, "FUSED_ELEMENTWISE needs attrs with \"steps\" and \"results\"");
+      ok = false;
+    } else if (type && is_collective(*type)) {
+      p.add(ptr, std::string(op_type_name(*type)) + " needs attrs with \"ranks\", the number of ranks of the run (a positive integer)");
       ok = false;
     }
 

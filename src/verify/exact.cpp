@@ -55,6 +55,9 @@ Status check_graph(const Graph& g, int64_t range) {
         int e = 0;
         const double m = std::frexp(std::fabs(s->alpha), &e);
         if (m != 0.5) return bad_input("op " + op.name + ": alpha " + num(s->alpha) + " is not a power of two");
+        // beta R is exact as alpha A B is: beta 0, or a power of two.
+        if (s->has_residual && s->beta != 0 && std::frexp(std::fabs(s->beta), &e) != 0.5)
+          return bad_input("op " + op.name + ": beta " + num(s->beta) + " is not a power of two");
         const Range a = rs[size_t(op.inputs[0])], b = rs[size_t(op.inputs[1])];
         for (int x = 0; x < 2; ++x) {
           const TensorId t = op.inputs[size_t(x)];

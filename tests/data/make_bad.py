@@ -287,3 +287,15 @@ mut("block_amax_output.json", lambda g: (g["tensors"].append({"name": "m", "shap
                                          setk(["ops", 0, "outputs"], ["x8", "m"])(g)), BLK)
 mut("block_s_on_bf16.json", setk(["tensors", 0, "scale"], {"block": [1, 128], "tensor": "sx"}), BLK)
 mut("block_s_no_init.json", lambda g: g["tensors"][4].pop("init"), BLK)
+# Found by a hostile audit: an integer step, alpha and beta beyond f32 (the devices received inf),
+# beta given with "residual": false even at its default, a collective without attrs (ranks).
+mut("group_step_i32.json", setk(["ops", 0, "attrs", "steps", 0, "dtype"], "i32"), GROUP)
+mut("alpha_beyond_f32.json", setk(["ops", 0, "attrs", "alpha"], 1e39))
+mut("beta_beyond_f32.json", setk(["ops", 0, "attrs", "beta"], -5e38), RES)
+mut("beta_one_without_residual.json", lambda g: (setk(["ops", 0, "attrs", "residual"], False)(g),
+                                                 setk(["ops", 0, "attrs", "beta"], 1)(g)))
+mut("all_reduce_without_attrs.json", lambda g: (setk(["ops", 0, "op_type"], "ALL_REDUCE")(g),
+                                                setk(["ops", 0, "inputs"], ["A"])(g),
+                                                setk(["ops", 0, "outputs"], ["A2"])(g),
+                                                extra({"name": "A2", "shape": [64, 80], "dtype": "f16"})(g),
+                                                g["ops"][0].pop("attrs"), setk(["outputs"], ["A2"])(g)))

@@ -116,6 +116,21 @@ TEST_CASE("check --report - writes the JSON alone on stdout, as run does", "[cli
   CHECK(doc["result"] == "pass");
 }
 
+TEST_CASE("only a report goes to stdout: '-' for another output is refused before the run", "[cli][cpu]") {
+  TempDir d("dashout");
+  const std::string graph = gexec::test::source_path("graphs/gemm_bias_relu.json");
+  for (const char* option : {"--emit-graph", "--emit-gemms", "--dump"}) {
+    const auto r = shell("cd " + q(d.path.string()) + " && " + gexec_cmd() + " run " + q(graph) + " --backend cpu " +
+                             option + " - 2>&1",
+                         false);
+    INFO(option << ": " << r.output);
+    CHECK(r.status == 2);
+    CHECK(has(r.output, std::string(option) + ": '-' (stdout) is taken by --report alone"));
+    CHECK_FALSE(has(r.output, "result:"));  // refused before anything ran
+    CHECK_FALSE(fs::exists(d.path / "-"));
+  }
+}
+
 TEST_CASE("a name over 255 bytes in an output path is refused before any work", "[cli][cpu]") {
   TempDir d("longname");
   const std::string lng = d / (std::string(300, 'n') + ".json");

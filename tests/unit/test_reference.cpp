@@ -628,3 +628,24 @@ TEST_CASE("exact: graphs with f8 tensors are refused, since their scales leave t
     CHECK(r.error().message.find("f8") != std::string::npos);
   }
 }
+
+TEST_CASE("exact: a residual's beta must be 0 or a power of two, as alpha must be a power of two", "[reference]") {
+  for (const double beta : {0.3, 0.5, 0.0}) {
+    Builder b;
+    TensorId a = b.tensor("A", {2, 3}, DType::f32), w = b.tensor("W", {3, 2}, DType::f32),
+             bias = b.tensor("Bias", {2}, DType::f32), r = b.tensor("R", {2, 2}, DType::f32),
+             c = b.tensor("C", {2, 2}, DType::f32);
+    Op& op = b.op(OpType::GEMM_BIAS_ACT, {a, w, bias, r}, c);
+    op.attrs.residual = true;
+    op.attrs.beta = beta;
+    b.g.outputs = {c};
+    auto range = exact_range(b.g);
+    INFO("beta " << beta << ": " << (range.ok() ? "accepted" : range.error().message));
+    if (beta == 0.3) {
+      REQUIRE_FALSE(range.ok());
+      CHECK(range.error().message.find("beta 0.3 is not a power of two") != std::string::npos);
+    } else {
+      CHECK(range.ok());
+    }
+  }
+}

@@ -74,7 +74,7 @@ struct BufferSummary {
 struct DumpSummary {
   std::string dir;
   int64_t tensors = 0;                     // files written
-  std::vector<std::string> widened_to_f32;  // bf16 tensors written as f32
+  std::vector<std::string> widened_to_f32;  // bf16 and f8 tensors written as f32 (real values)
 };
 
 // One output compared with the reference.

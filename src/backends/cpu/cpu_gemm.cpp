@@ -172,11 +172,12 @@ class GemmKernel final : public Kernel {
     auto movable = [](const Source& src, const void* p) { return !src.constant || src.data == p; };
     if (!movable(a_, b.inputs[0]) || !movable(b_, b.inputs[1]) || (s_.has_bias && !movable(bias_, b.inputs[2])))
       return false;
+    for (const Source* src : {&a_, &b_})  // a constant's S was read with it: a new S is a new constant
+      if (src->scale_slot >= 0 &&
+          (size_t(src->scale_slot) >= b.scales.size() || (src->constant && src->scale != b.scales[size_t(src->scale_slot)])))
+        return false;
     for (Source* src : {&a_, &b_})
-      if (src->scale_slot >= 0) {
-        if (size_t(src->scale_slot) >= b.scales.size()) return false;
-        src->scale = b.scales[size_t(src->scale_slot)];
-      }
+      if (src->scale_slot >= 0) src->scale = b.scales[size_t(src->scale_slot)];
     a_.data = b.inputs[0];
     b_.data = b.inputs[1];
     if (s_.has_bias) bias_.data = b.inputs[2];
