@@ -282,3 +282,15 @@ TEST_CASE("generate_input depends on the name, not on the tensor's position or o
     REQUIRE(got == round_to_bf16_bits(rng::draw(p, uint64_t(idx))));
   }
 }
+
+TEST_CASE("a uniform range wider than a double holds draws finite values of both signs", "[rng]") {
+  int positive = 0, negative = 0;
+  for (uint64_t i = 0; i < 256; ++i) {
+    const double v = rng::uniform(7, i, -1e308, 1e308);
+    REQUIRE(std::isfinite(v));
+    positive += v > 0, negative += v < 0;
+  }
+  CHECK(positive > 64);
+  CHECK(negative > 64);
+  CHECK(rng::uniform(7, 3, -1.0, 3.0) == std::fma(rng::uniform(7, 3, 0.0, 1.0), 4.0, -1.0));  // as before otherwise
+}

@@ -49,7 +49,11 @@ GEXEC_HD inline double uniform(uint64_t key, uint64_t index, double low, double 
   U32x4 r = philox4x32(U32x4{{uint32_t(index), uint32_t(index >> 32), 0u, 0x756E6966u}}, uint32_t(key),
                        uint32_t(key >> 32));
   double t = unit_open(r.v[0], r.v[1]);
-  return fma(t, high - low, low);
+  const double span = high - low;
+  // A range wider than a double holds (-1e308 to 1e308: span infinite, span - span NaN) takes
+  // each end weighted apart, else every draw would be infinite.
+  if (!(span - span == 0)) return (1 - t) * low + t * high;
+  return fma(t, span, low);
 }
 
 }  // namespace gexec::rng
