@@ -115,7 +115,7 @@ struct RunCommand {
     cmd->add_flag("--autotune", opts.autotune,
                       "Time the top cuBLASLt candidates of each GEMM and keep the fastest that passes the check");
     cmd->add_option("--autotune-top", opts.autotune_top, "How many candidates --autotune times (default 16)")
-        ->check(gexec::cli::integer_in(1, 1000));
+        ->check(gexec::cli::integer_in(1, 2048));
     cmd->add_option("--tuning-cache", opts.tuning_cache,
                         "Save the tuned choices to this file and reload them (same device and versions only)")
         ->check(gexec::cli::non_empty_path());
@@ -368,7 +368,7 @@ struct GemmCommand {
                     "NAME, or OP=NAME: run the product on kernel NAME of `gexec kernels`, past the cost model");
     cmd->add_flag("--autotune", opts.run.autotune, "Tune each point's cuBLASLt candidates first");
     cmd->add_option("--autotune-top", opts.run.autotune_top, "Candidates --autotune times (default 16)")
-        ->check(gexec::cli::integer_in(1, 1000));
+        ->check(gexec::cli::integer_in(1, 2048));
     cmd->add_option("--tuning-cache", opts.run.tuning_cache,
                     "Save each point's tuned choice to this file (with --autotune) and reload it; gexec run reads it")
         ->check(gexec::cli::non_empty_path());

@@ -71,7 +71,10 @@ const std::string* forced_here(const KernelOptions& options, const Op& op, Backe
 Status check_forced(const Graph& g, Backend backend, const KernelOptions& options) {
   std::string ops;
   for (const Op& op : g.ops) ops += (ops.empty() ? "" : ", ") + op.name;
-  for (const auto& [name, kernel] : options.forced) {
+  for (const auto& forced : options.forced) {
+    // Named, not bound: clang before 16 refuses structured bindings captured by a lambda.
+    const std::string& name = forced.first;
+    const std::string& kernel = forced.second;
     if (name != "*") {
       if (std::none_of(g.ops.begin(), g.ops.end(), [&](const Op& op) { return op.name == name; }))
         return bad_input("--kernel " + name + "=" + kernel + ": the graph has no op " + name +

@@ -95,6 +95,9 @@ TEST_CASE("--kernel forces a kernel in the dry-run; bad names and --algo-space v
   CHECK(bad.status == 2);
   CHECK(has(bad.output, "--kernel: no kernel \"no.such_kernel\""));
   CHECK(run_gexec("run " + g + " --dry-run --algo-space most").status == 2);
+  // --algo-space all may give 1024 configurations after the heuristic's: --autotune-top reaches them.
+  CHECK(run_gexec("run " + g + " --dry-run --autotune --algo-space all --autotune-top 2048").status == 0);
+  CHECK(run_gexec("run " + g + " --dry-run --autotune-top 2049").status == 2);
   CHECK(run_gexec("gemm --m 4 --n 64 --k 64 --backend cpu --kernel no.such_kernel").status == 2);
 
   // What names no op is refused, not ignored: an op the graph lacks (a typo, or fused away by the
