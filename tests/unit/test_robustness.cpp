@@ -269,7 +269,7 @@ TEST_CASE("--iters and the other counts have readable bounds", "[robust]") {
   } cases[] = {
       {"--iters 2147483647", "expected an integer from 0 to 10000000"},
       {"--samples 0", "expected an integer from 1 to 9223372036854775807"},
-      {"--autotune-top 0", "expected an integer from 1 to 1000"},
+      {"--autotune-top 0", "expected an integer from 1 to 2048"},
       {"--warmup -1", "expected an integer from 0 to 10000000"},
       {"--seed -1", "expected an integer from 0 to 18446744073709551615"},
       {"--seed 18446744073709551616", "expected an integer from 0 to 18446744073709551615"},
