@@ -66,24 +66,31 @@ const std::string* forced_here(const KernelOptions& options, const Op& op, Backe
   return nullptr;
 }
 
+// The table's kernel of that name, or null (parse_forced_kernel admits no other into --kernel).
+const KernelDef* kernel_named(const std::string& name) {
+  const auto k = std::find_if(kernel_table().begin(), kernel_table().end(), [&](const KernelDef& d) { return d.name == name; });
+  return k == kernel_table().end() ? nullptr : &*k;
+}
+
 // --kernel that names what no op of g is: an op name the graph (after the passes) lacks, or a
 // "*" whose kernel is declared for none of its ops on this backend. A usage error, not ignored.
 Status check_forced(const Graph& g, Backend backend, const KernelOptions& options) {
-  std::string ops;
-  for (const Op& op : g.ops) ops += (ops.empty() ? "" : ", ") + op.name;
   for (const auto& forced : options.forced) {
     // Named, not bound: clang before 16 refuses structured bindings captured by a lambda.
     const std::string& name = forced.first;
     const std::string& kernel = forced.second;
     if (name != "*") {
-      if (std::none_of(g.ops.begin(), g.ops.end(), [&](const Op& op) { return op.name == name; }))
+      if (std::none_of(g.ops.begin(), g.ops.end(), [&](const Op& op) { return op.name == name; })) {
+        std::string ops;  // only for the message: selection runs on graphs of 100,000 ops
+        for (const Op& op : g.ops) ops += (ops.empty() ? "" : ", ") + op.name;
         return bad_input("--kernel " + name + "=" + kernel + ": the graph has no op " + name +
                          " after the passes (its ops: " + ops + "; --passes none keeps the ops as written)");
+      }
       continue;
     }
     if (std::none_of(g.ops.begin(), g.ops.end(), [&](const Op& op) { return forced_here(options, op, backend); })) {
-      const auto k = std::find_if(kernel_table().begin(), kernel_table().end(),
-                                  [&](const KernelDef& d) { return d.name == kernel; });
+      const KernelDef* k = kernel_named(kernel);
+      if (!k) return bad_input("--kernel: no kernel \"" + kernel + "\"");
       return bad_input("--kernel " + kernel + ": it runs " + std::string(op_type_name(k->op)) + " on the " +
                        std::string(backend_name(k->backend)) + " backend, and no op of this " +
                        std::string(backend_name(backend)) + " run is one");
@@ -94,14 +101,13 @@ Status check_forced(const Graph& g, Backend backend, const KernelOptions& option
 
 // Why the kernel --kernel forces for `op` by name is not among its candidates at all.
 std::string forced_elsewhere(const std::string& kernel, const Op& op, Backend backend) {
-  for (const KernelDef& k : kernel_table()) {
-    if (k.name != kernel) continue;
-    if (k.backend != backend)
-      return "forced by --kernel, but it is a " + std::string(backend_name(k.backend)) + " kernel and this run is on " +
-             std::string(backend_name(backend));
-    if (k.op != op.type) return "forced by --kernel, but it runs " + std::string(op_type_name(k.op)) + ", not " +
-                                std::string(op_type_name(op.type));
-  }
+  const KernelDef* k = kernel_named(kernel);
+  if (!k) return {};
+  if (k->backend != backend)
+    return "forced by --kernel, but it is a " + std::string(backend_name(k->backend)) + " kernel and this run is on " +
+           std::string(backend_name(backend));
+  if (k->op != op.type)
+    return "forced by --kernel, but it runs " + std::string(op_type_name(k->op)) + ", not " + std::string(op_type_name(op.type));
   return {};
 }
 
