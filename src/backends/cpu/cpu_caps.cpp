@@ -117,8 +117,8 @@ std::vector<KernelDef> cpu_kernel_defs() {
       def("cpu.sub", OpType::SUB, 2, "Z = X - Y (Y: a second input or the constant scalar), in f32, rounded once to Z's dtype; threaded"),
       def("cpu.div", OpType::DIV, 2, "Z = X / Y (Y: a second input or the constant scalar), in f32, rounded once to Z's dtype; threaded"),
       def("cpu.sigmoid", OpType::SIGMOID, 1, "Y = 1 / (1 + exp(-X)), in f32; threaded"),
-      def("cpu.tanh", OpType::TANH, 1, "Y = tanh(X), in f32 (tanhf); threaded"),
-      def("cpu.erf", OpType::ERF, 1, "Y = erf(X), in f32 (erff); threaded"),
+      def("cpu.tanh", OpType::TANH, 1, "Y = tanh(X), in f32 (a polynomial and exp, within 2 ulps); threaded"),
+      def("cpu.erf", OpType::ERF, 1, "Y = erf(X), in f32 (polynomials and exp, within 2.5 ulps); threaded"),
       def("cpu.pow", OpType::POW, 1, "Y = X ^ exponent (a constant), in f32 (powf: NaN for X < 0 and a non-integer exponent); threaded"),
       fused,
   };

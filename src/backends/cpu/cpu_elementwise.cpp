@@ -1,4 +1,5 @@
 // The CPU elementwise kernels (every op of kGroupStepTypes), in f32, threaded over elements.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -53,12 +54,26 @@ class ElementwiseKernel final : public Kernel {
  private:
   void run_range(int64_t begin, int64_t end) const {
     const Operand& x = in_[0];
+    if (!is_binary_type(type_) && type_ != OpType::BIAS_ADD) {  // a tile at a time (unary_tile)
+      float v[256];
+      for (int64_t l0 = begin; l0 < end; l0 += 256) {
+        const int64_t n = std::min<int64_t>(256, end - l0);
+        // f32 row-major operands are copied (the per-element load and store switch on the dtype).
+        if (x.dtype == DType::f32 && !x.colmajor) std::copy_n(static_cast<const float*>(x.data) + l0, n, v);
+        else
+          for (int64_t j = 0; j < n; ++j) v[j] = x.load(l0 + j);
+        unary_tile(type_, approx_, constant_, v, n);  // CAST: none, the store rounds
+        if (out_.dtype == DType::f32 && !out_.colmajor) std::copy_n(v, n, static_cast<float*>(out_.data) + l0);
+        else
+          for (int64_t j = 0; j < n; ++j) store_from_float(out_.data, out_.dtype, out_.at(l0 + j), v[j]);
+      }
+      return;
+    }
     for (int64_t l = begin; l < end; ++l) {
       const float v = x.load(l);
       float r = v;
       if (type_ == OpType::BIAS_ADD) r = v + load_as_float(in_[1].data, in_[1].dtype, l % bias_len_);
       else if (is_binary_type(type_)) r = binary(type_, v, has_constant_ ? constant_ : in_[1].load(l));
-      else r = unary(type_, v, approx_, constant_);  // the activations and POW; CAST: the store rounds
       store_from_float(out_.data, out_.dtype, out_.at(l), r);
     }
   }

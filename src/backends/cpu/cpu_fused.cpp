@@ -83,11 +83,8 @@ class FusedKernel final : public Kernel {
         default: each([](float a, float b) { return binary(OpType::ADD, a, b); }); break;
       }
     } else {
-      switch (st.type) {
-        case OpType::SILU: for (int j = 0; j < n; ++j) r[j] = silu(x[j]); break;
-        case OpType::RELU: for (int j = 0; j < n; ++j) r[j] = unary(OpType::RELU, x[j], st.approximate); break;
-        default: for (int j = 0; j < n; ++j) r[j] = unary(st.type, x[j], st.approximate, c); break;
-      }
+      std::copy_n(x, n, r);
+      unary_tile(st.type, st.approximate, c, r, n);
     }
     if (st.dtype != DType::f32)
       for (int j = 0; j < n; ++j) r[j] = round_as(st.dtype, r[j]);

@@ -1,17 +1,20 @@
-// The CPU kernels' scalar activations in f32, shared by the single-op and the fused group kernels.
+// The CPU kernels' scalar activations in f32, shared by the single-op and the fused group kernels:
+// exp, tanh and erf from f32_math.hpp (libm's tanhf and erff were most of a small MLP's time).
 #pragma once
 
 #include <cmath>
 
+#include "f32_math.hpp"
 #include "gexec/ir/op.hpp"
 
 namespace gexec::cpu {
 
 // GELU, tanh form: the one formula of the CPU backend (the epilogue, the GELU op, the groups).
-inline float gelu_tanh(float x) { return 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x))); }
-inline float gelu_erf(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678f)); }
-inline float silu(float x) { return x / (1.0f + std::exp(-x)); }
-inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+// 0.5 x (1 + tanh(u)) == x / (1 + exp(-2u)), which does not cancel for negative x.
+inline float gelu_tanh(float x) { return x / (1.0f + f32::exp(-1.5957691216f * (x + 0.044715f * x * x * x))); }
+inline float gelu_erf(float x) { return 0.5f * x * f32::one_plus_erf(x * 0.70710678f); }
+inline float silu(float x) { return x / (1.0f + f32::exp(-x)); }
+inline float sigmoid(float x) { return 1.0f / (1.0f + f32::exp(-x)); }
 
 // A two-operand op of type t (ADD, SUB, MUL, DIV, BIAS_ADD) on x and y, y being the second input,
 // the bias element or the constant: the single-op and the group kernels both call it.
@@ -24,19 +27,24 @@ inline float binary(OpType t, float x, float y) {
   }
 }
 
-// A one-input elementwise op of type t on x: the single-op kernel and the group kernel both call
-// it, so a new activation is written here once. CAST (and anything else) is x: the store rounds.
-// p: POW's exponent (its constant, as an f32). powf: a negative x with a non-integer p gives NaN.
-inline float unary(OpType t, float x, GeluApprox approx, float p = 0.0f) {
+// A one-input elementwise op of type t over v[0, n) in place, the single-op and the group kernels
+// both call it, so a new activation is written here once. CAST (and anything else) leaves v: the
+// store rounds. p: POW's exponent (its constant, as an f32); powf gives NaN for a negative x with a
+// non-integer p. The op's switch is taken once: each case is a loop of one function,
+// which the compiler vectorizes (all but POW, a call into libm).
+inline void unary_tile(OpType t, GeluApprox approx, float p, float* v, int64_t n) {
+  const auto each = [v, n](auto f) {
+    for (int64_t j = 0; j < n; ++j) v[j] = f(v[j]);
+  };
   switch (t) {
-    case OpType::SIGMOID: return sigmoid(x);
-    case OpType::TANH: return std::tanh(x);
-    case OpType::ERF: return std::erf(x);
-    case OpType::POW: return std::pow(x, p);
-    case OpType::RELU: return x < 0 ? 0.0f : x;  // NaN passes through
-    case OpType::GELU: return approx == GeluApprox::tanh ? gelu_tanh(x) : gelu_erf(x);
-    case OpType::SILU: return silu(x);
-    default: return x;
+    case OpType::SIGMOID: return each(sigmoid);
+    case OpType::TANH: return each(f32::tanh);
+    case OpType::ERF: return each(f32::erf);
+    case OpType::POW: return each([p](float x) { return std::pow(x, p); });
+    case OpType::RELU: return each([](float x) { return x < 0 ? 0.0f : x; });  // NaN passes through
+    case OpType::GELU: return approx == GeluApprox::tanh ? each(gelu_tanh) : each(gelu_erf);
+    case OpType::SILU: return each(silu);
+    default: return;
   }
 }
 

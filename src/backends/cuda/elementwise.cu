@@ -120,6 +120,44 @@ __device__ inline float apply_post(const EwArgs& a, float x) {
   return x;
 }
 
+// apply_post with the op fixed at compile time: the one-input kernel below is built per op, so
+// that each holds only its own function's code. With every function's code in one kernel
+// (erfcf, powf, tanhf, ...) the erf GELU of a 256 x 16384 f16 tensor took 15 us on the H200,
+// twice PyTorch's kernel (7.3 us).
+template <Post P>
+__device__ __forceinline__ float post_of(float x, float k) {
+  if constexpr (P == Post::relu) return act::relu(x);
+  if constexpr (P == Post::gelu_tanh) return act::gelu_tanh(x);
+  if constexpr (P == Post::gelu_erf) return act::gelu_erf(x);
+  if constexpr (P == Post::silu) return act::silu(x);
+  if constexpr (P == Post::sigmoid) return act::sigmoid(x);
+  if constexpr (P == Post::tanh) return act::act_tanh(x);
+  if constexpr (P == Post::erf) return act::act_erf(x);
+  if constexpr (P == Post::pow) return act::act_pow(x, k);
+  return x;  // Post::none: a CAST between f16, bf16 and f32
+}
+
+// One input stored like the output (an activation, or a CAST): 16-byte accesses where both
+// buffers allow (vec), elements one by one for the rest.
+template <class TA, class TO, Post P>
+__global__ void ew_unary(const void* a, void* out, int64_t n, float k, bool vec) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t tid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  int64_t start = 0;
+  if (vec) {
+    const int64_t chunks = n / 8;
+    for (int64_t c = tid; c < chunks; c += stride) {
+      float v[8];
+      load8<TA>(a, c, v);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) v[j] = post_of<P>(v[j], k);
+      store8<TO>(out, c, v);
+    }
+    start = chunks * 8;
+  }
+  for (int64_t i = start + tid; i < n; i += stride) store1<TO>(out, i, post_of<P>(load1<TA>(a, i), k));
+}
+
 // The column of storage element i when every operand is stored like the output.
 __device__ inline int64_t linear_col(const EwArgs& p, int64_t i) {
   return p.out_col ? (i % (p.rows * p.cols)) / p.rows : i % p.cols;
@@ -184,13 +222,36 @@ constexpr int64_t kMaxBlocks = 4096;  // enough to fill any current GPU; the loo
 int blocks_for(int64_t work) { return int(std::clamp<int64_t>((work + kThreads - 1) / kThreads, 1, kMaxBlocks)); }
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
+template <class TA, class TO, Post P>
+void launch_unary(const EwArgs& p, int threads, cudaStream_t stream) {
+  const bool vec = p.n >= 8 && aligned16(p.a) && aligned16(p.out);
+  ew_unary<TA, TO, P><<<blocks_for(vec ? p.n / 8 : p.n), threads, 0, stream>>>(p.a, p.out, p.n, p.k, vec);
+}
+
+template <class TA, class TO>
+void launch_unary(const EwArgs& p, int threads, cudaStream_t stream) {
+  switch (p.post) {
+    case Post::none: return launch_unary<TA, TO, Post::none>(p, threads, stream);
+    case Post::relu: return launch_unary<TA, TO, Post::relu>(p, threads, stream);
+    case Post::gelu_tanh: return launch_unary<TA, TO, Post::gelu_tanh>(p, threads, stream);
+    case Post::gelu_erf: return launch_unary<TA, TO, Post::gelu_erf>(p, threads, stream);
+    case Post::silu: return launch_unary<TA, TO, Post::silu>(p, threads, stream);
+    case Post::sigmoid: return launch_unary<TA, TO, Post::sigmoid>(p, threads, stream);
+    case Post::tanh: return launch_unary<TA, TO, Post::tanh>(p, threads, stream);
+    case Post::erf: return launch_unary<TA, TO, Post::erf>(p, threads, stream);
+    case Post::pow: return launch_unary<TA, TO, Post::pow>(p, threads, stream);
+  }
+}
+
 template <class TA, class TB, class TO>
 Status launch_typed(const EwArgs& p, cudaStream_t stream) {
   const bool b_same = p.second == Second::same;
   const bool linear = p.a_col == p.out_col && (!b_same || p.b_col == p.out_col);
   // An empty block is an invalid configuration: how a test makes a launch fail (fault.hpp).
   const int threads = fault::break_launch() ? 0 : kThreads;
-  if (linear) {
+  if (linear && p.second == Second::none) {
+    launch_unary<TA, TO>(p, threads, stream);
+  } else if (linear) {
     const bool vec = p.n >= 8 && aligned16(p.a) && aligned16(p.out) && (!b_same || aligned16(p.b));
     ew_linear<TA, TB, TO><<<blocks_for(vec ? p.n / 8 : p.n), threads, 0, stream>>>(p, vec);
   } else {
