@@ -16,6 +16,7 @@
 #include "../../src/backends/cuda/fused_program.hpp"
 #include "../../src/verify/ref_math.hpp"
 #include "catch.hpp"
+#include "temp_dir.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/ir/printer.hpp"
 #include "gexec/kernels/select.hpp"
@@ -56,8 +57,10 @@ int count(const Graph& g, OpType t) {
 
 using test::inputs_of;
 
+// A folder of the process's own, removed when the tests end.
 std::string temp_dir(const std::string& tag) {
-  auto dir = std::filesystem::temp_directory_path() / ("gexec_blocks_" + tag + "_" + std::to_string(::getpid()));
+  static const gexec::test::TempDir root("blocks");
+  auto dir = root.path / tag;
   std::filesystem::create_directories(dir);
   return dir.string();
 }

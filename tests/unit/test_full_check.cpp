@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catch.hpp"
+#include "temp_dir.hpp"
 #include "../../src/app/check.hpp"
 #include "gexec/app/commands.hpp"
 #include "gexec/io/load.hpp"
@@ -355,8 +356,10 @@ TEST_CASE("bound: alpha and beta reach kernels as f32; a coefficient f32 cannot 
 
 namespace {
 
+// A folder of the process's own, removed when the tests end.
 fs::path scratch(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("gexec_full_" + std::to_string(::getpid())) / name;
+  static const gexec::test::TempDir root("full");
+  fs::path p = root.path / name;
   fs::remove_all(p);
   fs::create_directories(p);
   return p;

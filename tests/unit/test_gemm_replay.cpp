@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "catch.hpp"
+#include "temp_dir.hpp"
 #include "gexec/app/gemm_replay.hpp"
 #include "gexec/app/prepared_run.hpp"
 #include "gexec/io/load.hpp"
@@ -66,8 +67,10 @@ void check_same_product(const Graph& g1, const Op& o1, const Graph& g2, const Op
   }
 }
 
+// A folder of the process's own, removed when the tests end.
 std::string temp_dir(const std::string& what) {
-  const auto dir = std::filesystem::temp_directory_path() / ("gexec_replay_" + what + "_" + std::to_string(getpid()));
+  static const gexec::test::TempDir root("replay");
+  const auto dir = root.path / what;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();

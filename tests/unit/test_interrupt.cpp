@@ -24,8 +24,10 @@ extern char** environ;
 
 namespace {
 
+// A folder of the process's own, removed when the tests end.
 std::string temp_dir(const std::string& what) {
-  const auto dir = std::filesystem::temp_directory_path() / ("gexec_intr_" + what + "_" + std::to_string(getpid()));
+  static const gexec::test::TempDir root("intr");
+  const auto dir = root.path / what;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();

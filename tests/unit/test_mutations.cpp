@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "catch.hpp"
+#include "temp_dir.hpp"
 #include "gexec/app/commands.hpp"
 #include "gexec/io/load.hpp"
 #include "gexec/io/npy.hpp"
@@ -54,8 +55,10 @@ int seeds_from_env(int fallback) {
   return s && std::atoi(s) > 0 ? std::atoi(s) : fallback;
 }
 
+// A folder of the process's own, removed when the tests end.
 fs::path scratch(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("gexec_mut_" + std::to_string(::getpid())) / name;
+  static const gexec::test::TempDir root("mut");
+  fs::path p = root.path / name;
   fs::remove_all(p);
   fs::create_directories(p);
   return p;
