@@ -99,7 +99,10 @@ TEST_CASE("cpu f32 math: special values and the ends of the range", "[cpu][f32-m
   CHECK(f32::one_plus_erf(-inf) == 0.0f);
   // The GELU's negative tail keeps its relative accuracy where 1 + erf would cancel.
   CHECK(std::fabs(f32::one_plus_erf(-3.0f) / std::erfc(3.0) - 1.0) < 1e-6);
-  CHECK(std::isnan(gelu_tanh(-inf)));  // -inf / inf, as the reference's 0.5 x (1 + tanh(u)) = -inf * 0
+  CHECK(std::isnan(gelu_tanh(-inf)));  // -inf * 0, as the reference's 0.5 x (1 + tanh(u))
+  // Where tanh rounds to -1 the GELU is 0, as the reference's (a block of such values is all zero).
+  CHECK(gelu_tanh(-30.0f) == 0.0f);
+  CHECK(gelu_erf(-30.0f) == 0.0f);
   CHECK(gelu_tanh(inf) == inf);
   CHECK(std::isnan(gelu_erf(nan)));
 }
