@@ -228,7 +228,7 @@ class GemmKernel final : public Kernel {
     const int64_t lines = c_colmajor_ ? s_.n : s_.batch * s_.m, len = c_colmajor_ ? s_.m : s_.n;
     void* dst = is_f8(c_dtype_) ? static_cast<void*>(c) : c_;
     const bool along = !c_colmajor_;
-    // A thread from 16384 elements (about 0.5 ns each), or 2048 through the GELU's exp (about
+    // A thread from 16384 elements (about 0.5 ns each), or 2048 through the GELU's tanh (about
     // 3 ns each): with 32768 a 64 x 1024 GELU epilogue ran on 2 of 16 threads.
     const int64_t per_thread = act_ == Act::gelu ? int64_t(1) << 11 : int64_t(1) << 14;
     parallel_for(lines, std::max<int64_t>(1, per_thread / len), [&](int64_t l0, int64_t l1) {
