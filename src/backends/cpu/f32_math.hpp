@@ -6,7 +6,6 @@
 // and kGeluF32Ulps). The coefficients are computed from their definitions, not written as digits.
 #pragma once
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>

@@ -105,25 +105,11 @@ __device__ inline float combine(const EwArgs& p, float x, float y) {
   return x;
 }
 
-__device__ inline float apply_post(const EwArgs& a, float x) {
-  switch (a.post) {
-    case Post::none: return x;
-    case Post::relu: return act::relu(x);
-    case Post::gelu_tanh: return act::gelu_tanh(x);
-    case Post::gelu_erf: return act::gelu_erf(x);
-    case Post::silu: return act::silu(x);
-    case Post::sigmoid: return act::sigmoid(x);
-    case Post::tanh: return act::act_tanh(x);
-    case Post::erf: return act::act_erf(x);
-    case Post::pow: return act::act_pow(x, a.k);
-  }
-  return x;
-}
-
-// apply_post with the op fixed at compile time: the one-input kernel below is built per op, so
-// that each holds only its own function's code. With every function's code in one kernel
-// (erfcf, powf, tanhf, ...) the erf GELU of a 256 x 16384 f16 tensor took 15 us on the H200,
-// twice PyTorch's kernel (7.3 us).
+// The post-step P on x (k: POW's exponent), fixed at compile time: the one-input kernel below is
+// built per op, so that each holds only its own function's code. With every function's code in
+// one kernel (erfcf, powf, tanhf, ...) the erf GELU of a 256 x 16384 f16 tensor took 15.0 us on
+// the H200, twice PyTorch's kernel (7.3 us); built for itself, 13.25 us (profiled on another
+// machine of the same kind): most of the gap is elsewhere, not found.
 template <Post P>
 __device__ __forceinline__ float post_of(float x, float k) {
   if constexpr (P == Post::relu) return act::relu(x);
@@ -135,6 +121,22 @@ __device__ __forceinline__ float post_of(float x, float k) {
   if constexpr (P == Post::erf) return act::act_erf(x);
   if constexpr (P == Post::pow) return act::act_pow(x, k);
   return x;  // Post::none: a CAST between f16, bf16 and f32
+}
+
+// The post-step chosen at run time (the kernels that combine two operands first).
+__device__ inline float apply_post(const EwArgs& a, float x) {
+  switch (a.post) {
+    case Post::none: return x;
+    case Post::relu: return post_of<Post::relu>(x, a.k);
+    case Post::gelu_tanh: return post_of<Post::gelu_tanh>(x, a.k);
+    case Post::gelu_erf: return post_of<Post::gelu_erf>(x, a.k);
+    case Post::silu: return post_of<Post::silu>(x, a.k);
+    case Post::sigmoid: return post_of<Post::sigmoid>(x, a.k);
+    case Post::tanh: return post_of<Post::tanh>(x, a.k);
+    case Post::erf: return post_of<Post::erf>(x, a.k);
+    case Post::pow: return post_of<Post::pow>(x, a.k);
+  }
+  return x;
 }
 
 // One input stored like the output (an activation, or a CAST): 16-byte accesses where both
