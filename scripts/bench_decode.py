@@ -15,7 +15,9 @@ bias of the operands' dtype, it times in one run:
 - PyTorch `F.linear(x, W, bias)` in CUDA graph replay,
 every one on operand sets rotated so that together they exceed the L2 (gexec: --cold-l2, 128 MB;
 PyTorch: as many weight sets as 128 MB holds, at least 2), and, for the up projections (N > K),
-PyTorch's `F.silu(F.linear(...))` (gexec's GEMM_BIAS_ACT has no SiLU activation: its column says so).
+the same with a SiLU after the bias: gexec's GEMM_BIAS_ACT with `act` silu (`--act silu`: the skinny
+kernel applies it in its epilogue, cuBLASLt, which has none, in a second kernel) against PyTorch's
+`F.silu(F.linear(...))`.
 The floor is the weight's bytes at the copy bandwidth measured in the same run (a device copy of
 1 GiB, read + write bytes over time). Prints a table; writes OUT/decode.md, OUT/decode.json and
 OUT/decode.png (time / floor against M), and with --docs the table into that page between its
@@ -83,10 +85,12 @@ def copy_gbps(torch):
     return 2 * n / statistics.median(times) / 1e9
 
 
-def gexec_sweep(args, shapes, dtype, kernel):
+def gexec_sweep(args, shapes, dtype, kernel, act):
     """One `gexec gemm` over all shapes of a dtype: {(m, n, k): row}."""
+    if not shapes:
+        return {}
     spec = ["--shapes", ",".join(f"{m}x{n}x{k}" for m, n, k in shapes), "--dtype", dtype, "--bias", dtype,
-            "--act", "none", "--trans", "nt", "--cold-l2", "--iters", str(args.iters)]
+            "--act", act, "--trans", "nt", "--cold-l2", "--iters", str(args.iters)]
     if kernel:
         spec += ["--kernel", kernel]
     with tempfile.TemporaryDirectory() as d:
@@ -153,17 +157,19 @@ def main():
     rows = []
     for dtype in dtypes:
         shapes = [(m, n, k) for n, k in nks for m in ms]
-        sweeps = {name: gexec_sweep(args, shapes, dtype, kern) for name, kern in KERNELS.items()}
+        up = [(m, n, k) for m, n, k in shapes if n > k]  # the up projections also run with a SiLU
+        sweeps = {(name, act): gexec_sweep(args, shapes if act == "none" else up, dtype, kern, act)
+                  for name, kern in KERNELS.items() for act in ("none", "silu")}
         for m, n, k in shapes:
             for silu in ([False, True] if n > k else [False]):
                 row = {"m": m, "n": n, "k": k, "dtype": dtype, "epilogue": "bias+silu" if silu else "bias",
                        "floor_us": n * k * 2 / (gbps * 1e3)}
                 for name in KERNELS:
-                    p = sweeps[name].get((m, n, k), {})
-                    ok = not silu and p.get("result") == "pass" and "median_us" in p and p.get("l2") == "cold"
+                    p = sweeps[(name, "silu" if silu else "none")].get((m, n, k), {})
+                    ok = p.get("result") == "pass" and "median_us" in p and p.get("l2") == "cold"
                     row[name] = p["median_us"] if ok else None
-                    row[name + " kernel"] = p.get("kernel", "") if not silu else "no SiLU epilogue"
-                    if not silu and p and not ok:
+                    row[name + " kernel"] = p.get("kernel", "")
+                    if p and not ok:
                         row[name + " kernel"] = f"{p.get('result')}: {p.get('error', '')}"[:60]
                 row["torch"] = torch_us(torch, m, n, k, dtype, silu)
                 rows.append(row)

@@ -294,10 +294,9 @@ Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
   });
   if (!biases) return biases.error();
   const bool grouped = !trim(t.groups).empty();
-  auto acts = parse_list<Act>(t.act, "--act", [grouped](std::string_view s) -> Result<Act> {
+  auto acts = parse_list<Act>(t.act, "--act", [](std::string_view s) -> Result<Act> {
     const auto a = parse_act(s);
-    if (!a || (*a == Act::silu && !grouped))
-      return bad_input("--act: '" + std::string(s) + "' is not none, relu or gelu" + (grouped ? " or silu" : " (silu: with --groups)"));
+    if (!a) return bad_input("--act: '" + std::string(s) + "' is not none, relu, gelu or silu");
     return *a;
   });
   if (!acts) return acts.error();

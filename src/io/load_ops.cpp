@@ -202,7 +202,7 @@ bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type,
       if (d) a.alpha = *d;
     }
   }
-  if (grouped) {
+  if (grouped || type == OpType::GEMM_BIAS_ACT) {
     if (const json* j = optional_key(v, "act")) {
       std::optional<Act> act;
       if (auto str = get_string(p, *j, ptr_key(ptr, "act"))) {
@@ -225,17 +225,6 @@ bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type,
         p.add(ptr_key(ptr, "beta"), "beta without \"residual\": true; beta scales R, which needs the residual");
         ok = false;
       }
-    }
-    if (const json* j = optional_key(v, "act")) {
-      std::optional<Act> act;
-      if (auto str = get_string(p, *j, ptr_key(ptr, "act"))) {
-        act = parse_act(*str);
-        // silu is GROUPED_GEMM's only: cuBLASLt has no SiLU epilogue (a SILU op after the product is fused instead).
-        if (act == Act::silu) act.reset();
-        if (!act) p.add(ptr_key(ptr, "act"), "unknown activation " + quote(*str) + "; expected one of none, relu, gelu");
-      }
-      ok = ok && act.has_value();
-      if (act) a.act = *act;
     }
     if (const json* j = optional_key(v, "mnk")) {
       const std::string mptr = ptr_key(ptr, "mnk");

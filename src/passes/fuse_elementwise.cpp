@@ -1,8 +1,9 @@
-// fuse_elementwise: MATMUL [-> BIAS_ADD] [-> RELU | GELU(tanh)] becomes one GEMM_BIAS_ACT, a
+// fuse_elementwise: MATMUL [-> BIAS_ADD] [-> RELU | GELU(tanh) | SILU] becomes one GEMM_BIAS_ACT, a
 // GROUPED_GEMM with act = none -> RELU | GELU(tanh) | SILU takes the activation, and
-// GEMM_BIAS_ACT with act = none -> RELU | GELU(tanh) takes the activation (an ONNX Gemm maps to a
-// GEMM_BIAS_ACT with its bias: the activation after it belongs in its epilogue too; with a
-// residual, act(alpha AB + beta R + Bias) is what the two ops compute, less one rounding).
+// GEMM_BIAS_ACT with act = none -> RELU | GELU(tanh) | SILU takes the activation (a SILU only
+// where silu_stands_alone says; an ONNX Gemm maps to a GEMM_BIAS_ACT with its bias: the
+// activation after it belongs in its epilogue too; with a residual, act(alpha AB + beta R + Bias)
+// is what the two ops compute, less one rounding).
 //
 // A chain fuses only where each intermediate tensor has exactly one reader and is not a graph
 // output (otherwise its value is still needed on its own). The bias must be rank 1 of length N,
@@ -87,9 +88,22 @@ std::string fused_name(const std::string& matmul_name, std::unordered_set<std::s
   return name;
 }
 
-std::optional<Act> act_of(const Op& op) {
+// A SILU after a product becomes its epilogue only where nothing groups with it afterwards: no
+// product kernel of cuBLASLt has a SiLU epilogue, so there it is a second pass over C, which costs
+// what the SILU op alone costs but more than a group that reads C anyway (SwiGLU's SILU and MUL).
+// Not after an f8 product, whose kernel has no SiLU at all.
+bool silu_stands_alone(const Graph& g, const Readers& readers, const Op& product, const Op& silu) {
+  for (TensorId t : {product.inputs[0], product.inputs[1], silu.outputs[0]})
+    if (is_f8(g.tensor(t).dtype)) return false;
+  const auto t = static_cast<size_t>(silu.outputs[0]);
+  if (readers.count[t] == 0) return true;
+  return readers.count[t] == 1 && !is_group_step_type(g.ops[static_cast<size_t>(readers.last[t])].type);
+}
+
+std::optional<Act> act_of(const Graph& g, const Readers& readers, const Op& product, const Op& op) {
   if (op.type == OpType::RELU) return Act::relu;
   if (op.type == OpType::GELU && op.attrs.approximate == GeluApprox::tanh) return Act::gelu;
+  if (op.type == OpType::SILU && silu_stands_alone(g, readers, product, op)) return Act::silu;
   return std::nullopt;
 }
 
@@ -114,7 +128,7 @@ std::optional<Chain> match_chain(const Graph& g, const Readers& readers, size_t 
     next = sole_reader(readers, g, c.result);
   }
   if (next) {
-    if (auto act = act_of(g.ops[*next])) {
+    if (auto act = act_of(g, readers, matmul, g.ops[*next])) {
       c.act = *act;
       c.last = *next;
       c.absorbed.push_back(*next);
@@ -143,8 +157,8 @@ Status fuse_elementwise(Graph& g, const PassContext&) {
     const bool grouped = op.type == OpType::GROUPED_GEMM;
     if ((op.type == OpType::GEMM_BIAS_ACT || grouped) && op.attrs.act == Act::none && op.outputs.size() == 1) {
       const auto next = sole_reader(readers, g, op.outputs[0]);
-      auto act = next ? act_of(g.ops[*next]) : std::nullopt;
-      // SiLU only in the grouped kernel's epilogue (cuBLASLt has none): a SwiGLU gate product.
+      auto act = next ? act_of(g, readers, op, g.ops[*next]) : std::nullopt;
+      // The grouped kernel applies SiLU in its epilogue: a SwiGLU gate product's always.
       if (grouped && next && g.ops[*next].type == OpType::SILU) act = Act::silu;
       if (!act) continue;
       // A grouped product writes a row-major Y: an activation into a colmajor tensor stays apart.

@@ -56,8 +56,10 @@ struct Vals {
 using ref::gelu_erf;
 using ref::gelu_tanh;
 using ref::kGeluSlope;
+using ref::kSiluSlope;
 using ref::relu;
 using ref::round_to;
+using ref::silu;
 using ref::storage_of;
 
 Result<Vals> from_bytes(const Tensor& t, const std::vector<uint8_t>& bytes) {
@@ -233,6 +235,8 @@ struct ProductPlan {
     if (act == Act::gelu)
       var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec.gelu_tanh_rel),
       v = gelu_tanh(v), sc *= kGeluSlope;
+    if (act == Act::silu)  // as the SILU op (ref_math.hpp)
+      var = var * kSiluSlope * kSiluSlope + bound::gelu_eval_var(v), v = silu(v), sc *= kSiluSlope;
     local.add(v, sc, var);
     // A batched C is rank 3 and has no per-axis scale, so x indexes it whole.
     const double rounded = ref::round_real(*ct, int64_t(x), v);

@@ -395,7 +395,8 @@ class Gen {
     if (f8_op && r_.chance(0.5)) at.fast_accum = true;
     if (type == OpType::GEMM_BIAS_ACT) {
       if (r_.chance(0.6)) in.push_back(bias(n));
-      at.act = std::array{Act::none, Act::relu, Act::gelu}[size_t(r_.below(3))];
+      // SiLU on the f16/bf16/f32 products: cuBLASLt's FP8 product has no epilogue for it.
+      at.act = std::array{Act::none, Act::relu, Act::gelu, Act::silu}[size_t(r_.below(f8_op ? 3 : 4))];
       if (r_.chance(0.4)) {
         at.residual = true;
         TensorId res = reuse([&](const Tensor& t) { return not_f8(t) && t.shape == cs; }, 0.5);

@@ -90,6 +90,7 @@ template <Act A>
 float activate(float v) {
   if constexpr (A == Act::relu) return v < 0 ? 0.0f : v;  // NaN passes through
   if constexpr (A == Act::gelu) return gelu_tanh(v);
+  if constexpr (A == Act::silu) return silu(v);
   return v;
 }
 
@@ -223,14 +224,16 @@ class GemmKernel final : public Kernel {
     const DType finish_dtype = is_f8(c_dtype_) ? DType::f32 : c_dtype_;
     const auto finish = act_ == Act::relu ? finisher<Act::relu>(finish_dtype)
                         : act_ == Act::gelu ? finisher<Act::gelu>(finish_dtype)
+                        : act_ == Act::silu ? finisher<Act::silu>(finish_dtype)
                                             : finisher<Act::none>(finish_dtype);
     // Row-major C: one line per row, the bias along it; colmajor C: one line per column.
     const int64_t lines = c_colmajor_ ? s_.n : s_.batch * s_.m, len = c_colmajor_ ? s_.m : s_.n;
     void* dst = is_f8(c_dtype_) ? static_cast<void*>(c) : c_;
     const bool along = !c_colmajor_;
-    // A thread from 16384 elements (about 0.5 ns each), or 2048 through the GELU's tanh (about
-    // 3 ns each): with 32768 a 64 x 1024 GELU epilogue ran on 2 of 16 threads.
-    const int64_t per_thread = act_ == Act::gelu ? int64_t(1) << 11 : int64_t(1) << 14;
+    // A thread from 16384 elements (about 0.5 ns each), or 2048 through the GELU's tanh or the
+    // SiLU's exp (about 3 ns each): with 32768 a 64 x 1024 GELU epilogue ran on 2 of 16 threads.
+    const bool costly = act_ == Act::gelu || act_ == Act::silu;
+    const int64_t per_thread = costly ? int64_t(1) << 11 : int64_t(1) << 14;
     parallel_for(lines, std::max<int64_t>(1, per_thread / len), [&](int64_t l0, int64_t l1) {
       finish(c, dst, bias, along, res, float(s_.beta), len, l0, l1);
     });

@@ -65,9 +65,7 @@ Result<std::unique_ptr<CublasLtGemm>> CublasLtGemm::create(CudaDevice& device, c
   k->bias_ = k->plan_.shape.has_bias ? binding.inputs[2] : nullptr;
   k->c_ = binding.outputs[0];
   if (k->plan_.residual) k->res_ = binding.inputs.back();
-  if (k->epi_.needs_tail)
-    k->fallback_reason_ = "colmajor C: the bias runs along C's columns, which cuBLASLt's bias epilogue cannot "
-                          "add there; a separate kernel adds it after the product";
+  if (k->epi_.needs_tail) k->fallback_reason_ = tail_reason(k->plan_.act, k->plan_.shape.has_bias);
   return k;
 }
 

@@ -426,7 +426,7 @@ Status launch_bias_act(void* c, DType c_t, int64_t batch, int64_t rows, int64_t 
     p.b = bias;
     p.second = Second::bias;
   }
-  p.post = act == Act::relu ? Post::relu : act == Act::gelu ? Post::gelu_tanh : Post::none;
+  p.post = act == Act::relu ? Post::relu : act == Act::gelu ? Post::gelu_tanh : act == Act::silu ? Post::silu : Post::none;
   if (!bias && p.post == Post::none) return Status::success();
   return launch_ew(p, c_t, bias ? bias_t : DType::f32, c_t, stream);
 }

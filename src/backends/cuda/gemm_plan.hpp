@@ -44,6 +44,14 @@ inline std::string name(DType t) { return std::string(dtype_name(t)); }
 inline std::string when(bool once) { return once ? "once, before the runs" : "in every run"; }
 }  // namespace plan_detail
 
+// Why a separate kernel applies the bias and activation after the product (GemmEpilogue).
+inline std::string tail_reason(Act act, bool has_bias) {
+  const std::string what = has_bias ? act != Act::none ? "the bias and the activation" : "the bias" : "the activation";
+  if (act == Act::silu) return "SiLU: cuBLASLt has no SiLU epilogue; a separate kernel applies " + what + " after the product";
+  return "colmajor C: the bias runs along C's columns, which cuBLASLt's bias epilogue cannot add there; a separate "
+         "kernel applies " + what + " after the product";
+}
+
 // Accepts every product whose shapes agree; the notes say what runs beyond the one cuBLASLt call.
 inline GemmPlan plan_gemm(const Graph& g, const Op& op, const KernelOptions& options) {
   using plan_detail::name;
@@ -111,10 +119,7 @@ inline GemmPlan plan_gemm(const Graph& g, const Op& op, const KernelOptions& opt
                                           " into D in every run, then read in place"
                                     : ""));
   }
-  if (p.epi.needs_tail)
-    p.notes.push_back("colmajor C: the bias runs along C's columns, which cuBLASLt's bias epilogue cannot add "
-                      "there; a separate kernel adds the bias" +
-                      std::string(p.act != Act::none ? " and the activation" : "") + " after the product");
+  if (p.epi.needs_tail) p.notes.push_back(tail_reason(p.act, shape->has_bias));
   p.pad = plan_padding(p.view, types, p.epi, p.a_once, p.b_once, options.pad);
   if (p.residual && p.pad.pad) {
     // C would need a padded copy of R in every run: the copy costs what padding wins.

@@ -111,7 +111,8 @@ inline GemmTypes gemm_types(DType a, DType b, DType c) {
 }
 
 // Whether the bias and activation are added by cuBLASLt's epilogue: only where the bias runs
-// along D's rows. The activation follows the bias, so it is fused only when the bias is.
+// along D's rows, and not SiLU, which cuBLASLt has no epilogue for. The activation follows the
+// bias, so it is fused only when the bias is (and the bias only when the activation is).
 struct GemmEpilogue {
   bool fused = false;         // bias and activation (whichever are present) in the epilogue
   bool needs_tail = false;    // bias or activation applied by a separate kernel after the product
@@ -122,7 +123,7 @@ inline GemmEpilogue gemm_epilogue(const GemmView& v, const GemmTypes& t, bool ha
   GemmEpilogue e;
   const bool any = has_bias || act != Act::none;
   if (!any) return e;
-  e.fused = !has_bias || v.bias_on_rows;
+  e.fused = act != Act::silu && (!has_bias || v.bias_on_rows);
   e.needs_tail = !e.fused;
   e.convert_bias = e.fused && has_bias && bias_t != t.d;
   return e;

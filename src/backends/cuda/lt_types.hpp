@@ -28,7 +28,7 @@ inline cublasLtEpilogue_t lt_epilogue(bool bias, Act act) {
     case Act::relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
     case Act::gelu: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
     case Act::none:
-    case Act::silu: break;  // cuBLASLt has no SiLU epilogue; GEMM_BIAS_ACT refuses it at load
+    case Act::silu: break;  // cuBLASLt has no SiLU epilogue: GemmEpilogue applies it after the product
   }
   return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
 }

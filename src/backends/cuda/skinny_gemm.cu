@@ -100,6 +100,7 @@ __device__ __forceinline__ float epilogue(const Args& p, int64_t m, int64_t n, f
   switch (p.act) {
     case Act::relu: return act::relu(v);
     case Act::gelu: return act::gelu_tanh(v);
+    case Act::silu: return act::silu(v);
     default: return v;
   }
 }
