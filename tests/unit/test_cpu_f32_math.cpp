@@ -72,6 +72,45 @@ TEST_CASE("cpu f32 math: exp, tanh, erf and GELU within their bounds over a swee
   CHECK(g_tanh.ulps <= 4.0);
 }
 
+// unary_tile runs a clone built for the CPU (AVX-512, AVX2 or the SSE2 baseline, cpu_unary.cpp);
+// the functions above, inlined here, are the baseline's. Every clone must give their bits, so
+// that the sweep above holds for the clone that runs.
+TEST_CASE("cpu f32 math: the vectorized activation loops give the scalar functions' bits", "[cpu][f32-math]") {
+#if defined(__x86_64__) && defined(__GNUC__)
+  INFO("this CPU runs the " << (__builtin_cpu_supports("avx512f") ? "avx512f" : __builtin_cpu_supports("avx2") ? "avx2" : "default")
+                            << " clone");
+#endif
+  using gexec::GeluApprox;
+  using gexec::OpType;
+  struct Case {
+    OpType type;
+    GeluApprox approx;
+    float (*f)(float);
+  };
+  const Case cases[] = {{OpType::SIGMOID, GeluApprox::none, sigmoid},  {OpType::TANH, GeluApprox::none, f32::tanh},
+                        {OpType::ERF, GeluApprox::none, f32::erf},     {OpType::GELU, GeluApprox::none, gelu_erf},
+                        {OpType::GELU, GeluApprox::tanh, gelu_tanh}, {OpType::SILU, GeluApprox::none, silu}};
+  constexpr int kTile = 256;
+  float x[kTile], v[kTile];
+  int64_t differ = 0, seen = 0;
+  float first = 0;
+  for (const Case& c : cases) {
+    // Every 4093rd bit pattern (a prime: the tiles' lanes meet every kind of value).
+    for (uint64_t b = 0; b < (uint64_t(1) << 32); b += uint64_t(kTile) * 4093) {
+      for (int j = 0; j < kTile; ++j) x[j] = v[j] = from_bits(uint32_t(b + uint64_t(j) * 4093));
+      unary_tile(c.type, c.approx, 0, v, kTile);
+      for (int j = 0; j < kTile; ++j, ++seen) {
+        const float want = c.f(x[j]);
+        const bool same = std::memcmp(&want, &v[j], sizeof want) == 0 || (std::isnan(want) && std::isnan(v[j]));
+        if (!same && differ++ == 0) first = x[j];
+      }
+    }
+  }
+  INFO(differ << " of " << seen << " results differ, the first at x = " << first);
+  CHECK(seen > 6000000);
+  CHECK(differ == 0);
+}
+
 TEST_CASE("cpu f32 math: special values and the ends of the range", "[cpu][f32-math]") {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   CHECK(f32::exp(0.0f) == 1.0f);

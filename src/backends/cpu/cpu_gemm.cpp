@@ -5,6 +5,7 @@
 // and its amax written.
 #include <cblas.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -86,40 +87,46 @@ void store(void* dst, int64_t i, float v) {
   if constexpr (D == DType::bf16) static_cast<uint16_t*>(dst)[i] = float_to_bf16(v);
 }
 
-template <Act A>
-float activate(float v) {
-  if constexpr (A == Act::relu) return v < 0 ? 0.0f : v;  // NaN passes through
-  if constexpr (A == Act::gelu) return gelu_tanh(v);
-  if constexpr (A == Act::silu) return silu(v);
-  return v;
+// The activation over a tile, through the elementwise ops' loops (unary_tile: vectorized).
+void activate(Act act, float* v, int64_t n) {
+  switch (act) {
+    case Act::relu: return unary_tile(OpType::RELU, GeluApprox::tanh, 0, v, n);
+    case Act::gelu: return unary_tile(OpType::GELU, GeluApprox::tanh, 0, v, n);
+    case Act::silu: return unary_tile(OpType::SILU, GeluApprox::tanh, 0, v, n);
+    case Act::none: return;
+  }
 }
 
 // Lines [l0, l1) of the product, each `len` elements in storage order: adds beta * R (given in
 // C's storage order, or null), then the bias (along the line for row-major C, one value per line,
 // a column, for colmajor C), activates, rounds: act(AB + beta R + bias), graph-format.md's order.
-template <Act A, DType D>
+// A tile of a line at a time, so that the activation runs as one loop.
+template <DType D>
 void finish_lines(const float* src, void* dst, const float* bias, bool bias_along, const float* res, float beta,
-                  int64_t len, int64_t l0, int64_t l1) {
+                  Act act, int64_t len, int64_t l0, int64_t l1) {
+  constexpr int64_t kTile = 256;
+  float v[kTile];
   for (int64_t line = l0; line < l1; ++line) {
-    const float* in = src + line * len;
-    const float* r = res ? res + line * len : nullptr;
-    const int64_t base = line * len;
-    auto pre = [&](int64_t p) { return r ? in[p] + beta * r[p] : in[p]; };
-    if (!bias) {
-      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(pre(p)));
-    } else if (bias_along) {
-      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(pre(p) + bias[p]));
-    } else {
-      const float b = bias[line];
-      for (int64_t p = 0; p < len; ++p) store<D>(dst, base + p, activate<A>(pre(p) + b));
+    for (int64_t p0 = 0; p0 < len; p0 += kTile) {
+      const int64_t n = std::min(kTile, len - p0), at = line * len + p0;
+      const float* in = src + at;
+      if (res)
+        for (int64_t j = 0; j < n; ++j) v[j] = in[j] + beta * res[at + j];
+      else
+        std::copy_n(in, n, v);
+      if (bias && bias_along)
+        for (int64_t j = 0; j < n; ++j) v[j] += bias[p0 + j];
+      else if (bias)
+        for (int64_t j = 0; j < n; ++j) v[j] += bias[line];
+      activate(act, v, n);
+      for (int64_t j = 0; j < n; ++j) store<D>(dst, at + j, v[j]);
     }
   }
 }
 
-template <Act A>
 auto finisher(DType d) {
-  return d == DType::f32 ? finish_lines<A, DType::f32> : d == DType::f16 ? finish_lines<A, DType::f16>
-                                                                         : finish_lines<A, DType::bf16>;
+  return d == DType::f32 ? finish_lines<DType::f32> : d == DType::f16 ? finish_lines<DType::f16>
+                                                                      : finish_lines<DType::bf16>;
 }
 
 class GemmKernel final : public Kernel {
@@ -222,10 +229,7 @@ class GemmKernel final : public Kernel {
     if (c_dtype_ == DType::f32 && !bias && !res && act_ == Act::none) return {};
     // An f8 C: residual, bias and activation in place in the f32 scratch, then quantized with its scale.
     const DType finish_dtype = is_f8(c_dtype_) ? DType::f32 : c_dtype_;
-    const auto finish = act_ == Act::relu ? finisher<Act::relu>(finish_dtype)
-                        : act_ == Act::gelu ? finisher<Act::gelu>(finish_dtype)
-                        : act_ == Act::silu ? finisher<Act::silu>(finish_dtype)
-                                            : finisher<Act::none>(finish_dtype);
+    const auto finish = finisher(finish_dtype);
     // Row-major C: one line per row, the bias along it; colmajor C: one line per column.
     const int64_t lines = c_colmajor_ ? s_.n : s_.batch * s_.m, len = c_colmajor_ ? s_.m : s_.n;
     void* dst = is_f8(c_dtype_) ? static_cast<void*>(c) : c_;
@@ -235,7 +239,7 @@ class GemmKernel final : public Kernel {
     const bool costly = act_ == Act::gelu || act_ == Act::silu;
     const int64_t per_thread = costly ? int64_t(1) << 11 : int64_t(1) << 14;
     parallel_for(lines, std::max<int64_t>(1, per_thread / len), [&](int64_t l0, int64_t l1) {
-      finish(c, dst, bias, along, res, float(s_.beta), len, l0, l1);
+      finish(c, dst, bias, along, res, float(s_.beta), act_, len, l0, l1);
     });
     if (is_f8(c_dtype_)) quantize_output(c, s_.batch * s_.m * s_.n, *c_tensor_, c_, amax_);
     return {};

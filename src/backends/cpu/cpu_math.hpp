@@ -29,25 +29,9 @@ inline float binary(OpType t, float x, float y) {
   }
 }
 
-// A one-input elementwise op of type t over v[0, n) in place, the single-op and the group kernels
-// both call it, so a new activation is written here once. CAST (and anything else) leaves v: the
-// store rounds. p: POW's exponent (its constant, as an f32); powf gives NaN for a negative x with a
-// non-integer p. The op's switch is taken once: each case is a loop of one function,
-// which the compiler vectorizes (all but POW, a call into libm).
-inline void unary_tile(OpType t, GeluApprox approx, float p, float* v, int64_t n) {
-  const auto each = [v, n](auto f) {
-    for (int64_t j = 0; j < n; ++j) v[j] = f(v[j]);
-  };
-  switch (t) {
-    case OpType::SIGMOID: return each(sigmoid);
-    case OpType::TANH: return each(f32::tanh);
-    case OpType::ERF: return each(f32::erf);
-    case OpType::POW: return each([p](float x) { return std::pow(x, p); });
-    case OpType::RELU: return each([](float x) { return x < 0 ? 0.0f : x; });  // NaN passes through
-    case OpType::GELU: return approx == GeluApprox::tanh ? each(gelu_tanh) : each(gelu_erf);
-    case OpType::SILU: return each(silu);
-    default: return;
-  }
-}
+// A one-input elementwise op of type t over v[0, n) in place (cpu_unary.cpp): the single-op, the
+// group and the GEMM epilogue kernels all call it, so a new activation is written there once. CAST
+// (and anything else) leaves v: the store rounds. p: POW's exponent (its constant, as an f32).
+void unary_tile(OpType t, GeluApprox approx, float p, float* v, int64_t n);
 
 }  // namespace gexec::cpu
