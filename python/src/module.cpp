@@ -325,7 +325,9 @@ PyTorch's default) and that stream's later work waits for it; run() returns with
 device (call synchronize(), or the caller's own). The GIL is released while the device work is enqueued
 or waited for. Nothing is planned again: a new array only moves the kernels' pointers. An output whose
 memory overlaps an input's or another output's is refused (ValueError): the kernels and check() read
-the inputs after outputs are written.)doc")
+the inputs after outputs are written. Runs, checks and timings of one executor take turns (a call from
+another thread waits); one called from within another on the same thread (an input's __dlpack__ that
+runs the executor) raises ValueError.)doc")
       .def("check", method(&Runner::check, kExecutor),
            "Compares the outputs of the last run with the CPU reference of the graph as loaded, on the inputs of "
            "that run (read from the arrays as they are now). Returns one dict per output: name, dtype, mode, "

@@ -104,15 +104,25 @@ Runner::~Runner() {
   if (device_) (void)device_->synchronize();
 }
 
-// Waits (without the GIL, so that the thread holding the lock can finish) only when contended.
-std::unique_lock<std::mutex> Runner::hold() {
+// Waits (without the GIL, so that the thread holding the lock can finish) only when contended,
+// and never for the calling thread itself.
+Runner::Held Runner::hold() {
   std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
   if (!lock.owns_lock()) {
+    if (holder_.load() == std::this_thread::get_id())
+      throw py::value_error("a run, check or timing of this executor was called from within one of its own (an input's "
+                            "__dlpack__ or an output's buffer calling back into it); it would wait for itself");
     py::gil_scoped_release nogil;
     lock.lock();
   }
-  return lock;
+  return Held(*this, std::move(lock));
 }
+
+Runner::Held::Held(Runner& r, std::unique_lock<std::mutex> lock) : r_(r), lock_(std::move(lock)) {
+  r_.holder_.store(std::this_thread::get_id());
+}
+
+Runner::Held::~Held() { r_.holder_.store(std::thread::id()); }  // before lock_ unlocks
 
 Runner::Slot* Runner::find(std::vector<Slot>& slots, const std::string& name) {
   for (Slot& s : slots)
@@ -204,7 +214,7 @@ void Runner::unknown_names(const py::dict& inputs, const py::dict& outputs) {
 }
 
 py::dict Runner::run(const py::dict& inputs, const py::object& outputs) {
-  std::unique_lock<std::mutex> lock = hold();
+  const Held held = hold();
   if (!outputs.is_none() && !py::isinstance<py::dict>(outputs))
     throw py::type_error("outputs: expected a dict {name: array} or None");
   const py::dict given_out = outputs.is_none() ? py::dict() : outputs.cast<py::dict>();
@@ -300,7 +310,7 @@ Status Runner::enqueue_run() {
 }
 
 py::list Runner::check() {
-  std::unique_lock<std::mutex> lock = hold();
+  const Held held = hold();
   if (!ran_)
     throw_runtime_error("check(): there is no run to check (none yet, or the last call to run() was refused); call "
                         "run() first");
@@ -361,7 +371,7 @@ py::dict Runner::time(int iters, int warmup_iters, double warmup_ms, bool cuda_g
     throw py::value_error("warmup_ms: " + number_text(warmup_ms) + "; expected a number from 0 to 3600000");
   if (peak_tflops && !(*peak_tflops > 0 && *peak_tflops <= 1e9))
     throw py::value_error("peak_tflops: " + number_text(*peak_tflops) + "; expected a number above 0 up to 1000000000");
-  std::unique_lock<std::mutex> lock = hold();
+  const Held held = hold();
   TimingOptions opts{.iters = iters, .warmup_iters = warmup_iters, .warmup_ms = warmup_ms, .cuda_graph = cuda_graph,
                      .profile = profile};
   // Ctrl-C (any signal whose handler raises) stops the timing between samples; its exception is

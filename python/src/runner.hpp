@@ -5,11 +5,13 @@
 
 #include <pybind11/pybind11.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "arrays.hpp"
@@ -89,7 +91,19 @@ class Runner {
     py::object result;  // an output's array returned by the last run
     bool copied = false;  // an output no caller's buffer can hold (why_not): copied out after the run
   };
-  std::unique_lock<std::mutex> hold();
+  // The runner's lock, held for a run, a check or a timing; released with the object.
+  class Held {
+   public:
+    Held(Runner& r, std::unique_lock<std::mutex> lock);
+    ~Held();
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
+
+   private:
+    Runner& r_;
+    std::unique_lock<std::mutex> lock_;
+  };
+  Held hold();
   [[noreturn]] void unknown_names(const py::dict& inputs, const py::dict& outputs);  // the KeyError
   Slot* find(std::vector<Slot>& slots, const std::string& name);
   void bind_given(Slot& s, const py::handle& obj);
@@ -101,6 +115,9 @@ class Runner {
   void refuse_aliasing();
 
   std::mutex mutex_;  // one run (or check or timing) at a time: they share the bindings
+  // The thread holding mutex_: a call from it while it holds the lock (an input's __dlpack__ that
+  // runs the graph again) is refused, where waiting for the lock would wait for itself.
+  std::atomic<std::thread::id> holder_{};
   std::unique_ptr<PreparedRun> run_;
   Backend backend_ = Backend::cpu;
   std::shared_ptr<Device> device_;  // run_'s

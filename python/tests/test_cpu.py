@@ -1,4 +1,5 @@
 """The Python API on the CPU backend with NumPy arrays: binding without copies, results, errors."""
+import faulthandler
 import json
 import os
 import signal
@@ -236,6 +237,34 @@ def test_unknown_names_are_key_errors(ex):
 def test_not_an_array_is_a_type_error(ex):
     with pytest.raises(TypeError, match=r"input A: expected an array with __dlpack__"):
         ex.run({"A": [[1.0]]})
+
+
+def test_a_run_from_within_a_run_is_refused_not_a_deadlock(ex):
+    a, b, bias = arrays()
+    seen = []
+
+    class Reentrant:
+        """An input whose conversion runs the executor again, as a callback might."""
+
+        def __dlpack_device__(self):
+            return a.__dlpack_device__()
+
+        def __dlpack__(self, *args, **kwargs):
+            try:
+                ex.run({"A": a, "B": b, "Bias": bias})
+            except ValueError as e:
+                seen.append(str(e))
+            return a.__dlpack__(*args, **kwargs)
+
+    # Were it to deadlock, the watchdog ends the process (exit 1) instead of hanging the suite.
+    faulthandler.dump_traceback_later(60, exit=True)
+    try:
+        out = ex.run({"A": Reentrant(), "B": b, "Bias": bias})
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    assert len(seen) == 1 and "called from within one of its own" in seen[0]
+    close(out["C"], reference(a, b, bias))
+    close(ex.run({"A": a, "B": b, "Bias": bias})["C"], reference(a, b, bias))  # the lock was released
 
 
 def test_errors_leave_the_executor_usable(ex):
