@@ -128,16 +128,19 @@ void PackedB::multiply(const float* a, int64_t lda, int64_t m, float alpha, floa
     a_blocks_.reset(new_floats(a_capacity_));
   }
   float* pa = a_blocks_.get();
-  parallel_for(row_blocks, std::max<int64_t>(1, (int64_t(1) << 16) / (kRows * k_)), [&](int64_t b0, int64_t b1) {
-    for (int64_t rb = b0; rb < b1; ++rb)
-      for (int64_t k0 = 0; k0 < k_; k0 += kDepth) {
-        float* dst = a_block(pa, rb, k0);
-        const int64_t depth = std::min(kDepth, k_ - k0);
-        for (int64_t r = 0; r < kRows; ++r) {
-          const int64_t row = rb * kRows + r;
-          for (int64_t kk = 0; kk < depth; ++kk) dst[kk * kRows + r] = row < m ? a[row * lda + k0 + kk] : 0.0f;
-        }
+  // One piece per row block and part of K (up to 4096 values): in pieces of whole row blocks over
+  // all of K, a decode-sized A (64 rows, 8 blocks) was copied by one thread while the others waited.
+  const int64_t parts = (k_ + kDepth - 1) / kDepth;
+  parallel_for(row_blocks * parts, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t rb = i / parts, k0 = (i % parts) * kDepth;
+      float* dst = a_block(pa, rb, k0);
+      const int64_t depth = std::min(kDepth, k_ - k0);
+      for (int64_t r = 0; r < kRows; ++r) {
+        const int64_t row = rb * kRows + r;
+        for (int64_t kk = 0; kk < depth; ++kk) dst[kk * kRows + r] = row < m ? a[row * lda + k0 + kk] : 0.0f;
       }
+    }
   });
   // Panels alone give every thread work where there are twice as many as threads; with fewer
   // (a narrow N) each panel's rows are split too.
