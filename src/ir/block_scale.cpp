@@ -17,9 +17,11 @@ bool is_block_scale(const Graph& g, TensorId s) {
 }
 
 std::vector<int64_t> block_scale_shape(const Tensor& t) {
-  if (!t.scale.is_block() || t.rank() != 2 || t.scale.block[1] <= 0) return {};
+  if (!t.scale.is_block() || (t.rank() != 2 && t.rank() != 3) || t.scale.block[1] <= 0) return {};
   const auto up = [](int64_t n, int64_t b) { return n / b + (n % b != 0); };  // no n + b overflow
-  return {up(t.shape[0], t.scale.block[0]), up(t.shape[1], t.scale.block[1])};
+  const int64_t rows = t.shape[size_t(t.rank() - 2)], cols = t.shape.back();
+  if (t.rank() == 3) return {t.shape[0], up(rows, t.scale.block[0]), up(cols, t.scale.block[1])};
+  return {up(rows, t.scale.block[0]), up(cols, t.scale.block[1])};
 }
 
 bool writes_block_scale(const Graph& g, const Op& op) {
@@ -58,7 +60,8 @@ std::vector<TensorId> op_reads(const Graph& g, const Op& op) {
 Tensor with_block_values(const Tensor& t, const float* s) {
   Tensor r = t;
   const std::vector<int64_t> shape = block_scale_shape(t);
-  const size_t n = shape.empty() ? 0 : size_t(shape[0] * shape[1]);
+  size_t n = shape.empty() ? 0 : 1;
+  for (int64_t d : shape) n *= size_t(d);
   r.scale.values.assign(s, s + n);
   return r;
 }

@@ -29,8 +29,9 @@ std::vector<std::string> check_scale(const Tensor& t) {
     return p;
   }
   if (t.scale.is_block()) {
-    if (t.rank() != 2)
-      p.push_back("a block scale needs a rank-2 tensor; the shape is " + shape_str(t.shape));
+    if (t.rank() != 2 && t.rank() != 3)
+      p.push_back("a block scale needs a rank-2 tensor (or rank 3, a GROUPED_GEMM's W); the shape is " +
+                  shape_str(t.shape));
     else if (t.scale.block[0] <= 0 || t.scale.block[1] <= 0)
       p.push_back("block " + shape_str({t.scale.block[0], t.scale.block[1]}) + " has a side that is not positive");
     return p;
@@ -71,7 +72,7 @@ std::string block_scale_values_problem(const std::vector<double>& values) {
 
 std::vector<std::string> check_block_scale(const Graph& g, const Tensor& t) {
   std::vector<std::string> p;
-  if (!t.scale.is_block() || t.rank() != 2 || !check_scale(t).empty()) return p;
+  if (!t.scale.is_block() || !check_scale(t).empty()) return p;
   if (t.scale.tensor < 0 || size_t(t.scale.tensor) >= g.tensors.size()) {
     p.push_back("the block scale names no tensor");
     return p;
@@ -128,6 +129,12 @@ std::vector<std::string> check_f8_op(const Graph& g, const Op& op) {
     return p;
   }
   const Tensor& out = g.tensor(op.outputs[0]);
+  // Rank-3 blocks are a GROUPED_GEMM W's (the experts' weights, one S matrix each): given, not
+  // computed or read by a CAST.
+  for (const Tensor* t : {&g.tensor(op.inputs[0]), &out})
+    if (op.type == OpType::CAST && t->scale.is_block() && t->rank() != 2)
+      p.push_back(type + (t == &out ? " writes " : " reads ") + named(*t) + " with a block scale at rank " +
+                  std::to_string(t->rank()) + "; a CAST quantizes to and dequantizes from block scales at rank 2");
   if (writes_block_scale(g, op)) {
     // The quantizing CAST: outputs Y and Y's S (whose dtype and shape check_block_scale checks).
   } else if (out.scale.is_block() && op.outputs.size() > 1) {

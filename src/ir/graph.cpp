@@ -245,11 +245,19 @@ std::vector<std::string> check_grouped(const Graph& g, const Op& op) {
   const Tensor& w = g.tensor(op.inputs[1]);
   auto plain = [](DType t) { return t == DType::f16 || t == DType::bf16 || t == DType::f32; };
   if (is_f8(x.dtype) || is_f8(w.dtype)) {  // the FP8 rules themselves: check_f8_op
-    for (const Tensor* t : {&x, &w})
-      if (t->scale.is_block())
-        problems.push_back("GROUPED_GEMM " + std::string(t == &x ? "X" : "W") + " \"" + t->name +
-                           "\" has a block scale; block-scaled f8 operands of GROUPED_GEMM are not supported yet "
-                           "(tensor-wise scales are; X may also be scaled per row or column)");
+    // Block scales as a product takes them (graph-format.md, FP8): X 1 x 128 along K, each
+    // expert's W 128 x 128; both operands or neither.
+    if (x.scale.is_block() != w.scale.is_block())
+      problems.push_back("GROUPED_GEMM has a block scale on " + std::string(x.scale.is_block() ? "X" : "W") + " \"" +
+                         (x.scale.is_block() ? x.name : w.name) + "\" but not on " +
+                         (x.scale.is_block() ? "W \"" + w.name : "X \"" + x.name) +
+                         "\"; block scaling needs both operands block-scaled");
+    if (x.scale.is_block() && x.scale.block != std::array<int64_t, 2>{1, 128})
+      problems.push_back("GROUPED_GEMM X \"" + x.name + "\" has blocks " + shape_str({x.scale.block[0], x.scale.block[1]}) +
+                         "; X takes [1,128] (one scale per row and 128 along K)");
+    if (w.scale.is_block() && w.scale.block != std::array<int64_t, 2>{128, 128})
+      problems.push_back("GROUPED_GEMM W \"" + w.name + "\" has blocks " + shape_str({w.scale.block[0], w.scale.block[1]}) +
+                         "; W takes [128,128] (one scale per 128 x 128 block of each expert's weight)");
   } else if (x.dtype != w.dtype || !plain(x.dtype))
     problems.push_back("GROUPED_GEMM X \"" + x.name + "\" is " + std::string(dtype_name(x.dtype)) + " and W \"" + w.name +
                        "\" " + std::string(dtype_name(w.dtype)) + "; both must be one of f16, bf16, f32 (or both f8)");

@@ -410,17 +410,25 @@ class Gen {
   }
 
   // A GROUPED_GEMM: X [T, K] made before or a new input, 1 to 4 groups with sorted offsets (empty
-  // groups and rows no group owns among them), W of X's dtype stored either way, maybe a bias.
+  // groups and rows no group owns among them), W of X's dtype stored either way, maybe a bias; or
+  // block-scaled f8 X (1 x 128) and W (128 x 128 per expert), their S given.
   // The offsets are not put in the pool: no other op may read an i32 tensor.
   void grouped() {
-    TensorId x = reuse([](const Tensor& t) { return !is_f8(t.dtype) && t.dtype != DType::i32 && t.rank() == 2 &&
-                                                    t.layout == Layout::rowmajor; });
-    if (x == kNone) x = input({dim(), dim()}, plain(), Layout::rowmajor);
+    const bool blocks = r_.chance(0.2);
+    TensorId x = blocks ? kNone : reuse([](const Tensor& t) {
+      return !is_f8(t.dtype) && t.dtype != DType::i32 && t.rank() == 2 && t.layout == Layout::rowmajor;
+    });
+    if (x == kNone) x = input({dim(), blocks ? r_.range(1, 300) : dim()}, blocks ? f8() : plain(), Layout::rowmajor);
     const int64_t tokens = g_.tensor(x).shape[0], k = g_.tensor(x).shape[1], n = dim();
     const int64_t groups = r_.range(1, 4);
     const bool tb = r_.chance(0.5);
-    const TensorId w = input(tb ? std::vector<int64_t>{groups, n, k} : std::vector<int64_t>{groups, k, n}, g_.tensor(x).dtype,
+    const DType wt = !blocks ? g_.tensor(x).dtype : g_.tensor(x).dtype == DType::f8e5m2 ? DType::f8e4m3 : f8();
+    const TensorId w = input(tb ? std::vector<int64_t>{groups, n, k} : std::vector<int64_t>{groups, k, n}, wt,
                              Layout::rowmajor);
+    if (blocks) {
+      block_scale(x, {1, 128}, false), block_scale(w, {128, 128}, false);
+      pool_.erase(std::remove(pool_.begin(), pool_.end(), w), pool_.end());  // no CAST reads rank-3 blocks
+    }
     const TensorId off = new_tensor({groups}, DType::i32, Layout::rowmajor);
     std::vector<double> ends;
     for (int64_t e = 0; e < groups; ++e) ends.push_back(r_.range(0, int(tokens)));

@@ -399,3 +399,110 @@ TEST_CASE("block scales on CUDA, planned without a device: cuBLASLt's layouts of
   CHECK(test::has(r4.output, "B's S (1x128, VEC128_32F) N-major [2,128]"));
   for (const std::string& p : {both_2d, fast, vec}) std::filesystem::remove(p);
 }
+
+namespace {
+
+// GROUPED_GEMM with X [2, 256] (1x128 blocks) against two experts' W [2, 256, 1] (128x128 blocks:
+// S [2, 2, 1], one matrix per expert), a row each; S values and a second op's attrs as given.
+std::string grouped_blocks(const std::string& w_block = "[128, 128]", const std::string& sw_shape = "[2, 2, 1]") {
+  return R"({"format": "gexec.graph", "version": 1, "tensors": [
+      {"name": "X", "shape": [2, 256], "dtype": "f8e4m3", "scale": {"block": [1, 128], "tensor": "SX"}},
+      {"name": "SX", "shape": [2, 2], "dtype": "f32", "init": {"values": [0.5, 4, 2, 0.125]}},
+      {"name": "W", "shape": [2, 256, 1], "dtype": "f8e4m3", "scale": {"block": )" + w_block + R"(, "tensor": "SW"}},
+      {"name": "SW", "shape": )" + sw_shape + R"(, "dtype": "f32", "init": {"values": [0.25, 2, 8, 0.0625]}},
+      {"name": "offsets", "shape": [2], "dtype": "i32", "init": {"values": [1, 2]}},
+      {"name": "Y", "shape": [2, 1], "dtype": "f32"}],
+    "ops": [{"op_type": "GROUPED_GEMM", "inputs": ["X", "W", "offsets"], "outputs": ["Y"]}]})";
+}
+
+}  // namespace
+
+TEST_CASE("block scales on GROUPED_GEMM: each expert's W has its own S matrix; X's K blocks their own scales",
+          "[f8][block][grouped]") {
+  const Graph g = load_ok(grouped_blocks());
+  std::map<std::string, std::vector<uint8_t>> in;
+  in["X"] = std::vector<uint8_t>(512, f8::encode(1.0, f8::kE4M3));
+  in["W"] = in["X"];
+  in["SX"] = f32_bytes({0.5f, 4.0f, 2.0f, 0.125f});
+  in["SW"] = f32_bytes({0.25f, 2.0f, 8.0f, 0.0625f});
+  in["offsets"] = {1, 0, 0, 0, 2, 0, 0, 0};
+  auto r = run_reference(g, in);
+  REQUIRE(r.ok());
+  // Row 0 (expert 0): 128 (0.5 x 0.25 + 4 x 2); row 1 (expert 1): 128 (2 x 8 + 0.125 x 0.0625).
+  CHECK(r->at("Y").value == std::vector<double>{128 * (0.5 * 0.25 + 4.0 * 2.0), 128 * (2.0 * 8.0 + 0.125 * 0.0625)});
+  // The CPU backend computes the same and passes the check; a kernel that read expert 1 with
+  // expert 0's S would not (below).
+  test::TempDir dir("grouped_blocks");
+  const std::string path = dir / "g.json";
+  test::write(path, grouped_blocks());
+  auto run = test::run_gexec("run --backend cpu '" + path + "'");
+  INFO(run.output);
+  CHECK(run.status == 0);
+  CHECK(test::has(run.output, "result: pass"));
+}
+
+TEST_CASE("block scales on GROUPED_GEMM: the check refuses an expert read with another expert's S", "[f8][block][grouped]") {
+  // Y = X8 W8 over 3 experts: X8 [96, 256] (1x128), W8 [3, 256, 128] (128x128 blocks, S [3, 2, 1]).
+  const Graph g = load_ok(R"({"format": "gexec.graph", "version": 1, "tensors": [
+      {"name": "X8", "shape": [96, 256], "dtype": "f8e4m3", "scale": {"block": [1, 128], "tensor": "SX"}},
+      {"name": "SX", "shape": [96, 2], "dtype": "f32", "init": {"dist": "uniform", "low": 0.01, "high": 0.02}},
+      {"name": "W8", "shape": [3, 256, 128], "dtype": "f8e4m3", "scale": {"block": [128, 128], "tensor": "SW"}},
+      {"name": "SW", "shape": [3, 2, 1], "dtype": "f32", "init": {"dist": "uniform", "low": 0.001, "high": 0.002}},
+      {"name": "offsets", "shape": [3], "dtype": "i32", "init": {"values": [30, 60, 96]}},
+      {"name": "Y", "shape": [96, 128], "dtype": "bf16"}],
+    "ops": [{"op_type": "GROUPED_GEMM", "inputs": ["X8", "W8", "offsets"], "outputs": ["Y"]}]})");
+  std::map<std::string, std::vector<uint8_t>> in;
+  for (const char* name : {"SX", "SW", "X8", "W8", "offsets"})
+    in[name] = generate_input(drawable_input(g, g.find_tensor(name), in, 7), 7);
+  auto ref = run_reference(g, in);
+  REQUIRE(ref.ok());
+  const Tensor& y = g.tensor(g.find_tensor("Y"));
+  auto as_bf16 = [&](const std::vector<double>& v) {
+    std::vector<uint8_t> b(size_t(y.bytes()));
+    for (size_t i = 0; i < v.size(); ++i) store_real(b.data(), y, int64_t(i), v[i]);
+    return b;
+  };
+  CHECK(compare_output(y, as_bf16(ref->at("Y").value).data(), ref->at("Y"), output_tolerance(y)).pass);
+  // Expert 2's second K block read with expert 0's scale for it: SW[2, 1, 0] = SW[0, 1, 0].
+  auto wrong = in;
+  auto* sw = reinterpret_cast<float*>(wrong["SW"].data());
+  REQUIRE(sw[5] != sw[1]);
+  sw[5] = sw[1];
+  auto mutant = run_reference(g, wrong);
+  REQUIRE(mutant.ok());
+  const OutputCheck bad = compare_output(y, as_bf16(mutant->at("Y").value).data(), ref->at("Y"), output_tolerance(y));
+  INFO("ratios " << bad.max_ratio << " / " << bad.norm_ratio);
+  CHECK_FALSE(bad.pass);
+}
+
+TEST_CASE("block scales on GROUPED_GEMM: the format's rules, and CUDA's kernel refuses them with the reason",
+          "[f8][block][grouped][cli]") {
+  test::TempDir dir("grouped_block_rules");
+  auto refused = [&](const std::string& text, const std::string& says) {
+    const std::string path = dir / "g.json";
+    test::write(path, text);
+    auto r = test::run_gexec("validate '" + path + "'");
+    INFO(r.output);
+    CHECK(r.status == 2);
+    CHECK(test::has(r.output, says));
+  };
+  refused(grouped_blocks("[1, 128]", "[2, 256, 1]"), "W takes [128,128]");
+  refused(grouped_blocks("[128, 128]", "[2, 1]"), "block scale tensor \"SW\" must be f32 [2,2,1]");
+  std::string x_only = grouped_blocks();
+  x_only.replace(x_only.find(R"(, "scale": {"block": [128, 128], "tensor": "SW"})"),
+                 std::string(R"(, "scale": {"block": [128, 128], "tensor": "SW"})").size(), "");
+  refused(x_only, "block scaling needs both operands block-scaled");
+  // A CAST neither computes nor reads rank-3 block scales.
+  refused(R"({"format": "gexec.graph", "version": 1, "tensors": [
+      {"name": "W", "shape": [2, 256, 128], "dtype": "bf16"},
+      {"name": "W8", "shape": [2, 256, 128], "dtype": "f8e4m3", "scale": {"block": [128, 128], "tensor": "S"}},
+      {"name": "S", "shape": [2, 2, 1], "dtype": "f32"}],
+    "ops": [{"op_type": "CAST", "inputs": ["W"], "outputs": ["W8"]}]})",
+          "a CAST quantizes to and dequantizes from block scales at rank 2");
+  const std::string path = dir / "cuda.json";
+  test::write(path, grouped_blocks());
+  auto cuda = test::run_gexec("run --dry-run --arch sm_90 --backend cuda '" + path + "'");
+  INFO(cuda.output);
+  CHECK(cuda.status != 0);
+  CHECK(test::has(cuda.output, "this kernel takes tensor-wise scales (the CPU backend takes the others)"));
+}

@@ -19,7 +19,8 @@ bool has_block_scales(const Graph& g);
 // Whether tensor `s` is the S of a block-scaled tensor.
 bool is_block_scale(const Graph& g, TensorId s);
 
-// [ceil(R / BR), ceil(C / BC)]: the shape of S for a rank-2 tensor with a block scale.
+// [ceil(R / BR), ceil(C / BC)]: the shape of S for a rank-2 tensor [R, C] with a block scale;
+// [G, ceil(R / BR), ceil(C / BC)] for a rank-3 one [G, R, C]. Empty for any other.
 std::vector<int64_t> block_scale_shape(const Tensor& t);
 
 // Whether the op is a CAST that computes its output's S: its second output is S of its first.

@@ -37,10 +37,12 @@ struct Init {
 
 // The scale of an f8 tensor: real value = stored value x scale. One value for the whole tensor
 // (axis -1), or one per row (axis 0) or per column (axis 1) of a rank-2 tensor, in logical
-// (row, column) terms whatever the layout; or one per [BR, BC] block of a rank-2 tensor (block
-// scaling), read from the f32 tensor S = `tensor` of shape [ceil(R / BR), ceil(C / BC)]. S's values
-// are data, known only in a run: `values` is empty in the graph and holds them, block by block in
-// row-major order, in a copy made to read real values with (with_block_values, block_scale.hpp).
+// (row, column) terms whatever the layout; or one per [BR, BC] block of the last two dimensions
+// (R x C) of a rank-2 tensor, or of each matrix of a rank-3 one [G, R, C] (block scaling), read
+// from the f32 tensor S = `tensor` of shape [ceil(R / BR), ceil(C / BC)] ([G, ...] for rank 3).
+// S's values are data, known only in a run: `values` is empty in the graph and holds them, block by
+// block in row-major order, in a copy made to read real values with (with_block_values,
+// block_scale.hpp).
 // Other dtypes keep the default.
 struct Scale {
   int axis = -1;
@@ -72,8 +74,12 @@ struct Tensor {
   // A block scale not yet given S's values reads NaN, which no check passes.
   double scale_at(int64_t logical) const {
     if (scale.is_block()) {
-      const int64_t cols = shape[1], block_cols = cols / scale.block[1] + (cols % scale.block[1] != 0);
-      const size_t at = size_t((logical / cols / scale.block[0]) * block_cols + (logical % cols) / scale.block[1]);
+      const int64_t rows = shape[shape.size() - 2], cols = shape.back();
+      const int64_t block_rows = rows / scale.block[0] + (rows % scale.block[0] != 0);
+      const int64_t block_cols = cols / scale.block[1] + (cols % scale.block[1] != 0);
+      const int64_t matrix = logical / (rows * cols), in = logical % (rows * cols);
+      const size_t at = size_t((matrix * block_rows + in / cols / scale.block[0]) * block_cols +
+                               (in % cols) / scale.block[1]);
       return at < scale.values.size() ? scale.values[at] : std::nan("");
     }
     if (scale.axis < 0) return scale.values[0];

@@ -8,6 +8,7 @@
 
 #include "cpu_kernels.hpp"
 #include "cpu_math.hpp"
+#include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/grouped_shape.hpp"
 #include "gexec/ir/real_value.hpp"
 
@@ -25,9 +26,10 @@ float activate(Act a, float v) {
 }
 
 // The n elements of tensor t's buffer as f32 (a copy only where t is not f32); an f8 tensor's
-// real values, code x scale.
-const float* widened(const void* data, const Tensor& t, int64_t n, std::vector<float>& copy) {
-  if (t.dtype == DType::f32) return static_cast<const float*>(data);
+// real values, code x scale (a block scale's S given, as it is in this run).
+const float* widened(const void* data, const Tensor& graph_t, const void* s, int64_t n, std::vector<float>& copy) {
+  if (graph_t.dtype == DType::f32) return static_cast<const float*>(data);
+  const Tensor t = s ? with_block_values(graph_t, static_cast<const float*>(s)) : graph_t;
   copy.resize(size_t(n));
   parallel_for(n, int64_t(1) << 16, [&](int64_t b, int64_t e) {
     if (is_f8(t.dtype))
@@ -42,16 +44,19 @@ class GroupedKernel final : public Kernel {
  public:
   GroupedKernel(const Graph& g, const Op& op, const GroupedShape& s, const Binding& b)
       : s_(s), b_(b), x_t_(g.tensor(op.inputs[0])), w_t_(g.tensor(op.inputs[1])),
-        y_t_(g.tensor(op.outputs[0]).dtype), bias_t_(s.has_bias ? g.tensor(op.inputs[3]) : Tensor{}) {}
+        y_t_(g.tensor(op.outputs[0]).dtype), bias_t_(s.has_bias ? g.tensor(op.inputs[3]) : Tensor{}),
+        x_s_(block_s(g, op, op.inputs[0], b)), w_s_(block_s(g, op, op.inputs[1], b)) {}
 
   Status prepare() override { return {}; }
 
   Status run() override {
     const auto* ends = static_cast<const int32_t*>(b_.inputs[2]);
     if (std::string p = offsets_problem(ends, s_.groups, s_.tokens); !p.empty()) return runtime_error(p);
-    const float* x = widened(b_.inputs[0], x_t_, s_.tokens * s_.k, x32_);
-    const float* w = widened(b_.inputs[1], w_t_, s_.groups * s_.k * s_.n, w32_);
-    const float* bias = s_.has_bias ? widened(b_.inputs[3], bias_t_, s_.groups * s_.n, bias32_) : nullptr;
+    if ((x_t_.scale.is_block() && !x_s_) || (w_t_.scale.is_block() && !w_s_))
+      return runtime_error("cpu.grouped_gemm: a block scale's S is not bound");
+    const float* x = widened(b_.inputs[0], x_t_, x_s_, s_.tokens * s_.k, x32_);
+    const float* w = widened(b_.inputs[1], w_t_, w_s_, s_.groups * s_.k * s_.n, w32_);
+    const float* bias = s_.has_bias ? widened(b_.inputs[3], bias_t_, nullptr, s_.groups * s_.n, bias32_) : nullptr;
     y32_.resize(size_t(s_.tokens * s_.n));
     int64_t begin = 0;
     for (int64_t e = 0; e < s_.groups; ++e) {
@@ -91,7 +96,13 @@ class GroupedKernel final : public Kernel {
   Tensor x_t_, w_t_;  // copies: their dtypes and (f8) scales
   DType y_t_;
   Tensor bias_t_;
+  const void *x_s_, *w_s_;  // the S of a block-scaled X and W (read in every run), else null
   std::vector<float> x32_, w32_, bias32_, y32_;
+
+  static const void* block_s(const Graph& g, const Op& op, TensorId t, const Binding& b) {
+    const int slot = scale_slot(g, op, t);
+    return slot >= 0 && size_t(slot) < b.scales.size() ? b.scales[size_t(slot)] : nullptr;
+  }
 };
 
 }  // namespace
