@@ -87,16 +87,6 @@ void store(void* dst, int64_t i, float v) {
   if constexpr (D == DType::bf16) static_cast<uint16_t*>(dst)[i] = float_to_bf16(v);
 }
 
-// The activation over a tile, through the elementwise ops' loops (unary_tile: vectorized).
-void activate(Act act, float* v, int64_t n) {
-  switch (act) {
-    case Act::relu: return unary_tile(OpType::RELU, GeluApprox::tanh, 0, v, n);
-    case Act::gelu: return unary_tile(OpType::GELU, GeluApprox::tanh, 0, v, n);
-    case Act::silu: return unary_tile(OpType::SILU, GeluApprox::tanh, 0, v, n);
-    case Act::none: return;
-  }
-}
-
 // Lines [l0, l1) of the product, each `len` elements in storage order: adds beta * R (given in
 // C's storage order, or null), then the bias (along the line for row-major C, one value per line,
 // a column, for colmajor C), activates, rounds: act(AB + beta R + bias), graph-format.md's order.
@@ -118,7 +108,7 @@ void finish_lines(const float* src, void* dst, const float* bias, bool bias_alon
         for (int64_t j = 0; j < n; ++j) v[j] += bias[p0 + j];
       else if (bias)
         for (int64_t j = 0; j < n; ++j) v[j] += bias[line];
-      activate(act, v, n);
+      activate_tile(act, v, n);
       for (int64_t j = 0; j < n; ++j) store<D>(dst, at + j, v[j]);
     }
   }

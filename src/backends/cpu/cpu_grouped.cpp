@@ -3,6 +3,7 @@
 // rows no group owns are written as 0. Offsets that decrease or exceed T fail the run (exit 3).
 #include <cblas.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -14,16 +15,6 @@
 
 namespace gexec::cpu {
 namespace {
-
-float activate(Act a, float v) {
-  switch (a) {
-    case Act::relu: return v < 0 ? 0.0f : v;  // NaN passes through
-    case Act::gelu: return gelu_tanh(v);
-    case Act::silu: return silu(v);
-    case Act::none: break;
-  }
-  return v;
-}
 
 // The n elements of tensor t's buffer as f32 (a copy only where t is not f32); an f8 tensor's
 // real values, code x scale (a block scale's S given, as it is in this run).
@@ -75,12 +66,20 @@ class GroupedKernel final : public Kernel {
       for (; r < ends[e]; ++r) group_of[size_t(r)] = int32_t(e);
     void* y = b_.outputs[0];
     parallel_for(s_.tokens, 64, [&](int64_t r0, int64_t r1) {
+      constexpr int64_t kTile = 256;
+      float v[kTile];
       for (int64_t r = r0; r < r1; ++r) {
         const float* in = y32_.data() + r * s_.n;
         const float* bb = bias && r < owned ? bias + int64_t(group_of[size_t(r)]) * s_.n : nullptr;
-        for (int64_t j = 0; j < s_.n; ++j) {
-          const float v = r < owned ? activate(s_.act, bb ? in[j] + bb[j] : in[j]) : 0.0f;
-          store_from_float(y, y_t_, r * s_.n + j, v);
+        for (int64_t j0 = 0; j0 < s_.n; j0 += kTile) {  // a tile at a time, activated as one loop
+          const int64_t n = std::min(kTile, s_.n - j0);
+          if (r >= owned) std::fill_n(v, n, 0.0f);
+          else if (bb)
+            for (int64_t j = 0; j < n; ++j) v[j] = in[j0 + j] + bb[j0 + j];
+          else
+            std::copy_n(in + j0, n, v);
+          if (r < owned) activate_tile(s_.act, v, n);
+          for (int64_t j = 0; j < n; ++j) store_from_float(y, y_t_, r * s_.n + j0 + j, v[j]);
         }
       }
     });

@@ -34,4 +34,8 @@ inline float binary(OpType t, float x, float y) {
 // (and anything else) leaves v: the store rounds. p: POW's exponent (its constant, as an f32).
 void unary_tile(OpType t, GeluApprox approx, float p, float* v, int64_t n);
 
+// A product's epilogue activation (GEMM_BIAS_ACT, GROUPED_GEMM) over v[0, n) in place, through
+// unary_tile: ReLU, the tanh GELU or SiLU, as the ops of those names compute them.
+void activate_tile(Act act, float* v, int64_t n);
+
 }  // namespace gexec::cpu

@@ -1,4 +1,5 @@
-// unary_tile (cpu_math.hpp): one loop per op, built for the widest vectors the CPU has.
+// unary_tile (cpu_math.hpp): one loop per op, built for the widest vectors the CPU has; and the
+// products' epilogue activations through it.
 #include "cpu_math.hpp"
 
 namespace gexec::cpu {
@@ -26,6 +27,15 @@ void unary_tile(OpType t, GeluApprox approx, float p, float* v, int64_t n) {
     case OpType::GELU: return approx == GeluApprox::tanh ? each(gelu_tanh) : each(gelu_erf);
     case OpType::SILU: return each(silu);
     default: return;
+  }
+}
+
+void activate_tile(Act act, float* v, int64_t n) {
+  switch (act) {
+    case Act::relu: return unary_tile(OpType::RELU, GeluApprox::tanh, 0, v, n);
+    case Act::gelu: return unary_tile(OpType::GELU, GeluApprox::tanh, 0, v, n);
+    case Act::silu: return unary_tile(OpType::SILU, GeluApprox::tanh, 0, v, n);
+    case Act::none: return;
   }
 }
 
