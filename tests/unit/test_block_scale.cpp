@@ -36,6 +36,13 @@ std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
                               reinterpret_cast<const uint8_t*>(v.data() + v.size()));
 }
 
+// The bytes of tensor y holding `values` rounded to its dtype: what a correct kernel writes.
+std::vector<uint8_t> stored_as(const Tensor& y, const std::vector<double>& values) {
+  std::vector<uint8_t> b(size_t(y.bytes()));
+  for (size_t i = 0; i < values.size(); ++i) store_real(b.data(), y, int64_t(i), values[i]);
+  return b;
+}
+
 // X [2, 4] quantized with [1, 2] blocks; only the CAST names S, and Y is the one output.
 const char* kCast = R"({"format": "gexec.graph", "version": 1, "tensors": [
     {"name": "X", "shape": [2, 4], "dtype": "f32"},
@@ -121,12 +128,7 @@ TEST_CASE("block scales: the check refuses a product that read one block with an
   REQUIRE(ref.ok());
   const Tensor& y = g.tensor(g.find_tensor("Y"));
   // What a kernel writes: the reference's values rounded to bf16 (a correct kernel) ...
-  auto as_bf16 = [&](const std::vector<double>& v) {
-    std::vector<uint8_t> b(size_t(y.bytes()));
-    for (size_t i = 0; i < v.size(); ++i) store_real(b.data(), y, int64_t(i), v[i]);
-    return b;
-  };
-  const OutputCheck good = compare_output(y, as_bf16(ref->at("Y").value).data(), ref->at("Y"), output_tolerance(y));
+  const OutputCheck good = compare_output(y, stored_as(y, ref->at("Y").value).data(), ref->at("Y"), output_tolerance(y));
   INFO("correct: ratios " << good.max_ratio << " / " << good.norm_ratio);
   CHECK(good.pass);
   // ... and one that read W8's block (1, 0) with the scale of block (0, 0), or X8's block 2 of
@@ -139,7 +141,7 @@ TEST_CASE("block scales: the check refuses a product that read one block with an
     auto mutant = run_reference(g, wrong);
     REQUIRE(mutant.ok());
     const OutputCheck bad =
-        compare_output(y, as_bf16(mutant->at("Y").value).data(), ref->at("Y"), output_tolerance(y));
+        compare_output(y, stored_as(y, mutant->at("Y").value).data(), ref->at("Y"), output_tolerance(y));
     INFO(s << "[" << at << "] read as [" << from << "]: ratios " << bad.max_ratio << " / " << bad.norm_ratio);
     CHECK_FALSE(bad.pass);
   }
@@ -457,12 +459,7 @@ TEST_CASE("block scales on GROUPED_GEMM: the check refuses an expert read with a
   auto ref = run_reference(g, in);
   REQUIRE(ref.ok());
   const Tensor& y = g.tensor(g.find_tensor("Y"));
-  auto as_bf16 = [&](const std::vector<double>& v) {
-    std::vector<uint8_t> b(size_t(y.bytes()));
-    for (size_t i = 0; i < v.size(); ++i) store_real(b.data(), y, int64_t(i), v[i]);
-    return b;
-  };
-  CHECK(compare_output(y, as_bf16(ref->at("Y").value).data(), ref->at("Y"), output_tolerance(y)).pass);
+  CHECK(compare_output(y, stored_as(y, ref->at("Y").value).data(), ref->at("Y"), output_tolerance(y)).pass);
   // Expert 2's second K block read with expert 0's scale for it: SW[2, 1, 0] = SW[0, 1, 0].
   auto wrong = in;
   auto* sw = reinterpret_cast<float*>(wrong["SW"].data());
@@ -470,7 +467,7 @@ TEST_CASE("block scales on GROUPED_GEMM: the check refuses an expert read with a
   sw[5] = sw[1];
   auto mutant = run_reference(g, wrong);
   REQUIRE(mutant.ok());
-  const OutputCheck bad = compare_output(y, as_bf16(mutant->at("Y").value).data(), ref->at("Y"), output_tolerance(y));
+  const OutputCheck bad = compare_output(y, stored_as(y, mutant->at("Y").value).data(), ref->at("Y"), output_tolerance(y));
   INFO("ratios " << bad.max_ratio << " / " << bad.norm_ratio);
   CHECK_FALSE(bad.pass);
 }
