@@ -6,13 +6,15 @@ namespace gexec::cpu {
 
 // The op's switch is taken once: each case is a loop of one function, which the compiler
 // vectorizes (all but POW, a call into libm; powf gives NaN for a negative x with a non-integer
-// p). GCC builds the function three times and picks one when the program loads: the build's
-// baseline is SSE2, where a 64 x 1024 erf GELU took 8.9 ns an element on one core of an AVX-512
-// machine, 3.7 with AVX2 and 2.0 with AVX-512. The clones compute what the baseline does, bit for
-// bit: the backend is built with -ffp-contract=off (CMakeLists.txt), so no clone fuses a
-// multiply and an add that the baseline rounds twice, and f32_math.hpp's tests hold for all three.
+// p). GCC builds the function three times and picks one when the program loads: for x86-64-v4
+// (AVX-512) and v3 (AVX2 with FMA), where f32_math.hpp's multiply-adds are one instruction each,
+// and for the build's baseline (SSE2), which calls fmaf. A 64 x 1024 erf GELU took 8.9 ns an
+// element on one core of an AVX-512 machine as SSE2 code, 3.7 as AVX2 and 2.0 as AVX-512 (before
+// the multiply-adds were fused). The clones compute what the baseline does, bit for bit: the
+// backend is built with -ffp-contract=off (CMakeLists.txt), so no clone fuses a multiply and an
+// add that the baseline rounds twice, and f32_math.hpp's tests hold for all three.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
 void unary_tile(OpType t, GeluApprox approx, float p, float* v, int64_t n) {
   const auto each = [v, n](auto f) {

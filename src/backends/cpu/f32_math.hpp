@@ -4,6 +4,11 @@
 // over all of f32 (tests/unit/test_cpu_f32_math.cpp sweeps them against libm's double results),
 // inside the bounds the check allows libm's f32 functions (verify/bound.hpp's kTanhF32U, kErfF32U
 // and kGeluF32Ulps). The coefficients are computed from their definitions, not written as digits.
+// Every polynomial step is an explicit fused multiply-add (madd): one rounding instead of two, and
+// one instruction where the CPU has FMA. The backend is built without contraction, so that code
+// built for any CPU gives the same bits: with FMA the loops (cpu_unary.cpp's clones for x86-64-v3
+// and v4) inline the instruction; the baseline build calls libm's fmaf, which is exact everywhere
+// and itself runs the instruction on a CPU that has it.
 #pragma once
 
 #include <cmath>
@@ -14,6 +19,9 @@
 namespace gexec::cpu::f32 {
 
 namespace detail {
+
+inline float madd(float a, float b, float c) { return std::fma(a, b, c); }
+inline double madd(double a, double b, double c) { return std::fma(a, b, c); }
 
 constexpr double factorial(int n) { return n <= 1 ? 1.0 : n * factorial(n - 1); }
 constexpr double kTwoOverSqrtPi = 1.1283791670955126;
@@ -63,11 +71,12 @@ inline float exp(float x) {
   // nearest), not fmin, fmax and nearbyint: those are calls into libm without SSE4.1.
   constexpr float kRound = 12582912.0f;
   const float xc = x < -104.0f ? -104.0f : x > 89.0f ? 89.0f : x == x ? x : 0.0f;
-  const float n = (xc * kLog2e + kRound) - kRound;
-  const float r = (xc - n * kLn2Hi) - n * kLn2Lo;
+  using detail::madd;
+  const float n = madd(xc, kLog2e, kRound) - kRound;
+  const float r = madd(-n, kLn2Lo, madd(-n, kLn2Hi, xc));
   float p = 1.0f / 5040;
-  p = p * r + 1.0f / 720, p = p * r + 1.0f / 120, p = p * r + 1.0f / 24, p = p * r + 1.0f / 6;
-  p = p * r + 0.5f, p = p * r + 1.0f, p = p * r + 1.0f;
+  p = madd(p, r, 1.0f / 720), p = madd(p, r, 1.0f / 120), p = madd(p, r, 1.0f / 24), p = madd(p, r, 1.0f / 6);
+  p = madd(p, r, 0.5f), p = madd(p, r, 1.0f), p = madd(p, r, 1.0f);
   const int32_t ni = int32_t(n), half = ni / 2;
   float y = p * detail::pow2(half) * detail::pow2(ni - half);
   y = x > 88.72283935546875f ? std::numeric_limits<float>::infinity() : y;  // beyond f32: inf
@@ -78,14 +87,22 @@ inline float exp(float x) {
 // tanh: the Maclaurin series to x^15 below |x| = 0.4 (truncation below 3e-10 relative), else
 // (1 - e) / (1 + e) with e = exp(-2|x|) <= 0.45, where nothing cancels.
 inline float tanh(float x) {
-  using detail::tanh_coef;
+  using detail::madd, detail::tanh_coef;
   const float a = std::fabs(x), s = a * a;
   float p = tanh_coef(8);
-  p = p * s + tanh_coef(7), p = p * s + tanh_coef(6), p = p * s + tanh_coef(5), p = p * s + tanh_coef(4);
-  p = p * s + tanh_coef(3), p = p * s + tanh_coef(2);
-  const float small = a + a * s * p;
-  const double e = exp(-2.0f * a);  // the quotient in double: one rounding, not three
-  const float large = float((1.0 - e) / (1.0 + e));
+  p = madd(p, s, tanh_coef(7)), p = madd(p, s, tanh_coef(6)), p = madd(p, s, tanh_coef(5));
+  p = madd(p, s, tanh_coef(4)), p = madd(p, s, tanh_coef(3)), p = madd(p, s, tanh_coef(2));
+  const float small = madd(a * s, p, a);
+  // (1 - e) / (1 + e) as if from the exact 1 - e and 1 + e: their roundings are recovered exactly
+  // (Fast2Sum: 1 >= e), and one Newton step from the exact remainder of the quotient corrects
+  // for them and for the quotient's own rounding. The quotient in double did the same at twice
+  // the cost (half the lanes, two conversions).
+  const float e = exp(-2.0f * a);
+  const float num = 1.0f - e, den = 1.0f + e;
+  const float num_lo = (1.0f - num) - e, den_lo = e - (den - 1.0f);  // exact: 1 - e = num + num_lo
+  const float inv = 1.0f / den, q = num * inv;
+  const float rem = madd(-q, den, num);  // num - q den, exact
+  const float large = madd(madd(-q, den_lo, rem + num_lo), inv, q);
   const float t = a < 0.4f ? small : large;
   return x != x ? x : std::copysign(t, x);
 }
@@ -100,22 +117,24 @@ inline float erfc_from_half(float a) {
   const float t = 1.0f / (1.0f + a);
   const float u = (2 * t - kMid) * kScale, u2 = 2 * u;
   float b1 = 0, b2 = 0;
+#pragma GCC unroll 12  // whole: a loop left inside the element's loop keeps that from vectorizing
   for (int k = kErfcDegree; k >= 1; --k) {
-    const float b0 = u2 * b1 - b2 + kErfc.c[k];
+    const float b0 = madd(u2, b1, kErfc.c[k] - b2);
     b2 = b1, b1 = b0;
   }
-  const float y = exp(-a * a) * (u * b1 - b2 + kErfc.c[0]);
+  const float y = exp(-a * a) * madd(u, b1, kErfc.c[0] - b2);
   return a >= float(kErfcHigh) ? 0.0f : y;
 }
 
 // erf's Maclaurin series to x^15, for |x| below 0.5 (truncation below 1e-9). In double: in f32
 // the rounding of 2 / sqrt(pi) and of the sum near 1 came to 2.5 ulps of a result just below 0.5.
 inline float erf_small(float x) {
-  using detail::erf_coef;
+  using detail::erf_coef, detail::madd;
   const double s = double(x) * x;
   double p = erf_coef(7);
-  p = p * s + erf_coef(6), p = p * s + erf_coef(5), p = p * s + erf_coef(4), p = p * s + erf_coef(3);
-  p = p * s + erf_coef(2), p = p * s + erf_coef(1), p = p * s + erf_coef(0);
+  p = madd(p, s, erf_coef(6)), p = madd(p, s, erf_coef(5)), p = madd(p, s, erf_coef(4));
+  p = madd(p, s, erf_coef(3)), p = madd(p, s, erf_coef(2)), p = madd(p, s, erf_coef(1));
+  p = madd(p, s, erf_coef(0));
   return float(x * p);
 }
 
@@ -131,13 +150,13 @@ inline float erf(float x) {
 // Below |x| = 0.5 the series in f32: next to 1, its few ulps of erf(x) (at most 0.52) are a
 // fraction of an ulp of the sum, and the loop stays in f32 lanes (the double series halves them).
 inline float one_plus_erf(float x) {
-  using detail::erf_coef;
+  using detail::erf_coef, detail::madd;
   const float s = x * x;
   float p = float(erf_coef(7));
-  p = p * s + float(erf_coef(6)), p = p * s + float(erf_coef(5)), p = p * s + float(erf_coef(4));
-  p = p * s + float(erf_coef(3)), p = p * s + float(erf_coef(2)), p = p * s + float(erf_coef(1));
-  p = p * s + float(erf_coef(0));
-  const float e = erfc_from_half(std::fabs(x)), small = 1.0f + x * p;
+  p = madd(p, s, float(erf_coef(6))), p = madd(p, s, float(erf_coef(5))), p = madd(p, s, float(erf_coef(4)));
+  p = madd(p, s, float(erf_coef(3))), p = madd(p, s, float(erf_coef(2))), p = madd(p, s, float(erf_coef(1)));
+  p = madd(p, s, float(erf_coef(0)));
+  const float e = erfc_from_half(std::fabs(x)), small = madd(x, p, 1.0f);
   const float y = x <= -0.5f ? e : x >= 0.5f ? 2.0f - e : small;
   return x != x ? x : y;
 }
