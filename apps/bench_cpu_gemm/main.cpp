@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
 
   const std::vector<KernelDef> defs = cpu_kernel_defs();
   const auto def = std::find_if(defs.begin(), defs.end(), [](const KernelDef& d) { return d.name == "cpu.gemm_bias_act"; });
-  auto kernel = dev->make_kernel(*def, g, g.ops[0], Binding{{pa, pb, pbias}, {pc}}, {});
+  auto kernel = dev->make_kernel(*def, g, g.ops[0], Binding{{pa, pb, pbias}, {pc}, {}}, {});
   if (!kernel) return fail(kernel.error());
   if (Status s = (*kernel)->prepare(); !s) return fail(s.error());
 

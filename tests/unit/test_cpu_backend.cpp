@@ -56,7 +56,7 @@ TEST_CASE("cpu: the device", "[cpu]") {
   Builder b;
   TensorId x = b.tensor("X", {4}), y = b.tensor("Y", {4});
   b.op(OpType::RELU, {x}, y);
-  Binding bind{{*a}, {*a}};
+  Binding bind{{*a}, {*a}, {}};
   CHECK_FALSE(dev->make_kernel(cpu_def(OpType::GELU), b.g, b.g.ops[0], bind, {}).ok());  // wrong op type
   CHECK(dev->make_kernel(cpu_def(OpType::RELU), b.g, b.g.ops[0], bind, {}).ok());
   // products, CAST, FUSED_ELEMENTWISE, GROUPED_GEMM, an elementwise kernel per op and the three collectives
@@ -105,8 +105,8 @@ TEST_CASE("cpu: the thread pool", "[cpu]") {
 
 // The packed product alone: every element within the f32 bound of one FMA chain of K terms (K
 // roundings of at most 2^-24 of the running magnitude) of a float64 sum, over the tails of its
-// 8 x 32 blocks (M and N not multiples), both storage orders of B and a leading dimension wider
-// than the matrix; K = 0 gives zeros. A block read from the wrong panel, row or column is off by
+// 8 x 32 blocks (M and N not multiples), both storage orders of B, a leading dimension wider
+// than the matrix, A read where it lies and copied (K beyond 2048); K = 0 gives zeros. A block read from the wrong panel, row or column is off by
 // far more.
 TEST_CASE("cpu: the packed product against float64", "[cpu]") {
   if (!cpu::PackedB::available()) {
@@ -122,7 +122,9 @@ TEST_CASE("cpu: the packed product against float64", "[cpu]") {
                          {67, 100, 300}, {16, 64, 1}, {130, 70, 129}, {5, 40, 0},
                          // K in parts of 512 (partial sums kept between parts), and a thread's
                          // panels in more than one batch
-                         {45, 70, 1100}, {200, 1500, 1030}})
+                         {45, 70, 1100}, {200, 1500, 1030},
+                         // K beyond 2048: A copied into row blocks rather than read where it lies
+                         {19, 40, 2100}, {72, 100, 2049}})
     for (bool trans : {false, true}) {
       const int64_t ldb = (trans ? k : n) + 3, lda = k + 2;
       std::vector<float> a(size_t(m * lda)), b(size_t((trans ? n : k) * ldb)), c(size_t(m * n), -7.0f);
@@ -148,8 +150,9 @@ TEST_CASE("cpu: the packed product against float64", "[cpu]") {
 }
 
 // Through the kernel: a constant B is packed in the first run and used from the panels in the
-// second (run_case runs twice); the rest of the product (alpha, bias, activation, rounding, f16
-// operands converted once, batches against a shared B) as on OpenBLAS, checked by the reference.
+// second (run_case runs twice); the rest of the product (alpha, bias, activation, the residual,
+// rounding, f16 operands converted once, batches against a shared B), which the packed product
+// applies to each block as it completes it, checked by the reference.
 TEST_CASE("cpu: products against a constant B, packed once", "[cpu]") {
   if (!cpu::PackedB::available()) {
     WARN("skipped: this CPU has no AVX-512F, and the CPU backend runs every product on OpenBLAS");
@@ -160,12 +163,16 @@ TEST_CASE("cpu: products against a constant B, packed once", "[cpu]") {
     int64_t batch, m, n, k;
     bool trans_b, colmajor_b, gemm;
     DType dt;
+    bool residual = false;
+    Act act = Act::gelu;
   };
   const std::vector<Case> cases = {
       {1, 64, 96, 256, true, false, true, DType::f32}, {1, 9, 33, 40, false, false, false, DType::f32},
       {1, 13, 70, 33, false, true, true, DType::f32},  {3, 5, 40, 24, false, false, true, DType::f32},
       {1, 20, 48, 64, true, false, true, DType::f16},  {2, 8, 32, 16, true, false, false, DType::bf16},
-      {1, 150, 70, 700, false, true, true, DType::f32}};  // K in two parts
+      {1, 150, 70, 700, false, true, true, DType::f32},  // K in two parts
+      {1, 37, 100, 600, true, false, true, DType::f32, true, Act::silu},
+      {2, 12, 40, 2100, true, false, true, DType::bf16, true, Act::relu}};  // A copied (K beyond 2048)
   for (const Case& cs : cases) {
     test::Builder b;
     using Shape = std::vector<int64_t>;
@@ -179,8 +186,11 @@ TEST_CASE("cpu: products against a constant B, packed once", "[cpu]") {
     if (cs.gemm) {
       TensorId bias = b.tensor("Bias", {cs.n}, DType::f32);
       b.g.tensors[size_t(bias)].constant = true;
-      Op& op = b.op(OpType::GEMM_BIAS_ACT, {a, w, bias}, c);
-      op.attrs.act = Act::gelu, op.attrs.trans_b = cs.trans_b, op.attrs.alpha = 0.75;
+      std::vector<TensorId> in{a, w, bias};
+      if (cs.residual) in.push_back(b.tensor("R", c_shape, cs.dt));
+      Op& op = b.op(OpType::GEMM_BIAS_ACT, in, c);
+      op.attrs.act = cs.act, op.attrs.trans_b = cs.trans_b, op.attrs.alpha = 0.75;
+      op.attrs.residual = cs.residual, op.attrs.beta = cs.residual ? -0.5 : 1.0;
     } else {
       b.op(OpType::MATMUL, {a, w}, c).attrs.trans_b = cs.trans_b;
     }

@@ -7,9 +7,22 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 namespace gexec::cpu {
+
+// What to do with a block of C once it holds its final f32 values: rows [r0, r1), columns
+// [c0, c1) (the activation and the rounding to C's dtype).
+using PackedFinish = std::function<void(int64_t r0, int64_t r1, int64_t c0, int64_t c1)>;
+
+// What PackedB::multiply adds to the product, and what it does with each block of C then.
+struct PackedEpilogue {
+  const float* res = nullptr;   // R, row-major m x n with C's leading dimension, or none
+  float beta = 0;               // R's factor
+  const float* bias = nullptr;  // n values along the rows, or none
+  const PackedFinish* finish = nullptr;
+};
 
 class PackedB {
  public:
@@ -31,10 +44,17 @@ class PackedB {
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
 
-  // C[m, n] = alpha * A B for row-major A (m x K, leading dimension lda) and row-major C (ldc).
-  // Each element is one f32 FMA chain over k in ascending order. Threaded over panels and rows.
-  // A is copied into row blocks first, in a buffer kept between calls: not for two threads at once.
-  void multiply(const float* a, int64_t lda, int64_t m, float alpha, float* c, int64_t ldc);
+  using Finish = PackedFinish;
+  using Epilogue = PackedEpilogue;
+
+  // C[m, n] = alpha * A B + beta * R + bias for row-major A (m x K, leading dimension lda) and
+  // row-major C (ldc), then `finish` on each block of C, by the thread that computed it, as it
+  // completes it. Each element is one f32 FMA chain over k in ascending order, then alpha, R and
+  // the bias in that order (graph-format.md's). Threaded over panels and rows.
+  // Beyond K = 2048 A is copied into row blocks first, in a buffer kept between calls: not for two
+  // threads at once.
+  void multiply(const float* a, int64_t lda, int64_t m, float alpha, float* c, int64_t ldc,
+                const Epilogue& epilogue = {});
 
  private:
   struct Free {

@@ -19,26 +19,32 @@ namespace {
 constexpr int64_t kRows = 8;     // rows of C per micro-kernel call
 constexpr int64_t kDepth = 512;  // k per pass over the row blocks: 64 KiB of the panel, kept in the L2
 constexpr int64_t kPanel = PackedB::kPanel;
+alignas(64) constexpr float kZeros[kDepth] = {};  // A's rows past M
 
 // Where a block's sums come from and go to: the partial sums of the earlier parts of K (none for
-// the first part) and the block of C at the last part, else the partial sums again.
+// the first part) and the block of C at the last part, else the partial sums again. At the last
+// part the block adds beta R and the bias as it stores: alpha AB + beta R + bias, in that order.
 struct Sums {
   const float* in;  // nullptr: start from zero
   float* out;
   int64_t ld_out;   // floats between rows of `out`
   float scale;      // alpha at the last part, else 1
+  const float* res = nullptr;   // the block's R (row-major, ld_out apart), or none
+  float beta = 0;
+  const float* bias = nullptr;  // the block's columns of the bias, or none
 };
 constexpr int64_t kSumsLd = PackedB::kPanel;  // partial sums: 8 x 32 floats a block, contiguous
 
-using Block = void (*)(const float*, const float*, int64_t, const Sums&, int64_t, const float*, int64_t);
+using Block = void (*)(const float*, int64_t, const float*, int64_t, const Sums&, int64_t, const float*, int64_t);
 
 // Rows [0, R) x columns [0, cols) of C over the panel's k in [0, k), continued from `sums.in`:
 // each element stays one FMA chain in ascending k (an f32 stored and loaded back is the same f32).
 // On the way it asks the L2 for `ahead` k-rows of the panel memory that the thread reads next,
 // spread over its steps: the hardware's prefetchers alone left the first pass over each part of
 // a panel waiting on memory (M = 64 ran at a third of the large-M rate).
-template <int R>
-__attribute__((target("avx512f"))) void block(const float* a, const float* panel, int64_t k, const Sums& sums,
+// A is read as copied into its row block (Copied: a[k * 8 + r]) or where it lies (a[r * lda + k]).
+template <int R, bool Copied>
+__attribute__((target("avx512f"))) void block(const float* a, int64_t lda, const float* panel, int64_t k, const Sums& sums,
                                               int64_t cols, const float* next, int64_t ahead) {
   const auto mask = [](int64_t n) {
     return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
@@ -63,7 +69,7 @@ __attribute__((target("avx512f"))) void block(const float* a, const float* panel
       const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        const __m512 x = _mm512_set1_ps(a[p * kRows + r]);
+        const __m512 x = _mm512_set1_ps(Copied ? a[p * kRows + r] : a[r * lda + p]);
         lo[r] = _mm512_fmadd_ps(x, b0, lo[r]);
         hi[r] = _mm512_fmadd_ps(x, b1, hi[r]);
       }
@@ -73,13 +79,32 @@ __attribute__((target("avx512f"))) void block(const float* a, const float* panel
   const __m512 s = _mm512_set1_ps(sums.scale);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_ps(sums.out + r * sums.ld_out, m0, _mm512_mul_ps(s, lo[r]));
-    _mm512_mask_storeu_ps(sums.out + r * sums.ld_out + 16, m1, _mm512_mul_ps(s, hi[r]));
+    __m512 v0 = _mm512_mul_ps(s, lo[r]), v1 = _mm512_mul_ps(s, hi[r]);
+    if (sums.res) {
+      const __m512 beta = _mm512_set1_ps(sums.beta);
+      v0 = _mm512_add_ps(v0, _mm512_mul_ps(beta, _mm512_maskz_loadu_ps(m0, sums.res + r * sums.ld_out)));
+      v1 = _mm512_add_ps(v1, _mm512_mul_ps(beta, _mm512_maskz_loadu_ps(m1, sums.res + r * sums.ld_out + 16)));
+    }
+    if (sums.bias) {
+      v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, sums.bias));
+      v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, sums.bias + 16));
+    }
+    _mm512_mask_storeu_ps(sums.out + r * sums.ld_out, m0, v0);
+    _mm512_mask_storeu_ps(sums.out + r * sums.ld_out + 16, m1, v1);
   }
 }
 
-constexpr Block kBlocks[kRows + 1] = {nullptr,  block<1>, block<2>, block<3>, block<4>,
-                                      block<5>, block<6>, block<7>, block<8>};
+template <bool Copied>
+constexpr Block kBlocks[kRows + 1] = {nullptr,          block<1, Copied>, block<2, Copied>,
+                                      block<3, Copied>, block<4, Copied>, block<5, Copied>,
+                                      block<6, Copied>, block<7, Copied>, block<8, Copied>};
+
+// Up to this K the blocks read A where it lies: copying it cost more than it saved (on this
+// machine's 2 cores, gexec_bench_cpu, minimum of 6 medians: 256 x 256 x 1024 0.372 -> 0.339 ms,
+// 64 x 256 x 1024 0.099 -> 0.088), and it is one hand-off between the threads less. Beyond it the
+// copy stays: the products of d 4096 models were tuned with it on the H200 machine, and their
+// rows of A, a large power of two apart, would share the L2's sets.
+constexpr int64_t kCopyFromK = 2048;
 
 // Floats aligned to a cache line, for PackedB::Free.
 float* new_floats(int64_t n) {
@@ -108,13 +133,23 @@ PackedB::PackedB(const float* b, int64_t k, int64_t n, int64_t row_stride, int64
   });
 }
 
-void PackedB::multiply(const float* a, int64_t lda, int64_t m, float alpha, float* c, int64_t ldc) {
+void PackedB::multiply(const float* a, int64_t lda, int64_t m, float alpha, float* c, int64_t ldc,
+                       const Epilogue& epilogue) {
+  const Finish* finish = epilogue.finish;
   if (m <= 0 || n_ <= 0) return;
   if (k_ == 0) {  // no terms: C is zero (no block below would write it)
-    for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n_, 0.0f);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n_; ++j) {
+        float v = 0.0f;
+        if (epilogue.res) v = v + epilogue.beta * epilogue.res[i * ldc + j];
+        if (epilogue.bias) v = v + epilogue.bias[j];
+        c[i * ldc + j] = v;
+      }
+    if (finish) (*finish)(0, m, 0, n_);
     return;
   }
   const int64_t row_blocks = (m + kRows - 1) / kRows;
+  const bool copied = k_ > kCopyFromK;
   // A in row blocks of 8, k-major within a block (the 8 values a step broadcasts are adjacent),
   // 512 k at a time: each part of A that the loop below keeps in the L2 is one contiguous run.
   // Blocks of whole rows lay that part out 8 x K x 4 bytes apart, a multiple of the L2's way at
@@ -123,7 +158,7 @@ void PackedB::multiply(const float* a, int64_t lda, int64_t m, float alpha, floa
   const auto a_block = [&](float* base, int64_t rb, int64_t k0) {
     return base + k0 * padded + rb * kRows * std::min(kDepth, k_ - k0);
   };
-  if (a_capacity_ < padded * k_) {
+  if (copied && a_capacity_ < padded * k_) {
     a_capacity_ = padded * k_;
     a_blocks_.reset(new_floats(a_capacity_));
   }
@@ -131,15 +166,18 @@ void PackedB::multiply(const float* a, int64_t lda, int64_t m, float alpha, floa
   // One piece per row block and part of K (up to 4096 values): in pieces of whole row blocks over
   // all of K, a decode-sized A (64 rows, 8 blocks) was copied by one thread while the others waited.
   const int64_t parts = (k_ + kDepth - 1) / kDepth;
-  parallel_for(row_blocks * parts, 1, [&](int64_t i0, int64_t i1) {
+  if (copied) parallel_for(row_blocks * parts, 1, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t rb = i / parts, k0 = (i % parts) * kDepth;
       float* dst = a_block(pa, rb, k0);
       const int64_t depth = std::min(kDepth, k_ - k0);
-      for (int64_t r = 0; r < kRows; ++r) {
-        const int64_t row = rb * kRows + r;
-        for (int64_t kk = 0; kk < depth; ++kk) dst[kk * kRows + r] = row < m ? a[row * lda + k0 + kk] : 0.0f;
-      }
+      // Row by row, the stores went 32 bytes apart and took 13% of a d 256 MLP's time on this
+      // path; k by k they are contiguous and the 8 rows are read as 8 sequential streams.
+      const float* src[kRows];
+      for (int64_t r = 0; r < kRows; ++r) src[r] = rb * kRows + r < m ? a + (rb * kRows + r) * lda + k0 : kZeros;
+      for (int64_t kk = 0; kk < depth; ++kk)
+#pragma GCC unroll 8
+        for (int64_t r = 0; r < kRows; ++r) dst[kk * kRows + r] = src[r][kk];
     }
   });
   // Panels alone give every thread work where there are twice as many as threads; with fewer
@@ -187,10 +225,16 @@ void PackedB::multiply(const float* a, int64_t lda, int64_t m, float alpha, floa
             const int64_t share = rb1 - rb0, from = next_rows * (rb - rb0) / share;
             const int64_t to = next_rows * (rb - rb0 + 1) / share;
             float* part = k_ > kDepth ? sums.get() + ((i - j0) * item_blocks + (rb - rb0)) * kRows * kSumsLd : nullptr;
-            const Sums io{first ? nullptr : part, last ? c + r0 * ldc + p * kPanel : part, last ? ldc : kSumsLd,
-                          last ? alpha : 1.0f};
-            kBlocks[rows](a_block(pa, rb, k0), panel_of(i) + k0 * kPanel, depth, io, cols, next + from * kPanel,
-                          to - from);
+            Sums io{first ? nullptr : part, last ? c + r0 * ldc + p * kPanel : part, last ? ldc : kSumsLd,
+                    last ? alpha : 1.0f};
+            if (last && epilogue.res) io.res = epilogue.res + r0 * ldc + p * kPanel, io.beta = epilogue.beta;
+            if (last && epilogue.bias) io.bias = epilogue.bias + p * kPanel;
+            const float* next_part = next + from * kPanel;
+            if (copied)
+              kBlocks<true>[rows](a_block(pa, rb, k0), 0, panel_of(i) + k0 * kPanel, depth, io, cols, next_part, to - from);
+            else
+              kBlocks<false>[rows](a + r0 * lda + k0, lda, panel_of(i) + k0 * kPanel, depth, io, cols, next_part, to - from);
+            if (last && finish) (*finish)(r0, r0 + rows, p * kPanel, p * kPanel + cols);
           }
         }
       }
