@@ -91,34 +91,25 @@ void store(void* dst, int64_t i, float v) {
 // adds beta * R (given in C's storage order, or null), then the bias (along the line for row-major
 // C, one value per line, a column, for colmajor C), activates, rounds: act(AB + beta R + bias),
 // graph-format.md's order. A tile of a line at a time, so that the activation runs as one loop;
-// an f32 C in place, in one loop per tile: the packed product finishes blocks of 8 x 32, where a
-// copy into a scratch tile and a loop per term cost 1 ns an element (a bias alone took a 256 x
-// 1024 x 256 product from 0.68 to 0.85-0.99 ms on one thread).
+// an f32 C in place, without a copy into a scratch tile.
 template <DType D>
 void finish_lines(const float* src, void* dst, const float* bias, bool bias_along, const float* res, float beta,
                   Act act, int64_t len, int64_t l0, int64_t l1, int64_t p0, int64_t p1) {
   constexpr int64_t kTile = 256;
   float tile[kTile];
   for (int64_t line = l0; line < l1; ++line) {
-    const float per_line = bias && !bias_along ? bias[line] : 0.0f;
     for (int64_t t0 = p0; t0 < p1; t0 += kTile) {
       const int64_t n = std::min(kTile, p1 - t0), at = line * len + t0;
       float* v = D == DType::f32 ? static_cast<float*>(dst) + at : tile;
       const float* in = src + at;
-      const float* r = res ? res + at : nullptr;
-      const float* b = bias && bias_along ? bias + t0 : nullptr;
-      if (r && b)
-        for (int64_t j = 0; j < n; ++j) v[j] = (in[j] + beta * r[j]) + b[j];
-      else if (r && bias)
-        for (int64_t j = 0; j < n; ++j) v[j] = (in[j] + beta * r[j]) + per_line;
-      else if (r)
-        for (int64_t j = 0; j < n; ++j) v[j] = in[j] + beta * r[j];
-      else if (b)
-        for (int64_t j = 0; j < n; ++j) v[j] = in[j] + b[j];
-      else if (bias)
-        for (int64_t j = 0; j < n; ++j) v[j] = in[j] + per_line;
+      if (res)
+        for (int64_t j = 0; j < n; ++j) v[j] = in[j] + beta * res[at + j];
       else if (v != in)
         std::copy_n(in, n, v);
+      if (bias && bias_along)
+        for (int64_t j = 0; j < n; ++j) v[j] += bias[t0 + j];
+      else if (bias)
+        for (int64_t j = 0; j < n; ++j) v[j] += bias[line];
       if (act != Act::none) activate_tile(act, v, n);
       if constexpr (D != DType::f32)
         for (int64_t j = 0; j < n; ++j) store<D>(dst, at + j, v[j]);
