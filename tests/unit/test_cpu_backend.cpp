@@ -2,6 +2,7 @@
 #if GEXEC_HAVE_CPU
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -101,6 +102,16 @@ TEST_CASE("cpu: the thread pool", "[cpu]") {
   caller();
   other.join();
   CHECK(sum.load() == 2 * 200 * (15 * 16 / 2));
+  // Calls further apart than the workers watch for (they sleep in between and must be woken),
+  // then back to back, each piece's writes seen by the caller when the call returns.
+  for (int i = 0; i < 40; ++i) {
+    if (i < 10) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::vector<int64_t> seen(64, -1);
+    cpu::run_pieces(64, [&](int64_t t) { seen[size_t(t)] = t + i; });
+    int64_t right = 0;
+    for (int64_t t = 0; t < 64; ++t) right += seen[size_t(t)] == t + i;
+    CHECK(right == 64);
+  }
 }
 
 // The packed product alone: every element within the f32 bound of one FMA chain of K terms (K

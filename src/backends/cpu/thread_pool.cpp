@@ -1,9 +1,14 @@
-// The pool (thread_pool.hpp): workers wait for a job's generation to change, then take piece
-// numbers from an atomic counter until none is left. A worker, and a caller waiting for its job
-// to end, first watches for the change for a while (kSpin), yielding the core in between, and only
-// then blocks on a condition variable: a graph's ops call the pool back to back, and a blocked
-// thread took tens of microseconds to wake, as long as a small op's whole work. The pool is never
-// destroyed: workers blocked in a wait at exit are ended with the process, not joined.
+// The pool (thread_pool.hpp). A job is published through one atomic word, `state_`: its generation
+// (high 32 bits) and the next piece to take (low 32 bits). Workers take pieces by compare-and-swap
+// on that word and count what they finished in `done_`; the caller takes pieces too, then waits
+// for `done_` to reach the count. No mutex is taken on this path: with 16 threads, the three
+// locks a worker took per job under the earlier design queued them behind each other, and a
+// contended lock may put a thread to sleep, tens of microseconds, as long as a small op's work.
+//
+// Between jobs a worker watches `state_` for a while (kSpin), pausing the core between looks and
+// yielding it now and then, and only then sleeps on a condition variable: a graph's ops call the
+// pool back to back. The caller wakes sleepers only where some are counted (no system call
+// otherwise). The pool is never destroyed: workers asleep at exit are ended with the process.
 #include "thread_pool.hpp"
 
 #include <algorithm>
@@ -13,6 +18,10 @@
 #include <mutex>
 #include <thread>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #include "gexec/backends/cpu_device.hpp"
 
 namespace gexec::cpu {
@@ -20,16 +29,29 @@ namespace {
 
 thread_local bool in_piece = false;  // a call from inside a piece runs inline (no pool re-entry)
 
-constexpr std::chrono::microseconds kSpin{100};
+constexpr std::chrono::microseconds kSpin{200};
+constexpr uint64_t kClosed = 0xffffffffu;  // a piece index: the job is being set up, take nothing
 
-// Yields until `ready()` or kSpin has passed; says whether it became ready.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// Watches until `ready()` or kSpin has passed; says whether it became ready. The clock is read
+// and the core yielded every 64 looks (a pause is tens of cycles; a yield is a system call).
 template <class F>
 bool spin_until(F&& ready) {
   const auto until = std::chrono::steady_clock::now() + kSpin;
-  for (int i = 0;; ++i) {
+  for (int i = 1;; ++i) {
     if (ready()) return true;
-    if (i % 16 == 15 && std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::yield();
+    cpu_relax();
+    if (i % 64 == 0) {
+      if (std::chrono::steady_clock::now() >= until) return false;
+      std::this_thread::yield();
+    }
   }
 }
 
@@ -40,65 +62,71 @@ class Pool {
   }
 
   void run(int64_t pieces, const std::function<void(int64_t)>& piece) {
-    std::lock_guard<std::mutex> one_job(job_mutex_);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      piece_ = &piece;
-      pieces_ = pieces;
-      next_.store(0);
-      left_ = pieces;
-      ended_.store(false);
-      generation_.fetch_add(1);
+    std::lock_guard<std::mutex> one_job(job_mutex_);  // calls from two threads take turns
+    // Every access below is sequentially consistent. The order that gives makes taking a piece
+    // safe: the job's function and count are written only while the state says "closed", so a
+    // worker whose compare-and-swap succeeds read them while this job, not the next, was open.
+    const uint64_t gen = (state_.load() >> 32) + 1;
+    state_.store(gen << 32 | kClosed);
+    piece_.store(&piece);
+    pieces_.store(pieces);
+    done_.store(0);
+    state_.store(gen << 32);
+    if (sleepers_.load() > 0) {
+      std::lock_guard<std::mutex> lock(mutex_);  // a sleeper is waiting, or about to test state_
+      wake_.notify_all();
     }
-    wake_.notify_all();
-    take_pieces();
-    spin_until([this] { return ended_.load(); });
-    std::unique_lock<std::mutex> lock(mutex_);
-    // Every piece finished and no worker still holding this job (one that took it late must not
-    // take pieces of the next job with this job's function).
-    done_.wait(lock, [this] { return left_ == 0 && holding_ == 0; });
-    piece_ = nullptr;
+    done_.fetch_add(take_pieces());
+    if (!spin_until([&] { return done_.load() == pieces; }))
+      while (done_.load() != pieces) std::this_thread::yield();  // a piece is long: no hurry
   }
 
  private:
   void work() {
-    uint64_t seen = 0;
+    uint64_t seen = 0;  // the generation last found open
     for (;;) {
-      spin_until([&] { return generation_.load() != seen; });
-      {
+      // A job of another generation, open: one still being set up is not yet this worker's.
+      uint64_t s = 0;
+      const auto fresh = [&] {
+        s = state_.load();
+        return (s >> 32) != seen && (s & kClosed) != kClosed;
+      };
+      if (!spin_until(fresh)) {
         std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return generation_.load() != seen; });
-        seen = generation_.load();
+        sleepers_.fetch_add(1);
+        wake_.wait(lock, fresh);
+        sleepers_.fetch_sub(1);
       }
-      take_pieces();
+      seen = s >> 32;
+      // A job ends only once every piece taken is counted here, so these pieces are all of the
+      // job that was open, and done_ is not reset under them.
+      if (const int64_t finished = take_pieces()) done_.fetch_add(finished);
     }
   }
 
-  void take_pieces() {
+  // Takes the open job's pieces until none is left; returns how many it ran.
+  int64_t take_pieces() {
     int64_t finished = 0;
-    const std::function<void(int64_t)>* piece = nullptr;
-    int64_t pieces = 0;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!piece_) return;  // woken after the job ended
-      piece = piece_, pieces = pieces_;
-      ++holding_;
+    for (;;) {
+      uint64_t s = state_.load();
+      const uint64_t next = s & kClosed;
+      if (next == kClosed) return finished;
+      const std::function<void(int64_t)>* piece = piece_.load();
+      if (int64_t(next) >= pieces_.load()) return finished;
+      if (!state_.compare_exchange_weak(s, s + 1)) continue;
+      in_piece = true;
+      (*piece)(int64_t(next));
+      in_piece = false;
+      ++finished;
     }
-    in_piece = true;
-    for (int64_t t; (t = next_.fetch_add(1)) < pieces; ++finished) (*piece)(t);
-    in_piece = false;
-    std::lock_guard<std::mutex> lock(mutex_);
-    left_ -= finished;
-    if (--holding_ == 0 && left_ == 0) ended_.store(true), done_.notify_all();
   }
 
   std::mutex job_mutex_, mutex_;
-  std::condition_variable wake_, done_;
-  const std::function<void(int64_t)>* piece_ = nullptr;
-  int64_t pieces_ = 0, left_ = 0, holding_ = 0;
-  std::atomic<int64_t> next_{0};
-  std::atomic<uint64_t> generation_{0};  // changed under mutex_, watched without it
-  std::atomic<bool> ended_{false};       // left_ == 0 && holding_ == 0, set under mutex_
+  std::condition_variable wake_;
+  std::atomic<uint64_t> state_{0};  // generation << 32 | next piece (kClosed while set up)
+  std::atomic<const std::function<void(int64_t)>*> piece_{nullptr};
+  std::atomic<int64_t> pieces_{0}, done_{0};
+  std::atomic<int> sleepers_{0};
 };
 
 }  // namespace

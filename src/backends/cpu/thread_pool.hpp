@@ -12,8 +12,9 @@ namespace gexec::cpu {
 int64_t pool_threads();
 
 // Runs piece(t) for t in [0, pieces) on the pool's threads and this one, and returns when all
-// have finished. One call at a time uses the pool (others wait for it); a call made from inside a
-// piece runs its pieces on its own thread, in order.
+// have finished (pieces below 2^32 - 1: the index shares a word with the job's generation). One
+// call at a time uses the pool (others wait for it); a call made from inside a piece runs its
+// pieces on its own thread, in order.
 void run_pieces(int64_t pieces, const std::function<void(int64_t)>& piece);
 
 }  // namespace gexec::cpu
