@@ -39,6 +39,11 @@ struct SkinnyRates {
   double mma_tflops = 300;
   double l2_gbps = 10000;         // the FMA path's weight re-read from L2 by each further row tile (a lead)
   double launch_us = 2.0;         // one more launch in a replayed graph (the split-K sum; a lead)
+  // cuBLASLt's product with the bias and SiLU added by a kernel after it (cuBLASLt has no SiLU
+  // epilogue) took 5.3 and 5.7 us more than with the bias in its epilogue at 1 and 16 x 11008 x
+  // 4096 (scripts/bench_decode.py --quick, f16, cold weights, on an H100, 2026-12-05; the H200
+  // did not run it): that kernel's fixed cost, beyond its bytes.
+  double tail_us = 5.0;
   double tensor_tflops = 650;     // cuBLASLt's dense f16 rate (measured: 650-690 sustained)
 };
 
@@ -117,7 +122,7 @@ inline SkinnyCost skinny_cost(const SkinnyPlan& p, int sm_count, const SkinnyRat
   const double lt_eff = 0.5 + 0.5 * fill;
   c.cublaslt_us = std::max(skinny_dram_bytes(p) / (r.copy_gbps * lt_eff * 1e3), flops / (r.tensor_tflops * 1e6));
   // SiLU, which cuBLASLt has no epilogue for: one more kernel reads C and writes it back.
-  if (p.act == Act::silu) c.cublaslt_us += r.launch_us + 2.0 * double(s.m) * double(s.n) * (p.c == DType::f32 ? 4 : 2) / (r.copy_gbps * 1e3);
+  if (p.act == Act::silu) c.cublaslt_us += r.tail_us + 2.0 * double(s.m) * double(s.n) * (p.c == DType::f32 ? 4 : 2) / (r.copy_gbps * 1e3);
   return c;
 }
 
