@@ -174,7 +174,7 @@ def main():
                 row["torch"] = torch_us(torch, m, n, k, dtype, silu)
                 rows.append(row)
                 print(line(row), flush=True)
-    text = table(rows, gbps)
+    text = table(rows, gbps, torch.cuda.get_device_name())
     print(text)
     (out / "decode.md").write_text(text)
     (out / "decode.json").write_text(json.dumps({"copy_gbps": gbps, "rows": rows}, indent=1))
@@ -192,10 +192,10 @@ def line(r):
     return f"{r['dtype']} {r['m']}x{r['n']}x{r['k']} {r['epilogue']}: floor {r['floor_us']:.2f} us, {cols} ({r['gexec default kernel']})"
 
 
-def table(rows, gbps):
+def table(rows, gbps, device):
     head = ["dtype", "M x N x K", "epilogue", "floor (us)"] + [f"{n} (us)" for n in KERNELS] + \
            ["torch (us)", "default / floor", "default / torch", "default kernel"]
-    out = [f"Cold weights (rotated past the L2), H200, copy bandwidth {gbps:.0f} GB/s measured in the same run.", "",
+    out = [f"Cold weights (rotated past the L2), {device}, copy bandwidth {gbps:.0f} GB/s measured in the same run.", "",
            "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in rows:
         d = r["gexec default"]

@@ -3,7 +3,7 @@
 
 Runs on a machine with a CUDA device and PyTorch; elsewhere it says so and exits 0.
 
-    python3 scripts/bench_moe.py --gexec build/release/gexec [--out DIR] [--quick]
+    python3 scripts/bench_moe.py --gexec build/release/gexec [--out DIR] [--quick] [--fp8]
 
 For G experts in {8, 64, 256}, T tokens in {512, 4096, 16384} and uniform or Zipf(1.2) routing,
 one product per configuration: Y [T, N] = X [T, K] times each expert's W_g [N, K] (nn.Linear's
@@ -15,6 +15,11 @@ in DeepSeek-V3 and Qwen3-MoE). Per configuration, in one run and on the same rou
   gexec per-expert `gexec run` of a graph of one MATMUL per non-empty expert (sizes known ahead)
   torch grouped    torch._grouped_mm(X, W.transpose(-2, -1), offs)
   torch loop       torch.mm per expert into slices of Y, captured in one CUDA graph
+
+With --fp8, the same configurations with e4m3 X and W (one scale each): gexec's GROUPED_GEMM
+on them (its f8 path widens them to bf16: the tensor cores then run bf16), gexec's bf16 product
+for the same routing, torch._scaled_grouped_mm (row-wise scales, the form it takes on Hopper)
+and torch._grouped_mm in bf16. A PyTorch call it refuses says so, with its message, in the table.
 
 Times are medians of CUDA-event samples after a warm-up, gexec's method (bench_vs_torch.py);
 both sides replay CUDA graphs, with their L2 warm. The inputs differ (each side draws its own
@@ -72,16 +77,25 @@ def ends_of(counts):
     return out
 
 
+# The f8 rows' scales: X ~ N(0, 1) stored up to about 5 / 2^-4 = 80, W ~ N(0, 1/K) up to about
+# 0.08 / 2^-8 = 20, well inside e4m3's 448.
+SCALE_X, SCALE_W = 2.0 ** -4, 2.0 ** -8
+
+
 def grouped_graph(path, tokens, counts, dtype="bf16"):
     g = len(counts)
+    f8 = dtype.startswith("f8")
+    x = {"name": "X", "shape": [tokens, K], "dtype": dtype}
+    w = {"name": "W", "shape": [g, N, K], "dtype": dtype, "init": {"dist": "normal", "std": K ** -0.5},
+         "constant": True}
+    if f8:
+        x["scale"], w["scale"] = SCALE_X, SCALE_W
     graph = {
         "format": "gexec.graph", "version": 1, "name": f"moe_g{g}_t{tokens}",
         "tensors": [
-            {"name": "X", "shape": [tokens, K], "dtype": dtype},
-            {"name": "W", "shape": [g, N, K], "dtype": dtype, "init": {"dist": "normal", "std": K ** -0.5},
-             "constant": True},
+            x, w,
             {"name": "offsets", "shape": [g], "dtype": "i32", "init": {"values": ends_of(counts)}},
-            {"name": "Y", "shape": [tokens, N], "dtype": dtype},
+            {"name": "Y", "shape": [tokens, N], "dtype": "bf16" if f8 else dtype},
         ],
         "ops": [{"op_type": "GROUPED_GEMM", "name": "experts", "inputs": ["X", "W", "offsets"], "outputs": ["Y"],
                  "attrs": {"trans_b": True}}],
@@ -148,6 +162,70 @@ def torch_rows(torch, args, tokens, counts):
     return out
 
 
+def torch_fp8_rows(torch, args, tokens, counts):
+    """torch._scaled_grouped_mm on e4m3 X and W with row-wise scales (X [T, K] row-major, W as
+    [G, K, N] column-major per expert), and torch._grouped_mm on the same values in bf16."""
+    g = len(counts)
+    x = (torch.randn(tokens, K, device="cuda") / SCALE_X).to(torch.float8_e4m3fn)
+    w = (torch.randn(g, N, K, device="cuda") * K ** -0.5 / SCALE_W).to(torch.float8_e4m3fn)
+    offs = torch.tensor(ends_of(counts), device="cuda", dtype=torch.int32)
+    sx = torch.full((tokens,), SCALE_X, device="cuda", dtype=torch.float32)
+    sw = torch.full((g, N), SCALE_W, device="cuda", dtype=torch.float32)
+    wt = w.transpose(-2, -1)
+    out = {}
+    try:
+        out["torch scaled grouped"], _ = bvt.time_torch(
+            torch, lambda: torch._scaled_grouped_mm(x, wt, sx, sw, offs=offs, out_dtype=torch.bfloat16),
+            args.iters, args.warmup_ms)
+    except Exception as e:  # noqa: BLE001  (refused on this build or GPU: the table says so)
+        out["torch scaled grouped"] = None
+        out["torch refused"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+        print(f"  torch._scaled_grouped_mm: {out['torch refused']}", file=sys.stderr)
+    xb, wb = (x.float() * SCALE_X).to(torch.bfloat16), (w.float() * SCALE_W).to(torch.bfloat16).transpose(-2, -1)
+    out["torch grouped"], _ = bvt.time_torch(torch, lambda: torch._grouped_mm(xb, wb, offs=offs), args.iters,
+                                             args.warmup_ms)
+    del x, w, xb, wb
+    torch.cuda.empty_cache()
+    return out
+
+
+def fp8_table(args, torch, tmp, groups, tokens_list, routings):
+    """The --fp8 rows: one table, in the same run."""
+    for routing in routings:  # the f8 product against its reference once, as the bf16 one above
+        p = Path(tmp) / "check8.json"
+        grouped_graph(p, 512, counts_for(routing, 64, 512), "f8e4m3")
+        proc, _ = bvt.run_command([args.gexec, "run", str(p), "--iters", "3"], args.timeout)
+        verdict = [l for l in proc.stdout.splitlines() if l.startswith("result:")]
+        print(f"check f8e4m3 G 64 T 512 {routing}: {verdict[-1] if verdict else 'no result line'}")
+    rows, refusals = [], set()
+    for g in groups:
+        for tokens in tokens_list:
+            for routing in routings:
+                counts = counts_for(routing, g, tokens)
+                row = {"G": g, "T": tokens, "routing": routing}
+                p = Path(tmp) / "grouped8.json"
+                grouped_graph(p, tokens, counts, "f8e4m3")
+                row["gexec f8"] = time_gexec(args, p)
+                grouped_graph(p, tokens, counts, "bf16")
+                row["gexec bf16"] = time_gexec(args, p)
+                row.update(torch_fp8_rows(torch, args, tokens, counts))
+                if row.get("torch refused"):
+                    refusals.add(row["torch refused"])
+                rows.append(row)
+                print(f"f8 G {g:4d} T {tokens:6d} {routing:9s} gexec f8 {row['gexec f8']:9.1f} us  gexec bf16 "
+                      f"{row['gexec bf16']:9.1f}  torch scaled {fmt(row['torch scaled grouped']):>9s}  torch bf16 "
+                      f"{row['torch grouped']:9.1f}", flush=True)
+    head = ["G", "T", "routing", "gexec f8 us", "gexec bf16 us", "torch _scaled_grouped_mm us", "torch _grouped_mm us",
+            "gexec f8 / _scaled_grouped_mm", "gexec f8 TFLOP/s"]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for r in rows:
+        ts = r["torch scaled grouped"]
+        vs = "-" if ts is None else f"{r['gexec f8'] / ts:.2f}x"
+        lines.append(f"| {r['G']} | {r['T']} | {r['routing']} | {r['gexec f8']:.1f} | {r['gexec bf16']:.1f} | {fmt(ts)} | "
+                     f"{r['torch grouped']:.1f} | {vs} | {2.0 * r['T'] * K * N / r['gexec f8'] / 1e6:.0f} |")
+    return "\n".join(lines) + "".join(f"\n\ntorch._scaled_grouped_mm refused: {m}" for m in sorted(refusals)) + "\n"
+
+
 def fmt(v):
     return "-" if v is None else f"{v:.1f}"
 
@@ -161,6 +239,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--quick", action="store_true", help="G 8 and 64, T 512 and 4096 only")
     ap.add_argument("--routing", action="append", help="uniform, zipf:S or file:F (repeatable)")
+    ap.add_argument("--fp8", action="store_true", help="the e4m3 rows (against torch._scaled_grouped_mm) instead")
     args = ap.parse_args()
     try:
         import torch
@@ -175,6 +254,15 @@ def main():
     routings = args.routing or ROUTINGS
     t0 = time.time()
     rows = []
+    if args.fp8:
+        with tempfile.TemporaryDirectory() as tmp:
+            text = fp8_table(args, torch, tmp, groups, tokens_list, routings)
+        text += f"\n({time.time() - t0:.0f} s; torch {torch.__version__}, {torch.cuda.get_device_name()}; K {K}, N {N}, e4m3 -> bf16)\n"
+        print(text)
+        if args.out:
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+            (Path(args.out) / "moe_fp8.md").write_text(text)
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         # The check, once per W layout and routing, at the smallest size: gexec's result against its reference.
         for routing in routings:
