@@ -502,6 +502,21 @@ inline std::vector<OpCase> gemm_cases(const KernelDef& def) {
     g.act = act;
     cases.push_back(gemm_graph(def.op, g, "act " + std::string(act_name(act))));
   }
+  // Rows of 264 (33 chunks of 8: cuBLASLt's SiLU tail then runs row by row, ew_bias_rows),
+  // with and without a bias, f16 and f32 bias against f16 and bf16 C, 3 and 70 rows.
+  if (bias && std::find(def.acts.begin(), def.acts.end(), Act::silu) != def.acts.end())
+    for (int which = 0; which < 3; ++which) {
+      GemmCase g;
+      g.a = g.b = DType::f16;
+      g.m = which == 2 ? 70 : 3, g.n = 264;
+      g.c = which == 1 ? DType::bf16 : DType::f16;
+      g.bias = which == 1 ? DType::f32 : DType::f16;
+      g.bias_present = which != 2;
+      g.act = Act::silu;
+      OpCase oc = gemm_graph(def.op, g, "act silu, " + std::to_string(g.m) + " rows of 264, " +
+                                            (g.bias_present ? "bias " + name(g.bias) : "no bias") + " -> C " + name(g.c));
+      if (check_accepts(def, oc)) cases.push_back(std::move(oc));
+    }
   if (bias) {
     GemmCase g;
     g.bias_present = false;
