@@ -40,10 +40,13 @@ struct SkinnyRates {
   double l2_gbps = 10000;         // the FMA path's weight re-read from L2 by each further row tile (a lead)
   double launch_us = 2.0;         // one more launch in a replayed graph (the split-K sum; a lead)
   // cuBLASLt's product with the bias and SiLU added by a kernel after it (cuBLASLt has no SiLU
-  // epilogue) took 5.3 and 5.7 us more than with the bias in its epilogue at 1 and 16 x 11008 x
-  // 4096 (scripts/bench_decode.py --quick, f16, cold weights, on an H100, 2026-12-05; the H200
-  // did not run it): that kernel's fixed cost, beyond its bytes.
-  double tail_us = 5.0;
+  // epilogue), against the bias in its epilogue, at 1, 16 and 128 x 11008 x 4096 (f16, cold
+  // weights, on an H100, 2026-12-05; the H200 did not run it): 5.3, 5.7 and 11.3 us more with the
+  // general elementwise kernel (scripts/bench_decode.py --quick), 4.5, 0.5 and 5.6 with the
+  // row-wise one (ew_bias_rows; gexec gemm --cold-l2). Not a fixed cost; 4 us keeps the choices
+  // the measurements support: the skinny kernel at 1 x 11008 x 4096 (34.9 against 41.5 us), and
+  // cuBLASLt at 32 x 4096 x 4096, where with the bias alone it was 3 us faster on the H200.
+  double tail_us = 4.0;
   double tensor_tflops = 650;     // cuBLASLt's dense f16 rate (measured: 650-690 sustained)
 };
 
