@@ -162,6 +162,16 @@ def torch_rows(torch, args, tokens, counts):
     return out
 
 
+def check_once(args, tmp, routings, dtype="bf16"):
+    """The check, once per routing, at the smallest size: gexec's result against its reference."""
+    for routing in routings:
+        p = Path(tmp) / "check.json"
+        grouped_graph(p, 512, counts_for(routing, 64, 512), dtype)
+        proc, _ = bvt.run_command([args.gexec, "run", str(p), "--iters", "3"], args.timeout)
+        verdict = [l for l in proc.stdout.splitlines() if l.startswith("result:")]
+        print(f"check {dtype} G 64 T 512 {routing}: {verdict[-1] if verdict else 'no result line'}")
+
+
 def torch_fp8_rows(torch, args, tokens, counts):
     """torch._scaled_grouped_mm on e4m3 X and W with row-wise scales (X [T, K] row-major, W as
     [G, K, N] column-major per expert), and torch._grouped_mm on the same values in bf16."""
@@ -191,12 +201,7 @@ def torch_fp8_rows(torch, args, tokens, counts):
 
 def fp8_table(args, torch, tmp, groups, tokens_list, routings):
     """The --fp8 rows: one table, in the same run."""
-    for routing in routings:  # the f8 product against its reference once, as the bf16 one above
-        p = Path(tmp) / "check8.json"
-        grouped_graph(p, 512, counts_for(routing, 64, 512), "f8e4m3")
-        proc, _ = bvt.run_command([args.gexec, "run", str(p), "--iters", "3"], args.timeout)
-        verdict = [l for l in proc.stdout.splitlines() if l.startswith("result:")]
-        print(f"check f8e4m3 G 64 T 512 {routing}: {verdict[-1] if verdict else 'no result line'}")
+    check_once(args, tmp, routings, "f8e4m3")
     rows, refusals = [], set()
     for g in groups:
         for tokens in tokens_list:
@@ -264,14 +269,7 @@ def main():
             (Path(args.out) / "moe_fp8.md").write_text(text)
         return 0
     with tempfile.TemporaryDirectory() as tmp:
-        # The check, once per W layout and routing, at the smallest size: gexec's result against its reference.
-        for routing in routings:
-            counts = counts_for(routing, 64, 512)
-            p = Path(tmp) / "check.json"
-            grouped_graph(p, 512, counts)
-            proc, _ = bvt.run_command([args.gexec, "run", str(p), "--iters", "3"], args.timeout)
-            verdict = [l for l in proc.stdout.splitlines() if l.startswith("result:")]
-            print(f"check G 64 T 512 {routing}: {verdict[-1] if verdict else 'no result line'}")
+        check_once(args, tmp, routings)
         for g in groups:
             for tokens in tokens_list:
                 for routing in routings:

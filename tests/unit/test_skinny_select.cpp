@@ -87,8 +87,8 @@ TEST_CASE("skinny plan: refusals say why", "[skinny]") {
 
 TEST_CASE("skinny cost model: with the rates measured on the H200, skinny only where it measured faster",
           "[skinny]") {
-  auto cost = [](int64_t m, int64_t n, int64_t k, bool nk, const cuda::SkinnyRates& r = {}) {
-    const test::OpCase c = decode(m, n, k, DType::f16, nk);
+  auto cost = [](int64_t m, int64_t n, int64_t k, bool nk, const cuda::SkinnyRates& r = {}, Act act = Act::none) {
+    const test::OpCase c = decode(m, n, k, DType::f16, nk, act);
     const cuda::SkinnyPlan p = cuda::plan_skinny(c.graph, c.graph.ops[0], 132);
     REQUIRE(p.rejected.empty());
     REQUIRE(p.mma == nk);
@@ -110,12 +110,7 @@ TEST_CASE("skinny cost model: with the rates measured on the H200, skinny only w
   // 11008 x 4096 the skinny kernel took 34.9 us against cuBLASLt's 41.5 (37.0 with the bias
   // alone), at 128 rows 185.4 against 44.4; at 32 x 4096 x 4096 with the bias alone (H200)
   // cuBLASLt was 3 us faster than the skinny kernel, which the tail does not make up.
-  auto silu = [&](int64_t m, int64_t n) {
-    const test::OpCase c = decode(m, n, 4096, DType::f16, true, Act::silu);
-    const cuda::SkinnyPlan p = cuda::plan_skinny(c.graph, c.graph.ops[0], 132);
-    REQUIRE(p.rejected.empty());
-    return cuda::skinny_cost(p, 132);
-  };
+  auto silu = [&](int64_t m, int64_t n) { return cost(m, n, 4096, true, {}, Act::silu); };
   CHECK(silu(1, 11008).skinny_wins());
   CHECK(silu(1, 4096).skinny_wins());
   CHECK_FALSE(silu(128, 11008).skinny_wins());
