@@ -528,10 +528,15 @@ Result<Vals> run_grouped(const Graph& g, const Op& op, const std::vector<const V
     for (int64_t r0 = r; r0 < ends[size_t(e)]; r0 += kRows) blocks.push_back({e, r0, std::min(kRows, ends[size_t(e)] - r0)});
   const bool carried = any_variance(x) || (w_vals && any_variance(*w_vals));
   const double a2 = s.alpha * s.alpha;
+  const bool blocked = bound::blocked_accumulation(prec, s.k);
+  const int64_t block = blocked ? prec.accumulate_block : s.k;
   const OpType act_op = s.act == Act::relu ? OpType::RELU : s.act == Act::gelu ? OpType::GELU
                         : s.act == Act::silu ? OpType::SILU : OpType::CAST;
   ref::for_chunks(int64_t(blocks.size()), 1, [&](int64_t, int64_t b0, int64_t b1) {
     std::vector<double> v(size_t(kRows * kCols)), sc(v.size()), var(v.size()), line, line_var;
+    // Blocked accumulation (FP8 tensor cores): each element's blocks' squared magnitudes (bq),
+    // the current block's magnitude (cur, W [K, N] only).
+    std::vector<double> bq(blocked ? v.size() : 0), cur(blocked ? v.size() : 0);
     // `len` stored elements of W from storage index `at`, as doubles, and their carried variances.
     auto w_line = [&](size_t at, int64_t len) -> const double* {
       if (w_vals) {
@@ -554,6 +559,7 @@ Result<Vals> run_grouped(const Graph& g, const Op& op, const std::vector<const V
       for (int64_t j0 = 0; j0 < s.n; j0 += kCols) {
         const int64_t cols = std::min(kCols, s.n - j0);
         std::fill(v.begin(), v.end(), 0.0), std::fill(sc.begin(), sc.end(), 0.0), std::fill(var.begin(), var.end(), 0.0);
+        std::fill(bq.begin(), bq.end(), 0.0), std::fill(cur.begin(), cur.end(), 0.0);
         if (!s.trans_b) {  // W_g [K, N]: row k read once for the block's rows, along j (vectorised)
           for (int64_t k = 0; k < s.k; ++k) {
             const double* wr = w_line(size_t(grouped_w_index(s, bl.group, k, j0)), cols);
@@ -562,6 +568,10 @@ Result<Vals> run_grouped(const Graph& g, const Op& op, const std::vector<const V
               const double xv = x.value[xl], xa = std::fabs(xv);
               double *vi = v.data() + i * kCols, *si = sc.data() + i * kCols;
               for (int64_t j = 0; j < cols; ++j) vi[j] += xv * wr[j], si[j] += xa * std::fabs(wr[j]);
+              if (blocked) {
+                double* ci = cur.data() + i * kCols;
+                for (int64_t j = 0; j < cols; ++j) ci[j] += xa * std::fabs(wr[j]);
+              }
               if (carried) {
                 const double xc = x.carried(xl);
                 double* ri = var.data() + i * kCols;
@@ -569,6 +579,8 @@ Result<Vals> run_grouped(const Graph& g, const Op& op, const std::vector<const V
                   ri[j] += xc * (wr[j] * wr[j] + line_var[size_t(j)]) + xv * xv * line_var[size_t(j)];
               }
             }
+            if (blocked && ((k + 1) % block == 0 || k + 1 == s.k))  // a block's end: its magnitude squared
+              for (size_t o = 0; o < cur.size(); ++o) bq[o] += cur[o] * cur[o], cur[o] = 0.0;
           }
         } else {  // W_g [N, K]: column j of op(W) is a stored row, read along k
           if (carried && x_carried.empty()) {  // the block's rows' carried variances, once
@@ -581,11 +593,18 @@ Result<Vals> run_grouped(const Graph& g, const Op& op, const std::vector<const V
               const double* xr = x.value.data() + (bl.row0 + i) * s.k;
               // Four partial sums: independent chains the core overlaps (the order is the
               // reference's own; double leaves it far below any bound).
-              double dv[4] = {}, ds[4] = {};
-              int64_t k = 0;
-              for (; k + 4 <= s.k; k += 4)
-                for (int u = 0; u < 4; ++u) dv[u] += xr[k + u] * wr[k + u], ds[u] += std::fabs(xr[k + u] * wr[k + u]);
-              for (; k < s.k; ++k) dv[0] += xr[k] * wr[k], ds[0] += std::fabs(xr[k] * wr[k]);
+              // Magnitudes by accumulation block (the whole of K where not blocked).
+              double dv[4] = {}, mag = 0, sq = 0;
+              for (int64_t k0 = 0; k0 < s.k; k0 += block) {
+                const int64_t k1 = std::min(s.k, k0 + block);
+                double ds[4] = {};
+                int64_t k = k0;
+                for (; k + 4 <= k1; k += 4)
+                  for (int u = 0; u < 4; ++u) dv[u] += xr[k + u] * wr[k + u], ds[u] += std::fabs(xr[k + u] * wr[k + u]);
+                for (; k < k1; ++k) dv[0] += xr[k] * wr[k], ds[0] += std::fabs(xr[k] * wr[k]);
+                const double m = (ds[0] + ds[1]) + (ds[2] + ds[3]);
+                mag += m, sq += m * m;
+              }
               double dr = 0;
               if (carried) {
                 const double* xc = x_carried.data() + i * s.k;
@@ -595,7 +614,8 @@ Result<Vals> run_grouped(const Graph& g, const Op& op, const std::vector<const V
                 }
               }
               const size_t o = size_t(i * kCols + j);
-              v[o] = (dv[0] + dv[1]) + (dv[2] + dv[3]), sc[o] = (ds[0] + ds[1]) + (ds[2] + ds[3]), var[o] = dr;
+              v[o] = (dv[0] + dv[1]) + (dv[2] + dv[3]), sc[o] = mag, var[o] = dr;
+              if (blocked) bq[o] = sq;
             }
           }
         }
@@ -604,7 +624,8 @@ Result<Vals> run_grouped(const Graph& g, const Op& op, const std::vector<const V
           for (int64_t j = 0; j < cols; ++j) {
             const size_t at = size_t(r * s.n + j0 + j), o = size_t(i * kCols + j);
             double val = s.alpha * v[o], mag = std::fabs(s.alpha) * sc[o], vr = a2 * var[o];
-            vr += bound::product_accumulation_var(prec, s.k, mag, 0.0) + bound::coefficient_var(s.alpha, mag);
+            vr += bound::product_accumulation_var(prec, s.k, mag, blocked ? a2 * bq[o] : 0.0) +
+                  bound::coefficient_var(s.alpha, mag);
             if (bias) {
               const size_t bx = size_t(bl.group * s.n + j0 + j);
               val += bias->value[bx], mag += bias->scale[bx];

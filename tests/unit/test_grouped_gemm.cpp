@@ -1,12 +1,20 @@
 // GROUPED_GEMM: the format's rules (i32 offsets, shapes, what other ops may not read), the CPU
 // backend against the reference over the shared cases (sound), and the check catching a row
 // routed to the wrong group (sharp); bad offsets, which are data, fail a run with exit 3.
+#include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "catch.hpp"
 #include "gexec/io/npy.hpp"
+#include "gexec/ir/rounding.hpp"
+#include "gexec/kernels/precision.hpp"
+#include "gexec/rng/init.hpp"
+#include "gexec/verify/compare.hpp"
+#include "gexec/verify/reference.hpp"
 #include "grouped_case.hpp"
 #include "process.hpp"
 #include "temp_dir.hpp"
@@ -166,3 +174,63 @@ TEST_CASE("grouped gemm: offsets that decrease or exceed T fail the run with exi
 GEXEC_SKIPPED_TEST("grouped gemm: the CPU backend", "[grouped][cpu]", GEXEC_NO_CPU_BACKEND)
 
 #endif
+
+// The blocked accumulator of the FP8 grouped kernel (Precision::accumulate_block): each element's
+// bound holds the squared magnitudes of its blocks of K, in both W layouts. A simulated kernel
+// that sums blocks of 128 K terms with a 14-bit accumulator and adds them in f32 passes under
+// the FP8 declaration and fails the f32 one; a product 1.6% too large fails under either.
+TEST_CASE("grouped gemm: the FP8 block model bounds each group's products by their blocks", "[grouped][fp8]") {
+  for (bool tb : {false, true}) {
+    test::GroupedCase c;
+    c.tokens = 48, c.k = 1024, c.n = 24, c.trans_b = tb, c.bias = false, c.out = DType::f32;
+    c.ends = {10, 10, 33, 45};  // an empty group, unowned rows 45..47
+    const Graph g = test::grouped_graph(c);
+    std::map<std::string, std::vector<uint8_t>> in;
+    for (const char* name : {"X", "W"}) {
+      Tensor t = g.tensor(g.find_tensor(name));
+      Init init;
+      init.std = 0.5;
+      t.init = init;
+      in[name] = generate_input(t, name[0] == 'X' ? 5 : 6);
+    }
+    in["offsets"] = generate_input(g.tensor(g.find_tensor("offsets")), 0);
+    auto val = [&](const char* name, int64_t i) { return double(load_as_float(in.at(name).data(), DType::f16, i)); };
+    auto round14 = [](double x) {  // to 14 significant bits, nearest
+      int e = 0;
+      const double f = std::frexp(x, &e);
+      return std::ldexp(std::nearbyint(std::ldexp(f, 14)), e - 14);
+    };
+    auto simulate = [&](double scale) {
+      std::vector<uint8_t> out(size_t(c.tokens * c.n) * 4, 0);
+      for (int64_t grp = 0, r0 = 0; grp < int64_t(c.ends.size()); r0 = int64_t(c.ends[size_t(grp)]), ++grp)
+        for (int64_t r = r0; r < int64_t(c.ends[size_t(grp)]); ++r)
+          for (int64_t j = 0; j < c.n; ++j) {
+            float total = 0;
+            for (int64_t k0 = 0; k0 < c.k; k0 += kFp8PromotionBlock) {
+              double acc = 0;
+              for (int64_t k = k0; k < k0 + kFp8PromotionBlock; ++k) {
+                const int64_t w = tb ? (grp * c.n + j) * c.k + k : (grp * c.k + k) * c.n + j;
+                acc = round14(acc + val("X", r * c.k + k) * val("W", w));
+              }
+              total = float(total + float(acc));
+            }
+            const float f = float(double(total) * scale);
+            std::memcpy(out.data() + 4 * size_t(r * c.n + j), &f, 4);
+          }
+      return out;
+    };
+    auto check_with = [&](const std::vector<uint8_t>& got, const Precision& p) {
+      auto ref = run_reference(g, in, {}, p);
+      REQUIRE(ref.ok());
+      return compare_output(g.tensor(g.find_tensor("Y")), got.data(), ref->at("Y"), default_tolerance(DType::f32));
+    };
+    INFO((tb ? "W [G, N, K]" : "W [G, K, N]"));
+    const Precision fp8 = fp8_tensor_core_precision(false);
+    const auto right = simulate(1.0), wrong = simulate(1.0 + 0x1p-6);
+    const OutputCheck declared = check_with(right, fp8);
+    INFO("declared: norm ratio " << declared.norm_ratio << ", element ratio " << declared.max_ratio);
+    CHECK(declared.pass);
+    CHECK_FALSE(check_with(right, Precision{}).pass);
+    CHECK_FALSE(check_with(wrong, fp8).pass);
+  }
+}
