@@ -17,8 +17,8 @@ in DeepSeek-V3 and Qwen3-MoE). Per configuration, in one run and on the same rou
   torch loop       torch.mm per expert into slices of Y, captured in one CUDA graph
 
 With --fp8, the same configurations with e4m3 X and W (one scale each): gexec's GROUPED_GEMM
-on them (its f8 path widens them to bf16: the tensor cores then run bf16), gexec's bf16 product
-for the same routing, torch._scaled_grouped_mm (row-wise scales, the form it takes on Hopper)
+on them (FP8 tensor cores on a Hopper, where the shape fits; elsewhere widened to bf16), gexec's
+bf16 product for the same routing, torch._scaled_grouped_mm (row-wise scales, the form it takes on Hopper)
 and torch._grouped_mm in bf16. A PyTorch call it refuses says so, with its message, in the table.
 
 Times are medians of CUDA-event samples after a warm-up, gexec's method (bench_vs_torch.py);

@@ -1,7 +1,10 @@
 // GROUPED_GEMM on the GPU with gexec's grouped kernel: the shared cases (also in the backend-ops
 // harness) at sizes with many tiles and uneven routing, the check failing a misrouted row, bad
 // offsets failing the run with exit 3 and the index, and a run timed through the CLI.
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "backend_ops.hpp"
 #include "catch.hpp"
@@ -33,6 +36,18 @@ TEST_CASE("gpu grouped gemm: many tiles, uneven and empty groups, both layouts, 
     c.ends = {640, 640, 1100, 1101, 1500, 1800, 2000, 2090};
     cases.push_back(c);
   }
+  // f8 X and W on the FP8 WGMMA kernel where the device is a Hopper (K % 128, N % 128, W [G,N,K];
+  // any group sizes), widened to bf16 under cuda.grouped_gemm_mma: e4m3 W and e5m2 W, scales
+  // that are not 1, groups of 0 to 700 rows and one of a single row.
+  const size_t first_f8 = cases.size();
+  for (DType wd : {DType::f8e4m3, DType::f8e5m2}) {
+    test::GroupedCase c;
+    c.tokens = 2100, c.k = 640, c.n = 384, c.trans_b = true, c.in = DType::f8e4m3, c.w_dtype = wd;
+    c.out = wd == DType::f8e4m3 ? DType::bf16 : DType::f32, c.act = wd == DType::f8e4m3 ? Act::silu : Act::gelu;
+    c.x_scale = 0.5, c.w_scale = 0.25;
+    c.ends = {700, 700, 1100, 1101, 1500, 1800, 2000, 2090};
+    cases.push_back(c);
+  }
   for (const test::GroupedCase& c : cases)
     for (const char* kernel : {"", "cuda.grouped_gemm_mma"}) {
       INFO(c.describe() << " " << kernel);
@@ -45,8 +60,37 @@ TEST_CASE("gpu grouped gemm: many tiles, uneven and empty groups, both layouts, 
   const Graph g = test::grouped_graph(cases[0]);
   CHECK_FALSE(test::run_case(**dev, g, nullptr, {}, test::with_offsets({700, 700, 1099, 1350, 1351, 1700, 1900, 1990})).pass());
   CHECK_FALSE(test::run_case(**dev, g, nullptr, {}, test::with_offsets({700, 700, 1100, 1350, 1351, 1700, 1900, 2000})).pass());
-  const Graph gw = test::grouped_graph(cases.back());  // on the WGMMA kernel
+  const Graph gw = test::grouped_graph(cases[first_f8 - 1]);  // on the WGMMA kernel
   CHECK_FALSE(test::run_case(**dev, gw, nullptr, {}, test::with_offsets({640, 640, 1100, 1100, 1500, 1800, 2000, 2090})).pass());
+  const Graph g8 = test::grouped_graph(cases[first_f8]);  // f8: FP8 WGMMA on a Hopper
+  CHECK_FALSE(test::run_case(**dev, g8, nullptr, {}, test::with_offsets({700, 700, 1100, 1100, 1500, 1800, 2000, 2090})).pass());
+}
+
+TEST_CASE("gpu grouped gemm: f8 operands run on FP8 WGMMA on a Hopper, and the plan says why not elsewhere", "[gpu][grouped]") {
+  auto dev = open_cuda_device(0);
+  REQUIRE(dev.ok());
+  test::TempDir dir("grouped_f8");
+  const std::string graph = dir / "f8.json";
+  test::write(graph, R"({"format": "gexec.graph", "version": 1, "tensors": [
+    {"name": "X", "shape": [1000, 512], "dtype": "f8e4m3", "scale": 0.5},
+    {"name": "W", "shape": [4, 256, 512], "dtype": "f8e4m3", "scale": 0.125},
+    {"name": "offsets", "shape": [4], "dtype": "i32", "init": {"values": [100, 100, 700, 990]}},
+    {"name": "Y", "shape": [1000, 256], "dtype": "bf16"}],
+    "ops": [{"op_type": "GROUPED_GEMM", "name": "experts", "inputs": ["X", "W", "offsets"], "outputs": ["Y"],
+             "attrs": {"trans_b": true}}]})");
+  const std::string report = dir / "report.json";
+  auto r = test::run_gexec("run --backend cuda --iters 5 --report '" + report + "' '" + graph + "'");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(has(r.output, "result: pass"));
+  const std::string text = test::read(report);
+  INFO(text);
+  if ((*dev)->caps().cc == 90) {
+    CHECK(has(text, "FP8 tensor cores, partial sums promoted to f32 every 128 of K"));
+  } else {
+    WARN("skipped the FP8 WGMMA assertion: the device is not sm_90 (cc " << (*dev)->caps().cc << ")");
+    CHECK(has(text, "grouped GEMM (mma.sync) bf16"));
+  }
 }
 
 TEST_CASE("gpu grouped gemm: bad offsets fail the run with exit 3 and the first bad index", "[gpu][grouped]") {
@@ -74,4 +118,51 @@ TEST_CASE("gpu grouped gemm: bad offsets fail the run with exit 3 and the first 
   CHECK(r.status == 0);
   CHECK(has(r.output, "result: pass"));
   CHECK(has(r.output, "cuda.grouped_gemm"));
+}
+
+
+TEST_CASE("gpu grouped gemm: block-scaled f8 experts (X 1x128, W 128x128) on FP8 WGMMA, against the reference", "[gpu][grouped]") {
+  auto dev = open_cuda_device(0);
+  REQUIRE(dev.ok());
+  if ((*dev)->caps().cc != 90) {
+    WARN("skipped: block-scaled grouped products run on sm_90 only (this device is cc " << (*dev)->caps().cc << ")");
+    return;
+  }
+  // 6 experts of 0 to 700 rows, one of a single row, an unowned tail; K 640 (5 blocks), N 384
+  // (3 blocks); scales spread over 2^-4 .. 2^4 so that a block read with another's is far off.
+  const std::string text = R"({"format": "gexec.graph", "version": 1, "tensors": [
+      {"name": "X", "shape": [1600, 640], "dtype": "f8e4m3", "scale": {"block": [1, 128], "tensor": "SX"}},
+      {"name": "SX", "shape": [1600, 5], "dtype": "f32", "init": {"dist": "uniform", "low": 0.0625, "high": 4}},
+      {"name": "W", "shape": [6, 384, 640], "dtype": "f8e5m2", "scale": {"block": [128, 128], "tensor": "SW"}},
+      {"name": "SW", "shape": [6, 3, 5], "dtype": "f32", "init": {"dist": "uniform", "low": 0.0625, "high": 16}},
+      {"name": "offsets", "shape": [6], "dtype": "i32", "init": {"values": [700, 700, 1100, 1101, 1400, 1590]}},
+      {"name": "bias", "shape": [6, 384], "dtype": "f32"},
+      {"name": "Y", "shape": [1600, 384], "dtype": "f32"}],
+    "ops": [{"op_type": "GROUPED_GEMM", "name": "experts", "inputs": ["X", "W", "offsets", "bias"], "outputs": ["Y"],
+             "attrs": {"trans_b": true, "act": "silu", "alpha": 0.5}}]})";
+  const Graph g = test::load_ok(text);
+  const test::CaseResult r = test::run_case(**dev, g);
+  INFO(r.describe());
+  CHECK(r.kernel == "cuda.grouped_gemm");
+  CHECK(r.pass());
+  // Sharp: the reference reading expert 2's last W block with expert 0's scale for it, and X's
+  // row 1000 with its first two blocks' scales swapped.
+  CHECK_FALSE(test::run_case(**dev, g, nullptr, {}, [](std::map<std::string, std::vector<uint8_t>>& in) {
+                auto* sw = reinterpret_cast<float*>(in.at("SW").data());
+                sw[2 * 15 + 14] = sw[14] == sw[2 * 15 + 14] ? sw[14] * 2 : sw[14];
+              }).pass());
+  CHECK_FALSE(test::run_case(**dev, g, nullptr, {}, [](std::map<std::string, std::vector<uint8_t>>& in) {
+                auto* sx = reinterpret_cast<float*>(in.at("SX").data());
+                std::swap(sx[1000 * 5], sx[1000 * 5 + 1]);
+                if (sx[1000 * 5] == sx[1000 * 5 + 1]) sx[1000 * 5] *= 2;
+              }).pass());
+  // The CLI names the arithmetic in the report.
+  test::TempDir dir("grouped_block_gpu");
+  const std::string path = dir / "g.json", report = dir / "report.json";
+  test::write(path, text);
+  auto run = test::run_gexec("run --backend cuda --iters 5 --report '" + report + "' '" + path + "'");
+  INFO(run.output);
+  CHECK(run.status == 0);
+  CHECK(has(run.output, "result: pass"));
+  CHECK(has(test::read(report), "block scales (X 1x128, W 128x128) applied as they are promoted"));
 }

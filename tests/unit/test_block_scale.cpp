@@ -472,7 +472,7 @@ TEST_CASE("block scales on GROUPED_GEMM: the check refuses an expert read with a
   CHECK_FALSE(bad.pass);
 }
 
-TEST_CASE("block scales on GROUPED_GEMM: the format's rules, and CUDA's kernel refuses them with the reason",
+TEST_CASE("block scales on GROUPED_GEMM: the format's rules, and CUDA's kernel takes them where FP8 WGMMA does, else says why",
           "[f8][block][grouped][cli]") {
   test::TempDir dir("grouped_block_rules");
   auto refused = [&](const std::string& text, const std::string& says) {
@@ -501,5 +501,29 @@ TEST_CASE("block scales on GROUPED_GEMM: the format's rules, and CUDA's kernel r
   auto cuda = test::run_gexec("run --dry-run --arch sm_90 --backend cuda '" + path + "'");
   INFO(cuda.output);
   CHECK(cuda.status != 0);
-  CHECK(test::has(cuda.output, "this kernel takes tensor-wise scales (the CPU backend takes the others)"));
+  CHECK(test::has(cuda.output, "block-scaled f8 X and W run on the FP8 WGMMA kernel only: an sm_90 device, W [G, N, K] "
+                               "(trans_b), K and N multiples of 128"));
+  // W [G, N, K] with K and N multiples of 128: the FP8 WGMMA kernel takes the blocks on an sm_90.
+  const std::string fits = dir / "fits.json";
+  test::write(fits, R"({"format": "gexec.graph", "version": 1, "tensors": [
+      {"name": "X", "shape": [300, 256], "dtype": "f8e4m3", "scale": {"block": [1, 128], "tensor": "SX"}},
+      {"name": "SX", "shape": [300, 2], "dtype": "f32", "init": {"dist": "uniform", "low": 0.5, "high": 2}},
+      {"name": "W", "shape": [2, 128, 256], "dtype": "f8e4m3", "scale": {"block": [128, 128], "tensor": "SW"}},
+      {"name": "SW", "shape": [2, 1, 2], "dtype": "f32", "init": {"dist": "uniform", "low": 0.01, "high": 0.02}},
+      {"name": "offsets", "shape": [2], "dtype": "i32", "init": {"values": [100, 290]}},
+      {"name": "Y", "shape": [300, 128], "dtype": "bf16"}],
+    "ops": [{"op_type": "GROUPED_GEMM", "name": "experts", "inputs": ["X", "W", "offsets"], "outputs": ["Y"],
+             "attrs": {"trans_b": true}}]})");
+  for (const char* arch : {"sm_90", "sm_80"}) {
+    auto r = test::run_gexec(std::string("run --dry-run --arch ") + arch + " --backend cuda '" + fits + "'");
+    INFO(arch << "\n" << r.output);
+    if (std::string(arch) == "sm_90") {
+      CHECK(r.status == 0);
+      CHECK(test::has(r.output, "experts (GROUPED_GEMM) -> cuda.grouped_gemm"));
+      CHECK(test::has(r.output, "block-scaled f8 X and W on FP8 WGMMA (sm_90a)"));
+    } else {
+      CHECK(r.status != 0);
+      CHECK(test::has(r.output, "block-scaled f8 X and W run on the FP8 WGMMA kernel only"));
+    }
+  }
 }

@@ -1,5 +1,6 @@
 // What gexec's grouped GEMM supports, beside its code: GROUPED_GEMM with f16, bf16 or f8 X and W
-// (f8 with tensor-wise scales), rows of 16 bytes (K and N multiples of 8), f16/bf16/f32 Y and
+// (f8 with tensor-wise scales: FP8 WGMMA on sm_90a where it fits, else widened to bf16; block
+// scales on FP8 WGMMA only), rows of 16 bytes (K and N multiples of 8), f16/bf16/f32 Y and
 // bias, every activation. Two declarations of the one kernel family: cuda.grouped_gemm takes
 // the WGMMA kernel where it fits on a Hopper (grouped_gemm_sm90.cu) and the mma.sync kernel
 // elsewhere (grouped_gemm.cu); cuda.grouped_gemm_mma, never chosen unless forced with --kernel,
@@ -20,13 +21,25 @@ Verdict check_grouped(const Graph& g, const Op& op, const DeviceCaps& caps, bool
   if (!s) return v.rejected = why, v;
   const Tensor& x = g.tensor(op.inputs[0]);
   const Tensor& w = g.tensor(op.inputs[1]);
-  if (is_f8(x.dtype) || is_f8(w.dtype)) {
+  // The plan's rule (grouped_gemm.cu): FP8 tensor cores where the WGMMA kernel takes the shape.
+  const bool fp8_wgmma = !mma_only && caps.cc == 90 && s->trans_b && s->k % 128 == 0 && s->n % 128 == 0;
+  if ((is_f8(x.dtype) || is_f8(w.dtype)) && x.scale.is_block()) {  // the graph's rules: both, X 1x128, W 128x128
+    if (!fp8_wgmma)
+      return v.rejected = "block-scaled f8 X and W run on the FP8 WGMMA kernel only: an sm_90 device, W [G, N, K] "
+                          "(trans_b), K and N multiples of 128 (the CPU backend takes the others)", v;
+    v.notes.push_back("block-scaled f8 X and W on FP8 WGMMA (sm_90a), each 128 of K's partial sums scaled and "
+                      "promoted to f32");
+  } else if (is_f8(x.dtype) || is_f8(w.dtype)) {
     for (const Tensor* t : {&x, &w})
       if (t->scale.axis >= 0 || t->scale.is_block() || t->scale.values.size() != 1)
-        return v.rejected = "f8 \"" + t->name + "\" has a per-row, per-column or block scale; this kernel takes "
-                            "tensor-wise scales (the CPU backend takes the others)", v;
-    v.notes.push_back("f8 X and W widened to bf16 (exact), " + std::string(w.constant ? "W once before the runs, " : "") +
-                      "their scales folded into alpha");
+        return v.rejected = "f8 \"" + t->name + "\" has a per-row or per-column scale; this kernel takes "
+                            "tensor-wise or block scales (the CPU backend takes the others)", v;
+    if (fp8_wgmma)
+      v.notes.push_back("f8 X and W on FP8 WGMMA (sm_90a), partial sums promoted to f32 every 128 of K, their scales "
+                        "folded into alpha");
+    else
+      v.notes.push_back("f8 X and W widened to bf16 (exact), " + std::string(w.constant ? "W once before the runs, " : "") +
+                        "their scales folded into alpha");
   } else if (x.dtype != w.dtype) {
     return v.rejected = "X and W differ in dtype", v;
   }
@@ -43,7 +56,8 @@ KernelDef grouped_def(const std::string& name, int priority, bool mma_only, cons
   KernelDef d = declare_kernel(name, OpType::GROUPED_GEMM, Backend::cuda,
                                mma_only ? KernelImpl::cuda_grouped_gemm_mma : KernelImpl::cuda_grouped_gemm, priority, 4,
                                summary);
-  // f8 X and W (tensor-wise scales) are widened to bf16, exactly, and their scales fold into alpha.
+  // f8 X and W (tensor-wise scales): FP8 WGMMA on a Hopper where the shape fits, else widened to
+  // bf16, exactly; their scales fold into alpha.
   d.inputs[0] = d.inputs[1] = {DType::f16, DType::bf16, DType::f8e4m3, DType::f8e5m2};
   d.inputs[2] = {DType::i32};
   d.transposes = true;  // trans_b: W [G, N, K]

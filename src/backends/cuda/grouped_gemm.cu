@@ -62,6 +62,7 @@ constexpr int kPrepThreads = 1024; // grouped_prep: groups per scan pass
 // The WGMMA kernel (grouped_gemm_sm90.cu) is for groups of this many rows on average and more:
 // its tiles have 128 rows, and fewer rows a group would waste most of them.
 constexpr int64_t kWgmmaMinAvgRows = 64;
+constexpr int kWgmmaBytesK = 128;  // the WGMMA kernel's k step: one 128-byte swizzle row
 
 constexpr int stages_for(int bm) { return bm == 128 ? 3 : 4; }  // 96 KiB (80 at 32 rows): two CTAs an SM
 
@@ -445,14 +446,18 @@ std::string name(DType t) { return std::string(dtype_name(t)); }
 
 // The WGMMA plan where the device is a Hopper (cc 9.0) and the shape fits (grouped_sm90_unfit),
 // else none: the tile 128 rows x 256 columns where N allows and the groups, spread evenly, give
-// at least a wave of such tiles, else 128 x 128; 64 of K a step.
+// at least a wave of such tiles, else 128 x 128; 128 bytes of K a step. f8 operands take it
+// whatever the groups' sizes (it is their only kernel, and where groups are small the weights'
+// bytes, half of bf16's, bound the time) and always 128 x 128: promoting the FP8 partial sums
+// takes two more accumulator sets, which 256 columns would not leave registers for.
 bool plan_wgmma(GroupedGemmPlan& p) {
-  if (p.cc != 90 || p.mma_sync_only || p.tokens / p.groups < kWgmmaMinAvgRows) return false;
+  const bool f8 = is_f8(p.in);
+  if (p.cc != 90 || p.mma_sync_only || (!f8 && p.tokens / p.groups < kWgmmaMinAvgRows)) return false;
   GroupedGemmPlan w = p;
   const int64_t m_tiles_even = int64_t(p.groups) * ((p.tokens / p.groups + 127) / 128);
   w.block_m = 128;
-  w.block_k = 64;
-  w.block_n = p.n % 256 == 0 && m_tiles_even * (p.n / 256) >= p.sm_count ? 256 : 128;
+  w.block_k = kWgmmaBytesK / int(dtype_size(p.in));
+  w.block_n = !f8 && p.n % 256 == 0 && m_tiles_even * (p.n / 256) >= p.sm_count ? 256 : 128;
   w.stages = w.block_n == 256 ? 4 : 6;  // the kernel's (launch_grouped_sm90 checks)
   w.warps = 12;
   w.m_panel = kPanelRows / w.block_m;
@@ -474,8 +479,12 @@ GroupedGemmPlan plan_grouped_gemm(GroupedGemmPlan p) {
     p.rejected = std::move(why);
     return p;
   };
-  if (p.in != DType::f16 && p.in != DType::bf16)
-    return refuse("X and W are " + name(p.in) + "; the grouped GEMM takes f16 or bf16");
+  const bool f8 = is_f8(p.in);
+  if (p.in != DType::f16 && p.in != DType::bf16 && !f8)
+    return refuse("X is " + name(p.in) + "; the grouped GEMM takes f16, bf16 or f8");
+  if (f8 ? !is_f8(p.in_w) : p.in_w != p.in)
+    return refuse("X is " + name(p.in) + " and W " + name(p.in_w) + "; they must match (or both be f8)");
+  if (p.block_scales && !f8) return refuse("block scales on X and W that are not f8");
   if (p.out != DType::f16 && p.out != DType::bf16 && p.out != DType::f32)
     return refuse("Y is " + name(p.out) + "; the grouped GEMM writes f16, bf16 or f32");
   if (p.has_bias && p.bias != DType::f16 && p.bias != DType::bf16 && p.bias != DType::f32)
@@ -494,6 +503,13 @@ GroupedGemmPlan plan_grouped_gemm(GroupedGemmPlan p) {
   if (p.sm_count < 1) return refuse("sm_count is " + std::to_string(p.sm_count));
   p.wgmma = false;
   if (plan_wgmma(p)) return p;
+  if (f8) {
+    GroupedGemmPlan w = p;
+    w.block_m = 128, w.block_n = 128, w.block_k = kWgmmaBytesK;
+    const std::string why = p.cc != 90 ? "the device is not sm_90 (Hopper)" : p.mma_sync_only ? "the mma.sync kernel is forced" : grouped_sm90_unfit(w);
+    return refuse(std::string(p.block_scales ? "block-scaled " : "") +
+                  "f8 X and W run on the FP8 WGMMA kernel only, which does not take this: " + why);
+  }
 
   // Few rows a group on average (decode, or many experts): a shorter tile wastes fewer of the
   // MMA's rows on the group's last, partial m-tile; the weight, read once per m-tile, bounds the
@@ -522,7 +538,10 @@ std::string describe(const GroupedGemmPlan& p) {
                   " stages, " + std::to_string(p.warps) + " warps, " + std::to_string(p.smem_bytes() / 1024) +
                   " KiB smem, m-panel " + std::to_string(p.m_panel) + ", persistent grid " + std::to_string(p.grid) +
                   " (" + std::to_string(p.sm_count) + " SMs x " + std::to_string(p.ctas_per_sm) + ")";
+  if (p.in_w != p.in) s += ", W " + name(p.in_w);
   if (p.wgmma) s += ", W tiles by TMA, 128-byte swizzle";
+  if (is_f8(p.in)) s += ", FP8 tensor cores, partial sums promoted to f32 every 128 of K";
+  if (p.block_scales) s += ", block scales (X 1x128, W 128x128) applied as they are promoted";
   if (p.has_bias) s += ", bias " + name(p.bias);
   if (p.act != Act::none) s += ", " + std::string(act_name(p.act));
   return s;
@@ -533,6 +552,7 @@ Status launch_grouped_gemm(const GroupedGemmPlan& p, const GroupedOperands& o, c
   if (p.block_m == 0) return runtime_error("grouped GEMM launched without a plan (plan_grouped_gemm)");
   if (!o.offsets || !o.status || !o.workspace)
     return runtime_error("grouped GEMM: the offsets, the status and the workspace are required");
+  if (p.block_scales && (!o.sx || !o.sw)) return runtime_error("grouped GEMM: the block scales' S are not bound");
   const bool x_used = p.tokens > 0 && p.k > 0, w_used = p.k > 0 && p.n > 0, y_used = p.tokens > 0 && p.n > 0;
   if ((x_used && !o.x) || (w_used && !o.w) || (y_used && !o.y) || (p.has_bias && p.n > 0 && !o.bias))
     return runtime_error("grouped GEMM: an operand is missing (X, W, Y, or the bias its plan has)");

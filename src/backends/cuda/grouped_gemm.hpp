@@ -23,7 +23,12 @@ struct GroupedGemmPlan {
   int64_t tokens = 0, k = 0, n = 0;
   int groups = 0;
   bool trans_b = false;                     // W [G,N,K]
-  DType in = DType::f16, out = DType::f16;  // X and W; Y
+  DType in = DType::f16, out = DType::f16;  // X (and W); Y
+  DType in_w = DType::f16;                  // W: in, or another f8 where X is f8 (e4m3 x e5m2)
+  // f8 X and W with block scales (X [1,128], W [128,128] of each expert: DeepSeek-V3's recipe):
+  // each k step's partial sums are scaled by X's row scale and W's block scale as they are
+  // promoted (the FP8 WGMMA kernel only). Without them, f8 scales are tensor-wise, in alpha.
+  bool block_scales = false;
   bool has_bias = false;
   DType bias = DType::f32;
   Act act = Act::none;
@@ -32,16 +37,18 @@ struct GroupedGemmPlan {
   int cc = 0;          // the device's compute capability, major * 10 + minor (90: Hopper); 0: unknown
   bool mma_sync_only = false;  // the kernel cuda.grouped_gemm_mma (--kernel): never the WGMMA kernel
 
-  // The kernel: WGMMA fed by TMA (grouped_gemm_sm90.cu, sm_90a: cc == 90, W [G,N,K], K % 64 == 0,
-  // N % block_n == 0), or the portable mma.sync kernel (grouped_gemm.cu), which
-  // `--kernel OP=cuda.grouped_gemm_mma` forces for comparison.
+  // The kernel: WGMMA fed by TMA (grouped_gemm_sm90.cu, sm_90a: cc == 90, W [G,N,K], K a multiple
+  // of 128 bytes, N % block_n == 0), or the portable mma.sync kernel (grouped_gemm.cu), which
+  // `--kernel OP=cuda.grouped_gemm_mma` forces for comparison. f8 X and W run on WGMMA only (FP8
+  // tensor cores, partial sums promoted to f32 every 128 of K); elsewhere the caller widens them.
   bool wgmma = false;
 
   // The tiling (plan_grouped_gemm fills it). A tile is block_m rows of one group by block_n
-  // columns; a CTA of `warps` warps computes it, block_k of K per step through `stages` shared
-  // memory buffers. The tiles of one group go n-block by n-block over panels of m_panel m-tiles
+  // columns; a CTA of `warps` warps computes it, block_k of K per step (128 bytes of a row on
+  // WGMMA: 64 16-bit values or 128 f8) through `stages` shared memory buffers. The tiles of one group go n-block by n-block over panels of m_panel m-tiles
   // (grouped_gemm.cu says why). The WGMMA kernel: 128 x 128 or 128 x 256 tiles, 64 of K a step,
-  // 12 warps (a TMA producer warpgroup, two WGMMA consumer warpgroups), one CTA an SM.
+  // 12 warps (a TMA producer warpgroup, two WGMMA consumer warpgroups), one CTA an SM; f8: 128 x 128
+  // tiles, 128 of K a step.
   int block_m = 0, block_n = 0, block_k = 0, stages = 0, warps = 0;
   int m_panel = 0;
   int ctas_per_sm = 0;   // resident CTAs per SM the kernel is built for (its __launch_bounds__)
@@ -62,7 +69,7 @@ struct GroupedGemmPlan {
 };
 
 // Fills the tiling and `rejected` (dtypes, K and N multiples of 8 and below 2^24, groups >= 1,
-// tokens and the most tiles within int32, sm_count >= 1).
+// tokens and the most tiles within int32, sm_count >= 1; f8 only where the WGMMA kernel fits).
 GroupedGemmPlan plan_grouped_gemm(GroupedGemmPlan shape);
 
 // A one-line description for reports: dtypes, layout, tile, stages, grid.
@@ -75,6 +82,8 @@ struct GroupedOperands {
   const void* bias = nullptr;        // [groups, n], where plan.has_bias
   void* y = nullptr;
   void* workspace = nullptr;         // plan.workspace_bytes()
+  const float* sx = nullptr;         // block scales: X's S [tokens, k / 128]
+  const float* sw = nullptr;         //   and W's [groups, n / 128, k / 128] (W [G,N,K])
   int32_t* status = nullptr;         // 2 ints, device: 0, or 1 + the first bad group and its offset
 };
 

@@ -1,51 +1,60 @@
 // The grouped GEMM's Hopper main launch: Y[r,:] = act(alpha X[r,:] W_g + bias_g) with
 // wgmma.mma_async (sm_90a) reading shared memory that TMA (cp.async.bulk.tensor) fills, for W
-// stored [G,N,K] (nn.Linear's layout), K % 64 == 0 and N % block_n == 0 (grouped_sm90_unfit).
+// stored [G,N,K] (nn.Linear's layout), K a multiple of 128 bytes and N % block_n == 0
+// (grouped_sm90_unfit); X and W f16, bf16, or f8 (e4m3 or e5m2 each: FP8 tensor cores).
 // grouped_gemm.cu's prep launch (offsets checked, tile_end: the groups' cumulative tile counts
 // for block_m 128 and this plan's n_tiles, then the tail start) runs first; this kernel walks the
 // same tile map as grouped_main there (persistent grid, binary search in tile_end, panels of
 // m_panel m-tiles n-block by n-block) and zeroes the rows no group owns in the same way.
 //
 // A CTA is 3 warpgroups (384 threads), warp-specialized:
-//  - warpgroup 0, the producer: one thread issues the TMA loads of each k step, X's 128 x 64
-//    box (rows m0.., k) and W's block_n x 64 box (rows g N + n0.., k), into a ring of `stages`
+//  - warpgroup 0, the producer: one thread issues the TMA loads of each k step (128 bytes of K:
+//    64 16-bit values, 128 f8), X's 128-row box (rows m0.., k) and W's block_n-row box (rows
+//    g N + n0.., k), into a ring of `stages`
 //    shared memory buffers, each guarded by two mbarriers: `full` (armed with the bytes the two
 //    loads bring, mbarrier.arrive.expect_tx; the loads complete it, complete_tx) and `empty`
 //    (the 8 consumer warps arrive when their WGMMAs no longer read it). It gives its registers
 //    away (setmaxnreg.dec 40).
 //  - warpgroups 1 and 2, the consumers (setmaxnreg.inc 232): warpgroup c computes rows
 //    64c .. 64c + 63 of the 128-row tile by all block_n columns, with
-//    wgmma.mma_async.m64n{block_n}k16, f32 accumulators in registers (block_n / 2 a thread), four
-//    per 64-wide k step, one k step's group kept in flight (wgmma.wait_group 1) before the stage
-//    it read is released. Then the epilogue from the registers: alpha, bias, activation in f32,
+//    wgmma.mma_async.m64n{block_n}k16 (k32 for f8), f32 accumulators in registers (block_n / 2 a
+//    thread), four per k step, one k step's group kept in flight (wgmma.wait_group 1) before the
+//    stage it read is released. f8 (block_n 128): each k step's four sum into a partial set,
+//    added to the accumulators once complete (wait_group 0) -- FP8 tensor cores keep the partial
+//    sums in fewer bits than f32, and this bounds how far they run (128 of K). With block scales
+//    (X 1 x 128, W 128 x 128: a k step is one block of each, a tile's 128 columns one of W's)
+//    the set is multiplied by its row's X scale times the tile's W scale as it is added. Then the epilogue from the registers: alpha, bias, activation in f32,
 //    rounded once, stored straight to global memory (rows of the tile past the group's end are
 //    not stored: they belong to the next group, or lie past T, where TMA filled zeros).
 // The producer runs ahead into the next tile's k steps while the consumers store.
 //
 // Shared memory: stages x (X tile 16 KiB, W tile block_n x 128 B), each buffer 1024-byte
-// aligned, in TMA's 128-byte swizzle (CU_TENSOR_MAP_SWIZZLE_128B): row r (128 bytes = 64
-// elements of k) at r * 128, its 16-byte chunk c at chunk c ^ (r % 8) -- the XOR of address bits
+// aligned, in TMA's 128-byte swizzle (CU_TENSOR_MAP_SWIZZLE_128B): row r (128 bytes of k) at
+// r * 128, its 16-byte chunk c at chunk c ^ (r % 8) -- the XOR of address bits
 // [4,7) with bits [7,10), hence the 1024-byte alignment. WGMMA reads the same layout through its
 // matrix descriptors (PTX ISA, "Matrix Descriptor Format" of the asynchronous warpgroup MMA):
 //   bits  0-13: start address >> 4
 //   bits 16-29: leading dimension byte offset >> 4 -- unused for K-major swizzled layouts whose k
-//               extent per instruction (16 elements, 32 bytes) lies within the swizzle width: 1
+//               extent per instruction (32 bytes: 16 16-bit values, 32 f8) lies within the
+//               swizzle width: 1
 //   bits 32-45: stride dimension byte offset >> 4 -- between consecutive 8-row core matrix
 //               groups along M (or N): 8 rows x 128 B = 1024 B
 //   bits 49-51: base offset: 0, the buffers being 1024-byte aligned
 //   bits 62-63: swizzle mode, 1 = 128-byte swizzle
 // Both operands are K-major (X [T,K] rows; W [N,K] rows are B's columns): imm-trans-a = imm-trans-b
-// = 0. The k16 slice kk of a 64-wide stage starts at the buffer + 32 kk bytes: the hardware applies
+// = 0 (f8 WGMMA has no transpose: K-major is its only layout). The instruction's slice kk of a
+// stage starts at the buffer + 32 kk bytes: the hardware applies
 // the swizzle XOR to the addresses it forms, so a start address inside the 128-byte row reads the
 // chunks (2 kk + c) ^ (r % 8) that TMA wrote (the usual way to step K within a swizzle atom).
 //
-// The accumulator fragment of wgmma .m64nNk16 with f32 D (PTX ISA, "Register Fragments ... for
+// The accumulator fragment of wgmma .m64nNk16 (and k32) with f32 D (PTX ISA, "Register Fragments ... for
 // matrix D"): thread t of the warpgroup (warp w = t / 32, lane l) holds d[4j + 2h + e] = D[16w +
 // l/4 + 8h][8j + 2(l%4) + e], j < N/8, h, e in {0,1}: m16n8's C layout repeated along N.
 #include <cuda.h>  // CUtensorMap and its enums: types only, libcuda is not linked
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -62,17 +71,18 @@ namespace {
 
 constexpr int kThreads = 384;  // producer warpgroup + 2 consumer warpgroups
 constexpr int kBM = 128;
-constexpr int kBK = 64;        // 128 bytes of a 16-bit k: one 128-byte swizzle row
+constexpr int kBytesK = 128;   // a k step: one 128-byte swizzle row, 64 16-bit values or 128 f8
 constexpr int kConsumerWarps = 8;
 constexpr int kAlign = 1024;   // the 128-byte swizzle's period
 
 constexpr int stages_for_bn(int bn) { return bn == 256 ? 4 : 6; }  // 192 KiB of the 227 an SM gives a CTA
-constexpr int stage_bytes(int bn) { return (kBM + bn) * kBK * 2; }
+constexpr int stage_bytes(int bn) { return (kBM + bn) * kBytesK; }
 // The dynamic shared memory a launch asks for: the stages, the alignment slack, the barriers.
 constexpr int smem_for_bn(int bn) { return stages_for_bn(bn) * stage_bytes(bn) + kAlign + 2 * stages_for_bn(bn) * 8; }
 
 struct Sm90Args {
   const int32_t* offsets;
+  const float *sx, *sw;  // block scales (null: none): X's [tokens, ktiles], W's [groups, n / 128, ktiles]
   const void* bias;
   void* y;
   const int32_t* tile_end;
@@ -180,53 +190,78 @@ __device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
   return uint64_t((addr & 0x3FFFFu) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
 }
 
-// D (64 x N, f32) += A (64 x 16, descriptor da) B (16 x N, descriptor db); D = A B where scale_d == 0.
-template <class E, int N>
+// The accumulator operands of wgmma .m64n256 (128 a thread) and .m64n128 (64): the list in the
+// instruction, then the constraints.
+#define GEXEC_D128_LIST "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}"
+#define GEXEC_D128 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+#define GEXEC_D64_LIST "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+#define GEXEC_D64 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+// D (64 x N, f32) += A B for one instruction's k (16 of f16/bf16, 32 of f8: 32 bytes either way);
+// D = A B where scale_d == 0. SHAPE_TYPES: "m64n256k16.f32.bf16.bf16" and the like; TAIL: the
+// immediates after the predicate (the scales, and for 16-bit types the transposes, 0: K-major).
+#define GEXEC_WGMMA_256(SHAPE_TYPES, TAIL)                                                        \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned." SHAPE_TYPES \
+               " " GEXEC_D128_LIST ", %128, %129, p" TAIL ";\n}\n"                                 \
+               : GEXEC_D128                                                                        \
+               : "l"(da), "l"(db), "r"(scale_d))
+#define GEXEC_WGMMA_128(SHAPE_TYPES, TAIL)                                                        \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned." SHAPE_TYPES \
+               " " GEXEC_D64_LIST ", %64, %65, p" TAIL ";\n}\n"                                    \
+               : GEXEC_D64                                                                         \
+               : "l"(da), "l"(db), "r"(scale_d))
+
+template <class A, class B, int N>
 __device__ __forceinline__ void wgmma(float (&d)[N / 2], uint64_t da, uint64_t db, int scale_d) {
-  if constexpr (N == 256 && std::is_same_v<E, __nv_bfloat16>) {
-      asm volatile(
-          "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-          "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
-          "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-          "%128, %129, p, 1, 1, 0, 0;\n}\n"
-          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-          : "l"(da), "l"(db), "r"(scale_d));
-  } else if constexpr (N == 256) {
-      asm volatile(
-          "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-          "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
-          "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-          "%128, %129, p, 1, 1, 0, 0;\n}\n"
-          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-          : "l"(da), "l"(db), "r"(scale_d));
-  } else if constexpr (std::is_same_v<E, __nv_bfloat16>) {
-      asm volatile(
-          "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-          "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-          "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-          "%64, %65, p, 1, 1, 0, 0;\n}\n"
-          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-          : "l"(da), "l"(db), "r"(scale_d));
-  } else {
-      asm volatile(
-          "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-          "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
-          "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-          "%64, %65, p, 1, 1, 0, 0;\n}\n"
-          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-          : "l"(da), "l"(db), "r"(scale_d));
-  }
+  using E4 = __nv_fp8_e4m3;
+  using E5 = __nv_fp8_e5m2;
+  static_assert(sizeof(A) == 2 || N == 128, "f8 products take 128-column tiles");
+  if constexpr (N == 256 && std::is_same_v<A, __nv_bfloat16>) GEXEC_WGMMA_256("m64n256k16.f32.bf16.bf16", ", 1, 1, 0, 0");
+  else if constexpr (N == 256 && std::is_same_v<A, __half>) GEXEC_WGMMA_256("m64n256k16.f32.f16.f16", ", 1, 1, 0, 0");
+  else if constexpr (std::is_same_v<A, __nv_bfloat16>) GEXEC_WGMMA_128("m64n128k16.f32.bf16.bf16", ", 1, 1, 0, 0");
+  else if constexpr (std::is_same_v<A, __half>) GEXEC_WGMMA_128("m64n128k16.f32.f16.f16", ", 1, 1, 0, 0");
+  // f8 (N = 128 only): no transpose operands, both K-major.
+  else if constexpr (std::is_same_v<A, E4> && std::is_same_v<B, E4>) GEXEC_WGMMA_128("m64n128k32.f32.e4m3.e4m3", ", 1, 1");
+  else if constexpr (std::is_same_v<A, E4> && std::is_same_v<B, E5>) GEXEC_WGMMA_128("m64n128k32.f32.e4m3.e5m2", ", 1, 1");
+  else if constexpr (std::is_same_v<A, E5> && std::is_same_v<B, E4>) GEXEC_WGMMA_128("m64n128k32.f32.e5m2.e4m3", ", 1, 1");
+  else GEXEC_WGMMA_128("m64n128k32.f32.e5m2.e5m2", ", 1, 1");
 }
 #endif  // GEXEC_SM90A
 
-template <class E, int kBN>
+#ifdef GEXEC_SM90A
+// One k step's four WGMMAs (128 bytes of K) on the stage at a (X) and b (W), into d: added to d,
+// or d overwritten by the first where !accumulate.
+template <class A, class B, int kBN>
+__device__ __forceinline__ void mma_stage(float (&d)[kBN / 2], uint32_t a, uint32_t b, bool accumulate) {
+  wgmma_fence();
+  fence_regs(d);
+#pragma unroll
+  for (int kk = 0; kk < kBytesK / 32; ++kk)
+    wgmma<A, B, kBN>(d, desc_sw128(a + kk * 32), desc_sw128(b + kk * 32), accumulate || kk != 0);
+  wgmma_commit();
+  fence_regs(d);
+}
+
+// The promotion of an f8 k step's partial sums (its WGMMAs complete) into the f32 total, each
+// times its row's scale: s0 for the thread's first row (fragment index bit 1 clear), s1 for the
+// row 8 below (1 and 1 without block scales).
+template <int R>
+__device__ __forceinline__ void promote(float (&acc)[R], float (&part)[R], float s0, float s1) {
+  fence_regs(part);
+#pragma unroll
+  for (int i = 0; i < R; ++i) acc[i] = fmaf(part[i], (i & 2) ? s1 : s0, acc[i]);
+}
+#endif  // GEXEC_SM90A
+
+template <class A, class B, int kBN>
 __global__ void __launch_bounds__(kThreads, 1)
     grouped_wgmma(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
                   const Sm90Args p) {
 #ifdef GEXEC_SM90A
   constexpr int kStages = stages_for_bn(kBN);
-  constexpr int kABytes = kBM * kBK * 2, kBBytes = kBN * kBK * 2;
+  constexpr int kABytes = kBM * kBytesK, kBBytes = kBN * kBytesK;
   constexpr int kAcc = kBN / 2;  // f32 accumulators a consumer thread holds
+  constexpr bool kF8 = sizeof(A) == 1;
+  constexpr int kStepK = kBytesK / int(sizeof(A));  // K's values a k step
 
   extern __shared__ unsigned char smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + kAlign - 1) & ~uint32_t(kAlign - 1);
@@ -271,8 +306,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           const uint32_t full = full0 + 8 * stage;
           mbar_wait(empty0 + 8 * stage, phase ^ 1);
           mbar_arrive_expect_tx(full, kABytes + kBBytes);
-          tma_load_2d(s_a + stage * kABytes, &map_x, kt * kBK, row_x, full);
-          tma_load_2d(s_b + stage * kBBytes, &map_w, kt * kBK, row_w, full);
+          tma_load_2d(s_a + stage * kABytes, &map_x, kt * kStepK, row_x, full);
+          tma_load_2d(s_b + stage * kBBytes, &map_w, kt * kStepK, row_w, full);
           if (++stage == kStages) stage = 0, phase ^= 1;
         }
       }
@@ -287,32 +322,54 @@ __global__ void __launch_bounds__(kThreads, 1)
   int stage = 0;
   uint32_t phase = 0;
   float acc[kAcc];
-#pragma unroll
-  for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
+  // f8: each k step's partial sums, promoted into acc (Hopper's FP8 accumulation keeps fewer bits
+  // than f32: the promotion every 128 of K bounds what it loses, as Precision's block model says).
+  float part[kF8 ? kAcc : 1];
 
   for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
     const Tile t = locate(p, tile, kBN);
-    int prev = 0;
-    for (int kt = 0; kt < p.ktiles; ++kt) {
-      mbar_wait(full0 + 8 * stage, phase);
-      const uint32_t a = s_a + stage * kABytes + c * (64 * 128), b = s_b + stage * kBBytes;
-      wgmma_fence();
-      fence_regs(acc);
+    if constexpr (kF8) {
 #pragma unroll
-      for (int kk = 0; kk < kBK / 16; ++kk)
-        wgmma<E, kBN>(acc, desc_sw128(a + kk * 32), desc_sw128(b + kk * 32), (kt | kk) != 0);
-      wgmma_commit();
-      fence_regs(acc);
-      if (kt > 0) {
-        wgmma_wait<1>();  // k step kt - 1's WGMMAs are done: its stage may be refilled
-        if (lane == 0) mbar_arrive(empty0 + 8 * prev);
+      for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
+      // Each k step's sums go to `part` and are added to acc once its WGMMAs complete (wait_group
+      // 0: reading part while a later group may write it makes ptxas serialize every WGMMA). The
+      // other consumer warpgroup's WGMMAs keep the tensor cores busy meanwhile.
+      // Block scales: this thread's two rows' scales of X (rows past T read T - 1's: their sums
+      // are not stored) times the tile's block of W, loaded before the step's wait.
+      const int64_t r0 = t.m0 + 64 * c + 16 * wq + (lane >> 2);
+      const int64_t last = p.tokens - 1;
+      const float* sx0 = p.sx ? p.sx + (r0 < last ? r0 : last) * p.ktiles : nullptr;
+      const float* sx1 = p.sx ? p.sx + (r0 + 8 < last ? r0 + 8 : last) * p.ktiles : nullptr;
+      const float* sw = p.sw ? p.sw + (int64_t(t.g) * (p.n / kBN) + t.n0 / kBN) * p.ktiles : nullptr;
+      for (int kt = 0; kt < p.ktiles; ++kt) {
+        float s0 = 1.0f, s1 = 1.0f;
+        if (sx0) {
+          const float w = __ldg(sw + kt);
+          s0 = __ldg(sx0 + kt) * w, s1 = __ldg(sx1 + kt) * w;
+        }
+        mbar_wait(full0 + 8 * stage, phase);
+        mma_stage<A, B, kBN>(part, s_a + stage * kABytes + c * (64 * kBytesK), s_b + stage * kBBytes, false);
+        wgmma_wait<0>();
+        if (lane == 0) mbar_arrive(empty0 + 8 * stage);
+        promote(acc, part, s0, s1);
+        if (++stage == kStages) stage = 0, phase ^= 1;
       }
-      prev = stage;
-      if (++stage == kStages) stage = 0, phase ^= 1;
+    } else {
+      int prev = 0;
+      for (int kt = 0; kt < p.ktiles; ++kt) {
+        mbar_wait(full0 + 8 * stage, phase);
+        mma_stage<A, B, kBN>(acc, s_a + stage * kABytes + c * (64 * kBytesK), s_b + stage * kBBytes, kt != 0);
+        if (kt > 0) {
+          wgmma_wait<1>();  // k step kt - 1's WGMMAs are done: its stage may be refilled
+          if (lane == 0) mbar_arrive(empty0 + 8 * prev);
+        }
+        prev = stage;
+        if (++stage == kStages) stage = 0, phase ^= 1;
+      }
+      wgmma_wait<0>();
+      fence_regs(acc);
+      if (lane == 0) mbar_arrive(empty0 + 8 * prev);
     }
-    wgmma_wait<0>();
-    fence_regs(acc);
-    if (lane == 0) mbar_arrive(empty0 + 8 * prev);
 
     // The epilogue, as grouped_main's: alpha X W in f32 (not fused with the bias add), + bias,
     // the activation, one rounding.
@@ -389,18 +446,22 @@ EncodeTiled encode_tiled() {
   return fn;
 }
 
-// A 2D tensor of 16-bit elements, rows x cols rowmajor (cols contiguous), read in boxes of
-// box_rows x 64 in the 128-byte swizzle; boxes past the rows read zeros.
+// A 2D tensor of 16-bit or f8 elements, rows x cols rowmajor (cols contiguous), read in boxes of
+// box_rows x 128 bytes in the 128-byte swizzle; boxes past the rows read zeros. f8 codes go as
+// bytes (TMA only moves them).
 Status encode_map(CUtensorMap* map, DType t, const void* ptr, uint64_t rows, uint64_t cols, uint32_t box_rows) {
   const EncodeTiled encode = encode_tiled();
   if (!encode) return runtime_error("grouped GEMM (WGMMA): the driver does not give cuTensorMapEncodeTiled");
+  const uint64_t es = uint64_t(dtype_size(t));
   const cuuint64_t dims[2] = {cols, rows};
-  const cuuint64_t strides[1] = {cols * 2};  // bytes between rows
-  const cuuint32_t box[2] = {uint32_t(kBK), box_rows};
+  const cuuint64_t strides[1] = {cols * es};  // bytes between rows
+  const cuuint32_t box[2] = {uint32_t(kBytesK / es), box_rows};
   const cuuint32_t elem_strides[2] = {1, 1};
-  const CUresult r = encode(map, t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
-                            const_cast<void*>(ptr), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+  const CUtensorMapDataType type = t == DType::bf16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                   : t == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                     : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  const CUresult r = encode(map, type, 2, const_cast<void*>(ptr), dims, strides, box, elem_strides,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     return runtime_error("grouped GEMM (WGMMA): cuTensorMapEncodeTiled failed with CUresult " + std::to_string(int(r)) +
@@ -408,10 +469,10 @@ Status encode_map(CUtensorMap* map, DType t, const void* ptr, uint64_t rows, uin
   return Status::success();
 }
 
-template <class E, int kBN>
+template <class A, class B, int kBN>
 Status launch_typed(const GroupedGemmPlan& plan, const CUtensorMap& mx, const CUtensorMap& mw, const Sm90Args& args,
                     cudaStream_t stream) {
-  auto* kernel = grouped_wgmma<E, kBN>;
+  auto* kernel = grouped_wgmma<A, B, kBN>;
   constexpr int smem = smem_for_bn(kBN);
   GEXEC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const unsigned grid = unsigned(std::max(1, std::min(plan.grid, plan.sm_count)));
@@ -420,16 +481,31 @@ Status launch_typed(const GroupedGemmPlan& plan, const CUtensorMap& mx, const CU
   return Status::success();
 }
 
+// The f8 instances: X's code by W's, 128-column tiles.
+template <class A>
+Status launch_f8(const GroupedGemmPlan& p, const CUtensorMap& mx, const CUtensorMap& mw, const Sm90Args& a,
+                 cudaStream_t stream) {
+  return p.in_w == DType::f8e4m3 ? launch_typed<A, __nv_fp8_e4m3, 128>(p, mx, mw, a, stream)
+                                 : launch_typed<A, __nv_fp8_e5m2, 128>(p, mx, mw, a, stream);
+}
+
 }  // namespace
 
 std::string grouped_sm90_unfit(const GroupedGemmPlan& p) {
+  const bool f8 = is_f8(p.in);
   if (!p.trans_b) return "W is [G,K,N] (the WGMMA kernel reads W [G,N,K])";
-  if (p.in != DType::f16 && p.in != DType::bf16) return "X and W are not f16 or bf16";
-  if (p.k <= 0 || p.k % kBK != 0) return "K = " + std::to_string(p.k) + " is not a positive multiple of 64";
-  if (p.block_n != 128 && p.block_n != 256) return "block_n " + std::to_string(p.block_n) + " (128 or 256)";
+  if (p.in != DType::f16 && p.in != DType::bf16 && !f8) return "X and W are not f16, bf16 or f8";
+  if (f8 ? !is_f8(p.in_w) : p.in_w != p.in) return "X and W differ in dtype (other than two f8)";
+  if (p.block_scales && !f8) return "block scales on operands that are not f8";
+  const int64_t step = kBytesK / dtype_size(p.in);
+  if (p.k <= 0 || p.k % step != 0)
+    return "K = " + std::to_string(p.k) + " is not a positive multiple of " + std::to_string(step);
+  if (p.block_n != 128 && !(p.block_n == 256 && !f8))
+    return "block_n " + std::to_string(p.block_n) + (f8 ? " (128 for f8)" : " (128 or 256)");
   if (p.n <= 0 || p.n % p.block_n != 0)
     return "N = " + std::to_string(p.n) + " is not a positive multiple of " + std::to_string(p.block_n);
-  if (p.block_m != kBM || p.block_k != kBK) return "the tile is not 128 x n x 64";
+  if (p.block_m != kBM || p.block_k != step)
+    return "the tile is not 128 x n x " + std::to_string(step);
   if (p.tokens <= 0 || p.tokens > INT32_MAX) return "tokens out of TMA's int32 coordinates";
   if (int64_t(p.groups) * p.n > INT32_MAX) return "G N rows of W out of TMA's int32 coordinates";
   if (p.k > (int64_t(1) << 24)) return "K too large";
@@ -444,18 +520,28 @@ Status launch_grouped_sm90(const GroupedGemmPlan& p, const GroupedOperands& o, c
     return runtime_error("grouped GEMM (WGMMA): the plan's stages do not match the kernel's");
   CUtensorMap mx, mw;
   if (Status s = encode_map(&mx, p.in, o.x, uint64_t(p.tokens), uint64_t(p.k), kBM); !s.ok()) return s;
-  if (Status s = encode_map(&mw, p.in, o.w, uint64_t(p.groups) * uint64_t(p.n), uint64_t(p.k), uint32_t(p.block_n));
+  if (Status s = encode_map(&mw, p.in_w, o.w, uint64_t(p.groups) * uint64_t(p.n), uint64_t(p.k), uint32_t(p.block_n));
       !s.ok())
     return s;
   Sm90Args a{};
   a.offsets = o.offsets, a.bias = o.bias, a.y = o.y, a.tile_end = tile_end;
+  if (p.block_scales) {
+    if (!o.sx || !o.sw) return runtime_error("grouped GEMM (WGMMA): the block scales' S are not bound");
+    a.sx = o.sx, a.sw = o.sw;
+  }
   a.tokens = p.tokens, a.n = p.n;
-  a.groups = p.groups, a.n_tiles = int(p.n_tiles), a.m_panel = p.m_panel, a.ktiles = int(p.k / kBK);
+  a.groups = p.groups, a.n_tiles = int(p.n_tiles), a.m_panel = p.m_panel, a.ktiles = int(p.k / p.block_k);
   a.alpha = p.alpha, a.out = p.out, a.bias_t = p.bias, a.act = p.act, a.has_bias = p.has_bias;
-  const bool bf16 = p.in == DType::bf16;
-  if (p.block_n == 256)
-    return bf16 ? launch_typed<__nv_bfloat16, 256>(p, mx, mw, a, stream) : launch_typed<__half, 256>(p, mx, mw, a, stream);
-  return bf16 ? launch_typed<__nv_bfloat16, 128>(p, mx, mw, a, stream) : launch_typed<__half, 128>(p, mx, mw, a, stream);
+  switch (p.in) {
+    case DType::f8e4m3: return launch_f8<__nv_fp8_e4m3>(p, mx, mw, a, stream);
+    case DType::f8e5m2: return launch_f8<__nv_fp8_e5m2>(p, mx, mw, a, stream);
+    case DType::bf16:
+      return p.block_n == 256 ? launch_typed<__nv_bfloat16, __nv_bfloat16, 256>(p, mx, mw, a, stream)
+                              : launch_typed<__nv_bfloat16, __nv_bfloat16, 128>(p, mx, mw, a, stream);
+    default:
+      return p.block_n == 256 ? launch_typed<__half, __half, 256>(p, mx, mw, a, stream)
+                              : launch_typed<__half, __half, 128>(p, mx, mw, a, stream);
+  }
 }
 
 }  // namespace gexec::cuda

@@ -1,12 +1,16 @@
 // The grouped GEMM as a Kernel: its plan made once, a workspace for the tile map and a status word
 // the device writes each run, read back after the run (after_run) so that bad offsets, which are
-// data, fail the run with their index and value instead of being read past. f8 X and W are
-// widened to bf16 first (exactly: f8_widen.hpp), W once where it is a constant, and their
-// tensor-wise scales multiply alpha.
+// data, fail the run with their index and value instead of being read past. f8 X and W run on the
+// FP8 WGMMA kernel where the plan takes them (a Hopper, W [G,N,K], K and N multiples of 128);
+// elsewhere they are widened to bf16 first (exactly: f8_widen.hpp), W once where it is a constant.
+// Either way their tensor-wise scales multiply alpha. Block scales (X 1x128, W 128x128) run on the
+// FP8 kernel only, which applies them per k step; their S come with the binding's scales.
+#include <algorithm>
 #include <string>
 
 #include "check.hpp"
 #include "cuda_device.hpp"
+#include "gexec/ir/block_scale.hpp"
 #include "gexec/ir/grouped_shape.hpp"
 #include "grouped_gemm.hpp"
 #include "grouped_kernel.hpp"
@@ -27,8 +31,10 @@ struct Widened {
 
 class GroupedGemm final : public Kernel {
  public:
-  GroupedGemm(CudaDevice& device, GroupedGemmPlan plan, const Binding& b, Widened x, Widened w)
-      : device_(&device), plan_(std::move(plan)), x_(std::move(x)), w_(std::move(w)) {
+  GroupedGemm(CudaDevice& device, GroupedGemmPlan plan, const Binding& b, Widened x, Widened w, int sx_slot,
+              int sw_slot)
+      : device_(&device), plan_(std::move(plan)), x_(std::move(x)), w_(std::move(w)), sx_slot_(sx_slot),
+        sw_slot_(sw_slot) {
     bind(b);
   }
   // A run may still be in flight on the stream: the workspace must outlive it.
@@ -76,10 +82,12 @@ class GroupedGemm final : public Kernel {
     return runtime_error(why);
   }
   std::string algo_description() const override { return describe(plan_); }
-  // f32 accumulation along K in order, the epilogue in f32 rounded once: the default.
-  Precision precision() const override { return {}; }
+  // f32 accumulation along K in order, the epilogue in f32 rounded once: the default; the FP8
+  // tensor cores' partial sums of each 128 of K in fewer bits, promoted to f32.
+  Precision precision() const override { return is_f8(plan_.in) ? fp8_tensor_core_precision(false) : Precision{}; }
   bool move_operands(const Binding& b) override {
     if (b.inputs.size() != inputs_ || b.outputs.size() != 1) return false;
+    if (plan_.block_scales && b.scales.size() <= size_t(std::max(sx_slot_, sw_slot_))) return false;
     for (const void* p : b.inputs)
       if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
     if (reinterpret_cast<uintptr_t>(b.outputs[0]) % 16 != 0) return false;
@@ -99,6 +107,10 @@ class GroupedGemm final : public Kernel {
     ops_.offsets = static_cast<const int32_t*>(b.inputs[2]);
     ops_.bias = plan_.has_bias ? b.inputs[3] : nullptr;
     ops_.y = b.outputs[0];
+    if (plan_.block_scales && sx_slot_ >= 0 && sw_slot_ >= 0 && b.scales.size() > size_t(std::max(sx_slot_, sw_slot_))) {
+      ops_.sx = static_cast<const float*>(b.scales[size_t(sx_slot_)]);
+      ops_.sw = static_cast<const float*>(b.scales[size_t(sw_slot_)]);
+    }
   }
 
   CudaDevice* device_;
@@ -106,6 +118,7 @@ class GroupedGemm final : public Kernel {
   GroupedOperands ops_;
   const void *raw_x_ = nullptr, *raw_w_ = nullptr;  // as bound; f8 ones are read through their copies
   Widened x_, w_;
+  int sx_slot_ = -1, sw_slot_ = -1;  // block scales: X's and W's S among the binding's scales
   size_t inputs_ = 0;
   DeviceMemory workspace_, status_;
 };
@@ -126,12 +139,15 @@ Result<std::unique_ptr<Kernel>> make_grouped_gemm(CudaDevice& device, const Kern
   const Tensor& wt = g.tensor(op.inputs[1]);
   Widened x, w;
   double alpha = s->alpha;
-  if (is_f8(xt.dtype)) {  // the caps' check admits tensor-wise scales only: they fold into alpha
+  shape.block_scales = xt.scale.is_block() && wt.scale.is_block();
+  if (is_f8(xt.dtype) && !shape.block_scales) {  // tensor-wise scales (the caps' check): they fold into alpha
     x.f8 = xt.dtype, x.count = xt.numel();
     w.f8 = wt.dtype, w.count = wt.numel(), w.once = fixed_before_runs(g, op.inputs[1]);
-    alpha *= xt.scale.values.at(0) * wt.scale.values.at(0);
+    if (xt.scale.values.size() != 1 || wt.scale.values.size() != 1)
+      return runtime_error("kernel " + def.name + " for op " + op.name + ": f8 X and W need one scale each");
+    alpha *= xt.scale.values[0] * wt.scale.values[0];
   }
-  shape.in = x.on() ? DType::bf16 : xt.dtype;
+  shape.in = xt.dtype, shape.in_w = wt.dtype;
   shape.cc = device.caps().cc;
   shape.mma_sync_only = def.impl == KernelImpl::cuda_grouped_gemm_mma;
   shape.out = g.tensor(op.outputs[0]).dtype;
@@ -141,8 +157,19 @@ Result<std::unique_ptr<Kernel>> make_grouped_gemm(CudaDevice& device, const Kern
   shape.alpha = float(alpha);
   shape.sm_count = device.caps().sm_count;
   GroupedGemmPlan plan = plan_grouped_gemm(shape);
+  if (x.on() && plan.rejected.empty()) {
+    x = Widened{}, w = Widened{};  // the FP8 kernel reads the codes as they are
+  } else if (x.on()) {
+    shape.in = shape.in_w = DType::bf16;
+    plan = plan_grouped_gemm(shape);
+  }
   if (!plan.rejected.empty()) return runtime_error("kernel " + def.name + " for op " + op.name + ": " + plan.rejected);
-  return std::unique_ptr<Kernel>(new GroupedGemm(device, std::move(plan), binding, std::move(x), std::move(w)));
+  const int sx_slot = shape.block_scales ? scale_slot(g, op, op.inputs[0]) : -1;
+  const int sw_slot = shape.block_scales ? scale_slot(g, op, op.inputs[1]) : -1;
+  if (shape.block_scales && (sx_slot < 0 || sw_slot < 0 || binding.scales.size() <= size_t(std::max(sx_slot, sw_slot))))
+    return runtime_error("kernel " + def.name + " for op " + op.name + ": the block scales' S are not bound");
+  return std::unique_ptr<Kernel>(
+      new GroupedGemm(device, std::move(plan), binding, std::move(x), std::move(w), sx_slot, sw_slot));
 }
 
 }  // namespace gexec::cuda
