@@ -38,8 +38,8 @@ Verdict check_grouped(const Graph& g, const Op& op, const DeviceCaps& caps, bool
       v.notes.push_back("f8 X and W on FP8 WGMMA (sm_90a), partial sums promoted to f32 every 128 of K, their scales "
                         "folded into alpha");
     else
-      v.notes.push_back("f8 X and W widened to bf16 (exact), " + std::string(w.constant ? "W once before the runs, " : "") +
-                        "their scales folded into alpha");
+      v.notes.push_back("f8 X and W widened to bf16 (exact), " +
+                        std::string(w.constant ? "W once before the runs, " : "") + "their scales folded into alpha");
   } else if (x.dtype != w.dtype) {
     return v.rejected = "X and W differ in dtype", v;
   }

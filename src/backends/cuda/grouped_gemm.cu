@@ -449,7 +449,7 @@ std::string name(DType t) { return std::string(dtype_name(t)); }
 // at least a wave of such tiles, else 128 x 128; 128 bytes of K a step. f8 operands take it
 // whatever the groups' sizes (it is their only kernel, and where groups are small the weights'
 // bytes, half of bf16's, bound the time) and always 128 x 128: promoting the FP8 partial sums
-// takes two more accumulator sets, which 256 columns would not leave registers for.
+// takes a second register set, for which 256 columns (128 + 128 a thread) leave no room.
 bool plan_wgmma(GroupedGemmPlan& p) {
   const bool f8 = is_f8(p.in);
   if (p.cc != 90 || p.mma_sync_only || (!f8 && p.tokens / p.groups < kWgmmaMinAvgRows)) return false;
@@ -506,7 +506,9 @@ GroupedGemmPlan plan_grouped_gemm(GroupedGemmPlan p) {
   if (f8) {
     GroupedGemmPlan w = p;
     w.block_m = 128, w.block_n = 128, w.block_k = kWgmmaBytesK;
-    const std::string why = p.cc != 90 ? "the device is not sm_90 (Hopper)" : p.mma_sync_only ? "the mma.sync kernel is forced" : grouped_sm90_unfit(w);
+    const std::string why = p.cc != 90         ? "the device is not sm_90 (Hopper)"
+                            : p.mma_sync_only ? "the mma.sync kernel is forced"
+                                              : grouped_sm90_unfit(w);
     return refuse(std::string(p.block_scales ? "block-scaled " : "") +
                   "f8 X and W run on the FP8 WGMMA kernel only, which does not take this: " + why);
   }

@@ -23,9 +23,10 @@
 //    added to the accumulators once complete (wait_group 0) -- FP8 tensor cores keep the partial
 //    sums in fewer bits than f32, and this bounds how far they run (128 of K). With block scales
 //    (X 1 x 128, W 128 x 128: a k step is one block of each, a tile's 128 columns one of W's)
-//    the set is multiplied by its row's X scale times the tile's W scale as it is added. Then the epilogue from the registers: alpha, bias, activation in f32,
-//    rounded once, stored straight to global memory (rows of the tile past the group's end are
-//    not stored: they belong to the next group, or lie past T, where TMA filled zeros).
+//    the set is multiplied by its row's X scale times the tile's W scale as it is added. Then the
+//    epilogue from the registers: alpha, bias, activation in f32, rounded once, stored straight
+//    to global memory (rows of the tile past the group's end are not stored: they belong to the
+//    next group, or lie past T, where TMA filled zeros).
 // The producer runs ahead into the next tile's k steps while the consumers store.
 //
 // Shared memory: stages x (X tile 16 KiB, W tile block_n x 128 B), each buffer 1024-byte
