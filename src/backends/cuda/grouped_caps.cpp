@@ -46,8 +46,9 @@ Verdict check_grouped(const Graph& g, const Op& op, const DeviceCaps& caps, bool
   if (s->k % 8 != 0 || s->n % 8 != 0)
     return v.rejected = "K = " + std::to_string(s->k) + " and N = " + std::to_string(s->n) +
                         " must be multiples of 8 (16-byte rows)", v;
-  // The plan's own choice (grouped_gemm.cu) needs the device's figures; the rule it follows:
-  if (!mma_only && caps.cc == 90 && s->trans_b && s->k % 64 == 0 && s->n % 128 == 0)
+  // The plan's own choice for 16-bit operands (grouped_gemm.cu) needs the device's figures; the
+  // rule it follows (f8 ones take WGMMA whatever the groups' sizes, as said above):
+  if (!is_f8(x.dtype) && !mma_only && caps.cc == 90 && s->trans_b && s->k % 64 == 0 && s->n % 128 == 0)
     v.notes.push_back("WGMMA + TMA on sm_90a where the groups average 64 rows or more, else mma.sync");
   return v;
 }
