@@ -13,6 +13,7 @@
 #include "gexec/verify/compare.hpp"
 #include "gexec/verify/reference.hpp"
 #include "graph_builder.hpp"
+#include "simulated_fp8.hpp"
 
 using namespace gexec;
 
@@ -165,21 +166,12 @@ TEST_CASE("declared precision: a blocked FP8-like accumulator passes declared, a
   in["A"] = generate_input(g.tensor(a), 3);
   in["B"] = generate_input(g.tensor(b), 4);
   auto value = [&](const char* name, int64_t i) { return double(load_as_float(in.at(name).data(), DType::f16, i)); };
-  auto round14 = [](double x) {  // to 14 significant bits, nearest
-    int e = 0;
-    const double f = std::frexp(x, &e);
-    return std::ldexp(std::nearbyint(std::ldexp(f, 14)), e - 14);
-  };
   auto simulate_blocked = [&](double scale) {
     std::vector<uint8_t> out(size_t(m * n) * 4);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        float total = 0;
-        for (int64_t k0 = 0; k0 < k; k0 += kSimBlock) {
-          double acc = 0;
-          for (int64_t kk = k0; kk < k0 + kSimBlock; ++kk) acc = round14(acc + value("A", i * k + kk) * value("B", kk * n + j));
-          total = float(total + float(acc));
-        }
+        const float total = test::blocked_fp8_sum(
+            k, kSimBlock, [&](int64_t kk) { return value("A", i * k + kk) * value("B", kk * n + j); });
         const float f = float(double(total) * scale);
         std::memcpy(out.data() + 4 * size_t(i * n + j), &f, 4);
       }

@@ -1,7 +1,6 @@
 // GROUPED_GEMM: the format's rules (i32 offsets, shapes, what other ops may not read), the CPU
 // backend against the reference over the shared cases (sound), and the check catching a row
 // routed to the wrong group (sharp); bad offsets, which are data, fail a run with exit 3.
-#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -17,6 +16,7 @@
 #include "gexec/verify/reference.hpp"
 #include "grouped_case.hpp"
 #include "process.hpp"
+#include "simulated_fp8.hpp"
 #include "temp_dir.hpp"
 
 #if GEXEC_HAVE_CPU
@@ -195,25 +195,15 @@ TEST_CASE("grouped gemm: the FP8 block model bounds each group's products by the
     }
     in["offsets"] = generate_input(g.tensor(g.find_tensor("offsets")), 0);
     auto val = [&](const char* name, int64_t i) { return double(load_as_float(in.at(name).data(), DType::f16, i)); };
-    auto round14 = [](double x) {  // to 14 significant bits, nearest
-      int e = 0;
-      const double f = std::frexp(x, &e);
-      return std::ldexp(std::nearbyint(std::ldexp(f, 14)), e - 14);
-    };
     auto simulate = [&](double scale) {
       std::vector<uint8_t> out(size_t(c.tokens * c.n) * 4, 0);
       for (int64_t grp = 0, r0 = 0; grp < int64_t(c.ends.size()); r0 = int64_t(c.ends[size_t(grp)]), ++grp)
         for (int64_t r = r0; r < int64_t(c.ends[size_t(grp)]); ++r)
           for (int64_t j = 0; j < c.n; ++j) {
-            float total = 0;
-            for (int64_t k0 = 0; k0 < c.k; k0 += kFp8PromotionBlock) {
-              double acc = 0;
-              for (int64_t k = k0; k < k0 + kFp8PromotionBlock; ++k) {
-                const int64_t w = tb ? (grp * c.n + j) * c.k + k : (grp * c.k + k) * c.n + j;
-                acc = round14(acc + val("X", r * c.k + k) * val("W", w));
-              }
-              total = float(total + float(acc));
-            }
+            const float total = test::blocked_fp8_sum(c.k, kFp8PromotionBlock, [&](int64_t k) {
+              const int64_t w = tb ? (grp * c.n + j) * c.k + k : (grp * c.k + k) * c.n + j;
+              return val("X", r * c.k + k) * val("W", w);
+            });
             const float f = float(double(total) * scale);
             std::memcpy(out.data() + 4 * size_t(r * c.n + j), &f, 4);
           }
