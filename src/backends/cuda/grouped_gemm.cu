@@ -450,9 +450,12 @@ std::string name(DType t) { return std::string(dtype_name(t)); }
 // whatever the groups' sizes (it is their only kernel, and where groups are small the weights'
 // bytes, half of bf16's, bound the time) and always 128 x 128: promoting the FP8 partial sums
 // takes a second register set, for which 256 columns (128 + 128 a thread) leave no room.
-bool plan_wgmma(GroupedGemmPlan& p) {
+// Returns why it is not taken (p unchanged), or nothing (p the WGMMA plan).
+std::string plan_wgmma(GroupedGemmPlan& p) {
   const bool f8 = is_f8(p.in);
-  if (p.cc != 90 || p.mma_sync_only || (!f8 && p.tokens / p.groups < kWgmmaMinAvgRows)) return false;
+  if (p.cc != 90) return "the device is not sm_90 (Hopper)";
+  if (p.mma_sync_only) return "the mma.sync kernel is forced";
+  if (!f8 && p.tokens / p.groups < kWgmmaMinAvgRows) return "the groups average fewer than 64 rows";
   GroupedGemmPlan w = p;
   const int64_t m_tiles_even = int64_t(p.groups) * ((p.tokens / p.groups + 127) / 128);
   w.block_m = 128;
@@ -465,10 +468,11 @@ bool plan_wgmma(GroupedGemmPlan& p) {
   w.n_tiles = w.n / w.block_n;
   w.max_tiles = (w.tokens / w.block_m + std::min<int64_t>(w.groups, w.tokens)) * w.n_tiles;
   w.wgmma = true;
-  if (!grouped_sm90_unfit(w).empty() || w.max_tiles > INT32_MAX) return false;
+  if (std::string why = grouped_sm90_unfit(w); !why.empty()) return why;
+  if (w.max_tiles > INT32_MAX) return std::to_string(w.max_tiles) + " tiles at most, beyond int32";
   w.grid = int(std::max<int64_t>(1, std::min<int64_t>(w.sm_count, w.max_tiles)));
   p = std::move(w);
-  return true;
+  return {};
 }
 
 }  // namespace
@@ -502,16 +506,11 @@ GroupedGemmPlan plan_grouped_gemm(GroupedGemmPlan p) {
                   ": both must be below 2^24 (the kernel steps through rows with int32 strides)");
   if (p.sm_count < 1) return refuse("sm_count is " + std::to_string(p.sm_count));
   p.wgmma = false;
-  if (plan_wgmma(p)) return p;
-  if (f8) {
-    GroupedGemmPlan w = p;
-    w.block_m = 128, w.block_n = 128, w.block_k = kWgmmaBytesK;
-    const std::string why = p.cc != 90         ? "the device is not sm_90 (Hopper)"
-                            : p.mma_sync_only ? "the mma.sync kernel is forced"
-                                              : grouped_sm90_unfit(w);
+  const std::string not_wgmma = plan_wgmma(p);
+  if (not_wgmma.empty()) return p;
+  if (f8)
     return refuse(std::string(p.block_scales ? "block-scaled " : "") +
-                  "f8 X and W run on the FP8 WGMMA kernel only, which does not take this: " + why);
-  }
+                  "f8 X and W run on the FP8 WGMMA kernel only, which does not take this: " + not_wgmma);
 
   // Few rows a group on average (decode, or many experts): a shorter tile wastes fewer of the
   // MMA's rows on the group's last, partial m-tile; the weight, read once per m-tile, bounds the
