@@ -382,8 +382,10 @@ GEXEC_SKIPPED_TEST("f8: per-row/column scales with an f8 C and its amax pass the
 // (exact in an FMA) shows it overshot, its last bit set where the remainder is not 0, then rounded
 // to f8 once more. This checks that arithmetic, done the same way here on the host, against the
 // single rounding of the exact quotient, on quotients at and next to f8 midpoints, where a second
-// rounding would go wrong. The same cases check the kernel's fast path (x times 1 / S, used where
-// f8::reciprocal_quotient_safe accepts the product) and that what it refuses would be coded wrong.
+// rounding would go wrong. The same cases check the kernel's fast path (x times the two sides of
+// f8::reciprocal_bracket, kept where they code alike): that they bracket x / S, that their common
+// code is x / S's, and that what it leaves to quotient_code would often be coded wrong by x times
+// 1 / S alone.
 namespace {
 float quotient_to_odd(float x, float s) {
   float q = x / s;
@@ -397,7 +399,7 @@ float quotient_to_odd(float x, float s) {
 }
 }  // namespace
 
-TEST_CASE("f8: x / S rounded to odd in f32, or x times 1 / S where not next to a midpoint, codes as x / S", "[f8]") {
+TEST_CASE("f8: x / S rounded to odd in f32, or x times a bracket of 1 / S where its sides agree, codes as x / S", "[f8]") {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   int64_t ties_near = 0, safe = 0, wrong_unless_refused = 0, settled = 0;
@@ -417,11 +419,16 @@ TEST_CASE("f8: x / S rounded to odd in f32, or x times 1 / S where not next to a
       INFO("x " << x << " s " << s);
       const uint8_t exact = f8::encode(exact_code_of, f);
       REQUIRE(f8::encode(double(quotient_to_odd(x, s)), f) == exact);
-      // The fast path: x times 1 / S, trusted where reciprocal_quotient_safe says so.
+      // The fast path: x times each side of the bracket, kept where both code alike.
+      REQUIRE(f8::reciprocal_bracket_holds(s));
+      const f8::ReciprocalBracket bracket = f8::reciprocal_bracket(s);
+      REQUIRE(std::fabs(double(x * bracket.lo)) < std::fabs(exact_code_of));
+      REQUIRE(std::fabs(double(x * bracket.hi)) > std::fabs(exact_code_of));
       const float q = x * (1.0f / s);
-      if (f8::reciprocal_quotient_safe(q, f)) {
+      const uint8_t below = f8::encode(double(x * bracket.lo), f), above = f8::encode(double(x * bracket.hi), f);
+      if (below == above) {
         ++safe;
-        REQUIRE(f8::encode(double(q), f) == exact);
+        REQUIRE(below == exact);
       } else {
         wrong_unless_refused += f8::encode(double(q), f) != exact;
       }
@@ -454,14 +461,17 @@ TEST_CASE("f8: quotient_code codes blocks of bf16 values as x / S, ties included
         amax = std::max(amax, std::fabs(e));
       }
       const float s = f8::block_scale(amax, f), q_of_one = 1.0f / s;
+      const f8::ReciprocalBracket bracket = f8::reciprocal_bracket(s);
       for (float x : v) {
-        const float q = x * q_of_one;
-        const int code = f8::quotient_code(x, s, q, f);
+        INFO("x " << x << " s " << s);
+        const int exact = int(f8::encode(double(x) / double(s), f));
+        const uint8_t below = f8::encode(double(x * bracket.lo), f), above = f8::encode(double(x * bracket.hi), f);
+        if (below == above) REQUIRE(int(below) == exact);  // the CUDA kernel's fast path
+        near_midpoint += below != above;
+        const int code = f8::quotient_code(x, s, x * q_of_one, f);
         if (code < 0) continue;
         ++coded;
-        near_midpoint += !f8::reciprocal_quotient_safe(q, f) && q != 0.0f;
-        INFO("x " << x << " s " << s);
-        REQUIRE(code == int(f8::encode(double(x) / double(s), f)));
+        REQUIRE(code == exact);
       }
     }
   }

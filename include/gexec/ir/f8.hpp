@@ -62,31 +62,29 @@ GEXEC_HD inline uint8_t encode(double v, Format f) {
   return uint8_t(sign | uint8_t(((e + f.bias) << f.mant_bits) | m));
 }
 
-// Whether q, the quotient x / S computed as x times the f32 reciprocal of S (two roundings to
-// nearest, so less than 2 ulps plus a hair from the exact x / S), rounds to the code the exact
-// quotient rounds to. It does where q is a normal of the format (up to its top binade, where both
-// saturate alike) and its bits are more than 4 ulps from any midpoint between two codes: x / S then
-// lies strictly between the same two midpoints as q. Subnormal codes, NaN, infinity and quotients
-// next to a midpoint answer false; the caller divides exactly there (for bf16 inputs, whose few
-// significant bits put a few quotients in a thousand on a midpoint, that is often enough to show
-// in the CUDA quantizing CAST's time). tests/unit/test_f8.cpp checks it.
-// Written without branches or an absolute difference (unsigned wrap-around does the range tests):
-// the CUDA quantizing CAST calls it for every value, and this form is a few operations each.
-GEXEC_HD inline bool reciprocal_quotient_safe(float q, Format f) {
-  const uint32_t a = bits_from_f32(q) & 0x7FFFFFFFu;
-  const int emin = 1 - f.bias, emax = (1 << (7 - f.mant_bits)) - 1 - f.bias - (f.has_inf ? 1 : 0);
-  const uint32_t lo = uint32_t(127 + emin) << 23, hi = uint32_t(127 + emax + 1) << 23;
-  const uint32_t low_mask = (1u << (23 - f.mant_bits)) - 1u, mid = 1u << (22 - f.mant_bits);
-  // a in [lo, hi), and its low bits outside [mid - 4, mid + 4].
-  return a - lo < hi - lo && ((a - (mid - 4u)) & low_mask) > 8u;
+// Two multipliers that bracket x / S: x times lo is below |x / S| and x times hi above it (in
+// magnitude), for every finite x with |x / S| <= the largest f8 value, where S is from 2^-100 to
+// 2^100. Each of 1 / S, the nudge by 2^-20 and the product rounds once to nearest (2^-24 each), so
+// the nudge outweighs the three roundings (products below 2^-126, where rounding is not relative,
+// are far below half the least f8 subnormal: they, and x / S, code as zero). The conversion to f8 is monotonic, so where x times lo
+// and x times hi take the same code, x / S between them takes it too, and the quantizing CUDA CAST
+// keeps that code; only values within about 2^-20 of a midpoint (and exact ties: bf16 inputs put
+// a few in a thousand there) differ and need quotient_code. tests/unit/test_f8.cpp checks it.
+struct ReciprocalBracket {
+  float lo, hi;
+};
+GEXEC_HD inline ReciprocalBracket reciprocal_bracket(float s) {
+  const float r = 1.0f / s;
+  return {r * (1.0f - 0x1p-20f), r * (1.0f + 0x1p-20f)};
 }
+GEXEC_HD inline bool reciprocal_bracket_holds(float s) { return s >= 0x1p-100f && s <= 0x1p100f; }
 
 // The code of x / S (S > 0) from q, x times the f32 reciprocal of S, with integer operations that
 // give the same bits on the host and the device; -1 where q is neither zero nor an f8 normal (f8
 // subnormals, NaN, infinity: the caller divides exactly). More than 4 ulps from a midpoint between
-// two codes, q rounds as x / S does (reciprocal_quotient_safe); next to the midpoint M, the sign of
-// |x| - M S, exact in an FMA (the two are within a few ulps), says on which side x / S lies, and 0
-// that it is M: a tie, to the even code. Beyond the largest finite value, that value.
+// two codes, q rounds as x / S does; next to the midpoint M, the sign of |x| - M S, exact in an FMA
+// (the two are within a few ulps), says on which side x / S lies, and 0 that it is M: a tie, to the
+// even code. Beyond the largest finite value, that value.
 GEXEC_HD inline int quotient_code(float x, float s, float q, Format f) {
   const uint32_t bits = bits_from_f32(q), a = bits & 0x7FFFFFFFu, sign = (bits >> 24) & 0x80u;
   if (a == 0) return int(sign);  // |x / S| below 2^-126 or so: far below half the least subnormal
