@@ -248,11 +248,11 @@ TEST_CASE("the quantizing CAST on the device: S and the codes equal the referenc
     const char* layout;
     const char* code = "f8e4m3";
   };
-  // Rows of 1 x (8..256) blocks over a row-major input take the one-pass kernel: 16 bf16 values a
-  // thread where the row's length is a multiple of 16, else 8 (f16, f32, a 1 x 8 block, 4104
-  // columns); rows longer than a CTA's columns take several CTAs, and more rows than 16 CTAs per SM
-  // have CTAs that step over rows (2500 x 128). The others (an odd block, a colmajor output,
-  // 128 x 128) take the kernel of a CTA per block. bf16 and f16 values, of few significant bits,
+  // Rows of 1 x (8..256) blocks over a row-major input take the one-pass kernel: 16 bf16 or f16
+  // values a thread where the row's length is a multiple of 16, else 8 (f32, a 1 x 8 block, 264,
+  // 2056 or 4104 columns); rows longer than a CTA's columns take several CTAs, and more rows than
+  // 16 CTAs per SM have CTAs that step over rows (2500 x 128). The others (an odd block, a
+  // colmajor output, 128 x 128) take the kernel of a CTA per block. bf16 and f16 values, of few significant bits,
   // put some quotients on f8 midpoints, where the one-pass kernel leaves its fast path.
   for (const Case c : {Case{"bf16", 96, 384, 1, 128, "rowmajor"}, Case{"f16", 64, 264, 1, 128, "rowmajor"},
                        Case{"f32", 40, 256, 1, 32, "rowmajor"}, Case{"bf16", 33, 96, 1, 8, "rowmajor"},
