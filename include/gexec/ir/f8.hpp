@@ -66,10 +66,11 @@ GEXEC_HD inline uint8_t encode(double v, Format f) {
 // magnitude), for every finite x with |x / S| <= the largest f8 value, where S is from 2^-100 to
 // 2^100. Each of 1 / S, the nudge by 2^-20 and the product rounds once to nearest (2^-24 each), so
 // the nudge outweighs the three roundings (products below 2^-126, where rounding is not relative,
-// are far below half the least f8 subnormal: they, and x / S, code as zero). The conversion to f8 is monotonic, so where x times lo
-// and x times hi take the same code, x / S between them takes it too, and the quantizing CUDA CAST
-// keeps that code; only values within about 2^-20 of a midpoint (and exact ties: bf16 inputs put
-// a few in a thousand there) differ and need quotient_code. tests/unit/test_f8.cpp checks it.
+// are far below half the least f8 subnormal: they, and x / S, code as zero). The conversion to f8
+// is monotonic, so where x times lo and x times hi take the same code, x / S between them takes it
+// too, and the quantizing CUDA CAST keeps that code; only values within about 2^-20 of a midpoint
+// (and exact ties: bf16 inputs put a few in a thousand there) differ and need quotient_code.
+// tests/unit/test_f8.cpp checks it.
 struct ReciprocalBracket {
   float lo, hi;
 };
