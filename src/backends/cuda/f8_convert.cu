@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "check.hpp"
+#include "element_f32.cuh"
 #include "gexec/ir/f8.hpp"
 #include "real_value.cuh"
 
@@ -137,13 +138,6 @@ __device__ inline uint32_t magnitude_bits(const uint4* w) {
   return m;
 }
 
-template <typename T>
-__device__ inline float load_float(const T* p) {
-  if constexpr (std::is_same_v<T, float>) return *p;
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(*p);
-  else return __half2float(*p);
-}
-
 // The codes of four values times r.lo and times r.hi (f8::reciprocal_bracket), four to a word from
 // the low byte; the hardware's conversion rounds to nearest even and saturates, as f8::encode.
 template <bool E4M3>
@@ -162,8 +156,8 @@ __device__ inline void bracket_codes(const float* v, f8::ReciprocalBracket r, ui
 // for what it does not take (f8 subnormals, NaN, S outside the bracket's range). Few threads come
 // here (bf16 inputs put a few values in a thousand on a midpoint), so x is read again rather than
 // kept, and each code is stored over the one the thread has just written.
-template <typename T, bool E4M3, int W>
-__device__ inline void recode(const T* x, uint8_t* y, const uint32_t* differ, bool all, float scale) {
+template <bool E4M3, int W>
+__device__ inline void recode(const void* x, DType xt, uint8_t* y, const uint32_t* differ, bool all, float scale) {
   constexpr f8::Format format = E4M3 ? f8::e4m3() : f8::e5m2();
   const bool bracket = f8::reciprocal_bracket_holds(scale);
   const float rcp = 1.0f / scale;
@@ -172,7 +166,7 @@ __device__ inline void recode(const T* x, uint8_t* y, const uint32_t* differ, bo
     for (uint32_t d = all ? ~0u : differ[w]; d != 0;) {
       const int i = 4 * w + ((__ffs(int(d)) - 1) >> 3);
       d &= ~(0xFFu << (8 * (i - 4 * w)));
-      const float v = load_float(x + i);
+      const float v = load_f32(x, xt, i);
       const int code = bracket ? f8::quotient_code(v, scale, v * rcp, format) : -1;
       y[i] = uint8_t(code >= 0 ? uint32_t(code) : encode_quotient(v, scale, E4M3));
     }
@@ -266,7 +260,7 @@ __global__ void __launch_bounds__(256) quantize_row_blocks(Side x, Side y, float
       // Out of the bracket's range (S from a block of subnormals or with an infinity) or a NaN
       // among the thread's values: all of them again.
       const bool all = !f8::reciprocal_bracket_holds(scale) || mine > kInfBits<T>;
-      if (all || any) recode<T, E4M3, VEC / 4>(xs + row * cols + col, out, differ, all, scale);
+      if (all || any) recode<E4M3, VEC / 4>(xs + row * cols + col, DType(x.dtype), out, differ, all, scale);
     }
 #pragma unroll
     for (int j = 0; j < kWords; ++j) cur[j] = next[j];

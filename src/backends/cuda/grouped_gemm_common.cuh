@@ -7,19 +7,12 @@
 #include <cuda_fp16.h>
 
 #include "activations.cuh"
+#include "element_f32.cuh"
 #include "gexec/ir/dtype.hpp"
 #include "gexec/ir/op.hpp"
 
 namespace gexec::cuda {
 namespace {
-
-__device__ __forceinline__ float load_f32(const void* p, DType t, int64_t i) {
-  switch (t) {
-    case DType::f16: return __half2float(static_cast<const __half*>(p)[i]);
-    case DType::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-    default: return static_cast<const float*>(p)[i];
-  }
-}
 
 __device__ __forceinline__ float activate(Act a, float v) {
   switch (a) {

@@ -28,6 +28,7 @@
 
 #include "activations.cuh"
 #include "check.hpp"
+#include "element_f32.cuh"
 #include "fault.hpp"
 #include "skinny_gemm.hpp"
 
@@ -50,22 +51,6 @@ struct Args {
   Act act;
   int warps_used;  // the MMA path's warps whose sums are added: all, except under skinny-drop-split
 };
-
-__device__ __forceinline__ float load_f32(const void* p, DType t, int64_t i) {
-  switch (t) {
-    case DType::f16: return __half2float(static_cast<const __half*>(p)[i]);
-    case DType::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-    default: return static_cast<const float*>(p)[i];
-  }
-}
-
-__device__ __forceinline__ void store_f32(void* p, DType t, int64_t i, float v) {
-  switch (t) {
-    case DType::f16: static_cast<__half*>(p)[i] = __float2half_rn(v); break;
-    case DType::bf16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(v); break;
-    default: static_cast<float*>(p)[i] = v; break;
-  }
-}
 
 template <class T> __device__ __forceinline__ float to_f32(T v);
 template <> __device__ __forceinline__ float to_f32<__half>(__half v) { return __half2float(v); }

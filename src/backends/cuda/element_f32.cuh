@@ -1,0 +1,34 @@
+// One f16, bf16 or f32 element of a device array read as f32 (exactly) or written from it (rounded
+// once), its dtype known at run time: the epilogues' bias and residual reads and stores of the
+// skinny and grouped GEMMs, and the quantizing CAST's values coded one by one. Internal linkage:
+// each file has its own copy.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "gexec/ir/dtype.hpp"
+
+namespace gexec::cuda {
+namespace {
+
+__device__ __forceinline__ float load_f32(const void* p, DType t, int64_t i) {
+  switch (t) {
+    case DType::f16: return __half2float(static_cast<const __half*>(p)[i]);
+    case DType::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    default: return static_cast<const float*>(p)[i];
+  }
+}
+
+__device__ __forceinline__ void store_f32(void* p, DType t, int64_t i, float v) {
+  switch (t) {
+    case DType::f16: static_cast<__half*>(p)[i] = __float2half_rn(v); break;
+    case DType::bf16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(v); break;
+    default: static_cast<float*>(p)[i] = v; break;
+  }
+}
+
+}  // namespace
+}  // namespace gexec::cuda
