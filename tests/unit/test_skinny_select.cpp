@@ -17,6 +17,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 constexpr const char* kSkinny = "cuda.skinny_gemm_bias_act";
 constexpr const char* kLt = "cublaslt.gemm_bias_act";
+constexpr int kSm80 = 80;  // the mma.sync path's devices (an sm_90 takes WGMMA for [N,K])
 
 test::OpCase decode(int64_t m, int64_t n, int64_t k, DType t = DType::f16, bool trans_b = false, Act act = Act::none) {
   test::detail::GemmCase c;
@@ -56,7 +57,7 @@ TEST_CASE("skinny plan: fills 132 SMs at every decode shape, splits K in whole s
                         {4096, 14336}, {16384, 4096}})
       for (bool nk : {false, true}) {
         const test::OpCase c = decode(m, n, k, DType::f16, nk);
-        const cuda::SkinnyPlan p = cuda::plan_skinny(c.graph, c.graph.ops[0], 132);
+        const cuda::SkinnyPlan p = cuda::plan_skinny(c.graph, c.graph.ops[0], 132, kSm80);
         INFO(m << "x" << n << "x" << k << (nk ? " nk" : " kn"));
         REQUIRE(p.rejected.empty());
         // Every SM gets a CTA; the MMA path, one CTA per SM where M is large, stops a split short
@@ -72,8 +73,56 @@ TEST_CASE("skinny plan: fills 132 SMs at every decode shape, splits K in whole s
       }
 }
 
+TEST_CASE("skinny plan on sm_90: WGMMA for [N,K], K whole, a CTA for every SM from N alone where N allows",
+          "[skinny]") {
+  using G = cuda::SkinnyGeometry;
+  for (int64_t m : {1, 7, 16, 17, 33, 64, 65, 128})
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {11008, 4096}, {4096, 11008}, {14336, 4096},
+                        {4096, 14336}, {16384, 4096}, {8, 8}, {264, 1000}, {1032, 3080}}) {
+      const test::OpCase c = decode(m, n, k, DType::f16, true);
+      const cuda::SkinnyPlan p = cuda::plan_skinny(c.graph, c.graph.ops[0], 132, 90);
+      INFO(m << "x" << n << "x" << k);
+      REQUIRE(p.rejected.empty());
+      CHECK(p.wgmma == (m >= G::kWgMinM));  // below, mma.sync (measured faster there)
+      if (!p.wgmma) {
+        CHECK(p.mma);
+        CHECK(p.row_tile == 16);
+        continue;
+      }
+      CHECK(p.mma);
+      CHECK(p.row_tiles == 1);  // the weight read once
+      CHECK(p.row_tile == (m <= 64 ? 64 : 128));
+      CHECK(p.splits == 1);
+      CHECK(p.split_k == k);
+      CHECK(p.workspace_bytes() == 0);
+      CHECK((p.block_n == 32 || p.block_n == 64 || p.block_n == 128));
+      CHECK(p.col_blocks * p.block_n >= n);
+      CHECK((p.col_blocks - 1) * p.block_n < n);
+      // The widest block with a CTA for every SM; 32 rows where none has.
+      CHECK((p.col_blocks >= 132 || p.block_n == 32));
+      CHECK((p.block_n == 128 || (n + 2 * p.block_n - 1) / (2 * p.block_n) < 132));
+      // Its stages fit the shared memory of the CTAs an SM holds (two where there are more CTAs than SMs).
+      CHECK(p.stages >= 2);
+      CHECK(p.stages <= G::kWgMaxStages);
+      const int per_sm = p.col_blocks > 132 ? 2 : 1;
+      CHECK(p.stages * G::wg_stage_bytes(p.block_n, p.row_tile) * per_sm <= G::kWgSmemPerSm);
+    }
+  auto plan = [](int64_t m, int64_t n) {
+    const test::OpCase c = decode(m, n, 4096, DType::f16, true);
+    return cuda::plan_skinny(c.graph, c.graph.ops[0], 132, 90);
+  };
+  CHECK(plan(32, 4096).block_n == 32);    // 128 CTAs
+  CHECK(plan(32, 11008).block_n == 64);   // 172
+  CHECK(plan(32, 16384).block_n == 64);   // 256: 128 blocks of 128 would leave 4 SMs idle
+  CHECK(plan(32, 32768).block_n == 128);  // 256
+  CHECK(plan(128, 16384).row_tile == 128);
+  // [K,N] stays on the FMA path.
+  const test::OpCase kn = decode(1, 4096, 4096, DType::f16, false);
+  CHECK_FALSE(cuda::plan_skinny(kn.graph, kn.graph.ops[0], 132, 90).wgmma);
+}
+
 TEST_CASE("skinny plan: refusals say why", "[skinny]") {
-  auto refused = [](const test::OpCase& c) { return cuda::plan_skinny(c.graph, c.graph.ops[0], 132).rejected; };
+  auto refused = [](const test::OpCase& c) { return cuda::plan_skinny(c.graph, c.graph.ops[0], 132, kSm80).rejected; };
   CHECK(contains(refused(decode(129, 4096, 4096)), "M 129 is above 128"));
   CHECK(contains(refused(decode(4, 4100, 4096)), "N = 4100"));
   CHECK(refused(decode(4, 4096, 4100)).empty());  // [K,N]: K is free
@@ -82,14 +131,14 @@ TEST_CASE("skinny plan: refusals say why", "[skinny]") {
   test::detail::GemmCase mixed;
   mixed.a = DType::f16, mixed.b = DType::bf16, mixed.m = 4, mixed.n = 64, mixed.k = 64;
   const test::OpCase mc = test::detail::gemm_graph(OpType::MATMUL, mixed, "mixed");
-  CHECK(contains(cuda::plan_skinny(mc.graph, mc.graph.ops[0], 132).rejected, "bf16"));
+  CHECK(contains(cuda::plan_skinny(mc.graph, mc.graph.ops[0], 132, kSm80).rejected, "bf16"));
 }
 
 TEST_CASE("skinny cost model: with the rates measured on the H200, skinny only where it measured faster",
           "[skinny]") {
   auto cost = [](int64_t m, int64_t n, int64_t k, bool nk, const cuda::SkinnyRates& r = {}, Act act = Act::none) {
     const test::OpCase c = decode(m, n, k, DType::f16, nk, act);
-    const cuda::SkinnyPlan p = cuda::plan_skinny(c.graph, c.graph.ops[0], 132);
+    const cuda::SkinnyPlan p = cuda::plan_skinny(c.graph, c.graph.ops[0], 132, kSm80);
     REQUIRE(p.rejected.empty());
     REQUIRE(p.mma == nk);
     return cuda::skinny_cost(p, 132, r);
@@ -131,6 +180,26 @@ TEST_CASE("skinny cost model: with the rates measured on the H200, skinny only w
   faster.mma_pass_us = 0.5;
   faster.mma_l2_gbps = 1e6;
   CHECK(cost(32, 4096, 4096, true, faster).skinny_wins());
+  // The Hopper path (sm_90, M >= 17), measured on an H100 against cuBLASLt in the same run (cold
+  // weights): 18.06 / 15.34 us at 32 x 4096 x 4096, 16.59 / 15.76 at 64, 19.83 / 16.15 at 128,
+  // 39.60 / 36.42 at 32 x 11008 x 4096: never taken by the model; far faster than mma.sync at 128
+  // rows (the weight read once, not twice).
+  auto cost90 = [](int64_t m, int64_t n, const cuda::SkinnyRates& r = {}) {
+    const test::OpCase c = decode(m, n, 4096, DType::f16, true);
+    const cuda::SkinnyPlan p = cuda::plan_skinny(c.graph, c.graph.ops[0], 132, 90);
+    REQUIRE(p.wgmma);
+    return cuda::skinny_cost(p, 132, r);
+  };
+  for (int64_t m : {32, 64, 128}) CHECK_FALSE(cost90(m, 4096).skinny_wins());
+  CHECK_FALSE(cost90(32, 11008).skinny_wins());
+  CHECK(cost90(128, 4096).skinny_us * 2 < cost(128, 4096, 4096, true).skinny_us);
+  // Its terms: without the zero fill of A's rows past M, and with A's reads from L2 free, 32 rows
+  // against 4096 x 4096 would be taken; the fill alone grows as M shrinks below the tile.
+  cuda::SkinnyRates ideal;
+  ideal.wg_fill_row_us = 0;
+  ideal.wg_l2_gbps = 1e9;
+  CHECK(cost90(32, 4096, ideal).skinny_wins());
+  CHECK(cost90(17, 4096).skinny_us > cost90(63, 4096).skinny_us);
   // The tensor cores take M = 128 far faster than the FMAs (as measured: 93 against 541 us).
   CHECK(cost(128, 4096, 4096, true).skinny_us * 3 < cost(128, 4096, 4096, false).skinny_us);
   const cuda::SkinnyRates rates;

@@ -81,7 +81,7 @@ Result<std::unique_ptr<Kernel>> make_alternative_gemm(CudaDevice& device, const 
   for (const KernelDef& def : kernel_table()) {
     if (def.backend != Backend::cuda || def.op != op.type || def.impl != want) continue;
     if (want == KernelImpl::cuda_skinny_gemm) {
-      if (!plan_skinny(g, op, device.caps().sm_count).rejected.empty()) return std::unique_ptr<Kernel>();
+      if (!plan_skinny(g, op, device.caps().sm_count, device.caps().cc).rejected.empty()) return std::unique_ptr<Kernel>();
       return make_skinny_gemm(device, def, g, op, binding);
     }
     if (!plan_gemm(g, op, options).rejected.empty()) return std::unique_ptr<Kernel>();

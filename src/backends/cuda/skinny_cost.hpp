@@ -37,6 +37,17 @@ struct SkinnyRates {
   double mma_l2_gbps = 20000;
   double mma_pass_us = 2.2;
   double mma_tflops = 300;
+  // The Hopper path (WGMMA fed by TMA, one launch, sm_90 at M >= 17): its bytes at a fraction of
+  // the copy bandwidth, and A read again from L2 by every column block. Fitted to gexec gemm
+  // --cold-l2 on an H100 (f16, 2026-12-05; no H200 lent): 64 x 4096 x 4096 in 16.59 us (67 MB of
+  // A from L2), 128 x 4096 x 4096 in 19.83 (134 MB: about 20 TB/s for the 67 more), 32 x 11008 x
+  // 4096 in 39.60. TMA's zero fill of the tile's rows past M costs about 1 ns a row and 64-K step
+  // on each SM: with one CTA an SM and 64 steps, 20.59 us at M = 1 (63 rows filled) down to 16.59 at
+  // M = 64 (none).
+  double wg_bw_fraction = 0.85;
+  double wg_l2_gbps = 20000;
+  double wg_fill_row_us = 1.0e-3;
+  double wg_tflops = 600;         // a lead: the product's padded rows on WGMMA never bound it here
   double l2_gbps = 10000;         // the FMA path's weight re-read from L2 by each further row tile (a lead)
   double launch_us = 2.0;         // one more launch in a replayed graph (the split-K sum; a lead)
   // cuBLASLt's product with the bias and SiLU added by a kernel after it (cuBLASLt has no SiLU
@@ -97,7 +108,13 @@ inline SkinnyCost skinny_cost(const SkinnyPlan& p, int sm_count, const SkinnyRat
   // and (MMA path) a warp's passes of loads; one more launch when split.
   const double traffic = skinny_dram_bytes(p) + 2.0 * double(p.workspace_bytes());
   double mem, math, l2 = 0, latency = 0;
-  if (p.mma) {
+  if (p.wgmma) {
+    const double reread = double(p.col_blocks) * double(s.m) * double(s.k) * 2;
+    const double steps = std::ceil(double(s.k) / SkinnyGeometry::kWgStepK);
+    const double fill = double(p.row_tile - s.m) * steps * std::ceil(double(p.col_blocks) / sms) * r.wg_fill_row_us;
+    mem = traffic / (r.copy_gbps * r.wg_bw_fraction * 1e3) + reread / (r.wg_l2_gbps * 1e3) + fill;
+    math = 2.0 * double(p.row_tile) * double(s.n) * double(s.k) / (r.wg_tflops * 1e6);
+  } else if (p.mma) {
     // Its bytes and the activations' reads from L2 add up; a warp's passes of loads, each one
     // memory latency, and the arithmetic bound it from below.
     const double reread = double(p.col_blocks) * double(s.m) * double(s.k) * 2 + double(p.row_tiles - 1) * weight;
@@ -113,7 +130,7 @@ inline SkinnyCost skinny_cost(const SkinnyPlan& p, int sm_count, const SkinnyRat
     math = flops / (r.fma_tflops * 1e6);
     l2 = double(p.row_tiles - 1) * weight / (r.l2_gbps * 1e3);
   }
-  c.skinny_us = std::max({mem, math, l2, latency}) + (p.splits > 1 ? r.launch_us : 0);
+  c.skinny_us = std::max({mem, math, l2, latency}) + (p.workspace_bytes() > 0 && !p.wgmma ? r.launch_us : 0);
   // cuBLASLt: the time PyTorch's addmm (cuBLAS) took on the H200 with cold weights (docs/design.md),
   // fitted by the share of the SMs its work occupies, taken as 128-column tiles, split along K
   // once per 4096: N = 4096, K = 4096 gives 32 tiles and reached 0.62 of the copy bandwidth

@@ -1,15 +1,16 @@
 // The skinny GEMM's device code: C = act(alpha * A W + beta * R + bias) for M <= 128 rows of A
 // against a large f16/bf16 weight W, bound by reading W once.
 //
-// W stored [N,K] (trans_b, nn.Linear's layout) runs on tensor cores (skinny_mma): each lane loads
-// 16 bytes, 8 consecutive K of one weight row, straight from global memory, and these are the MMA's
-// B fragments as they stand: the sum over K does not depend on which K a fragment slot holds, so
-// slot L = 2q + i (q = lane % 4) holds K 8q + 4s + i of the 32-K chunk for MMA s = 0, 1 (and
-// slot 2q + 8 + i holds 8q + 4s + 2 + i), and the activations' A fragments are read with the same
-// map: again one 16-byte load per row. The CTA's 8 warps take its K range's 32-K chunks in turn,
-// all 16 weight rows each; their sums are added in warp order through shared memory, then the
-// epilogue. M is padded to whole m-tiles of 16 rows with zeros (the MMA's work is free here: the
-// weight's bytes bound the time).
+// W stored [N,K] (trans_b, nn.Linear's layout) runs on tensor cores: on an sm_90 device with WGMMA
+// fed by TMA (skinny_gemm_sm90.cu, launch_skinny_sm90); elsewhere here, with mma.sync (skinny_mma).
+// There each lane loads 16 bytes, 8 consecutive K of one weight row, straight from global memory,
+// and these are the MMA's B fragments as they stand: the sum over K does not depend on which K a
+// fragment slot holds, so slot L = 2q + i (q = lane % 4) holds K 8q + 4s + i of the 32-K chunk for
+// MMA s = 0, 1 (and slot 2q + 8 + i holds 8q + 4s + 2 + i), and the activations' A fragments are
+// read with the same map: again one 16-byte load per row. The CTA's 8 warps take its K range's
+// 32-K chunks in turn, all 16 weight rows each; their sums are added in warp order through shared
+// memory, then the epilogue. M is padded to whole m-tiles of 16 rows with zeros (the MMA's work is
+// free here: the weight's bytes bound the time).
 //
 // W stored [K,N] runs on CUDA cores (f32 FMAs, skinny_kn). Each CTA takes a row tile of A (1 to 8
 // rows), a block of 256 output columns and one split of K. It stages its rows of A for its split in
@@ -26,31 +27,16 @@
 
 #include <type_traits>
 
-#include "activations.cuh"
 #include "check.hpp"
-#include "element_f32.cuh"
 #include "fault.hpp"
+#include "skinny_args.cuh"
 #include "skinny_gemm.hpp"
 
 namespace gexec::cuda {
 namespace {
 
 using G = SkinnyGeometry;
-
-struct Args {
-  const void* a;
-  const void* w;
-  void* c;
-  const void* bias;
-  const void* res;
-  float* partial;  // [splits][m][n] where splits > 1
-  int64_t m, n, k, split_k;
-  int splits;
-  float alpha, beta;
-  DType c_t, bias_t, res_t;
-  Act act;
-  int warps_used;  // the MMA path's warps whose sums are added: all, except under skinny-drop-split
-};
+using Args = SkinnyArgs;
 
 template <class T> __device__ __forceinline__ float to_f32(T v);
 template <> __device__ __forceinline__ float to_f32<__half>(__half v) { return __half2float(v); }
@@ -77,22 +63,9 @@ template <> __device__ __forceinline__ void widen8<__nv_bfloat16>(const uint4& v
 
 __device__ __forceinline__ uint4 load16(const void* p) { return __ldg(static_cast<const uint4*>(p)); }
 
-// alpha * sum + beta * R + bias, then the activation, in f32; rounded once to C's dtype by the caller.
-__device__ __forceinline__ float epilogue(const Args& p, int64_t m, int64_t n, float sum) {
-  float v = p.alpha * sum;
-  if (p.res) v += p.beta * load_f32(p.res, p.res_t, m * p.n + n);
-  if (p.bias) v += load_f32(p.bias, p.bias_t, n);
-  switch (p.act) {
-    case Act::relu: return act::relu(v);
-    case Act::gelu: return act::gelu_tanh(v);
-    case Act::silu: return act::silu(v);
-    default: return v;
-  }
-}
-
 // Where a CTA's sum for (m, n) goes: C through the epilogue, or the workspace.
 __device__ __forceinline__ void finish(const Args& p, int split, int64_t m, int64_t n, float sum) {
-  if (p.splits == 1) store_f32(p.c, p.c_t, m * p.n + n, epilogue(p, m, n, sum));
+  if (p.splits == 1) store_f32(p.c, p.c_t, m * p.n + n, skinny_epilogue(p, m, n, sum));
   else p.partial[(int64_t(split) * p.m + m) * p.n + n] = sum;
 }
 
@@ -274,13 +247,13 @@ __global__ void __launch_bounds__(G::kThreads, G::kMmaCtasPerSm) skinny_mma(cons
 }
 
 // The split-K sum: each output element's partial sums added in split order, then the epilogue.
-// `used` splits are added (all of them, except under the skinny-drop-split fault).
-__global__ void skinny_sum(const Args p, int used) {
+// p.splits_used splits are added (all of them, except under the skinny-drop-split fault).
+__global__ void skinny_sum(const Args p) {
   const int64_t total = p.m * p.n;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     float s = p.partial[i];
-    for (int sp = 1; sp < used; ++sp) s += p.partial[int64_t(sp) * total + i];
-    store_f32(p.c, p.c_t, i, epilogue(p, i / p.n, i % p.n, s));
+    for (int sp = 1; sp < p.splits_used; ++sp) s += p.partial[int64_t(sp) * total + i];
+    store_f32(p.c, p.c_t, i, skinny_epilogue(p, i / p.n, i % p.n, s));
   }
 }
 
@@ -319,7 +292,7 @@ cudaError_t launch_typed(const SkinnyPlan& plan, const Args& args, cudaStream_t 
 
 Status launch_skinny_gemm(const SkinnyPlan& plan, const SkinnyOperands& ops, cudaStream_t stream) {
   if (!plan.rejected.empty()) return runtime_error("skinny GEMM: " + plan.rejected);
-  if (plan.splits > 1 && !ops.workspace) return runtime_error("skinny GEMM: no workspace for the split-K sums");
+  if (plan.workspace_bytes() > 0 && !ops.workspace) return runtime_error("skinny GEMM: no workspace for the split-K sums");
   Args a{};
   a.a = ops.a, a.w = ops.w, a.c = ops.c, a.bias = ops.bias, a.res = ops.res;
   a.partial = static_cast<float*>(ops.workspace);
@@ -327,17 +300,21 @@ Status launch_skinny_gemm(const SkinnyPlan& plan, const SkinnyOperands& ops, cud
   a.splits = int(plan.splits);
   a.alpha = float(plan.shape.alpha), a.beta = float(plan.shape.beta);
   a.c_t = plan.c, a.bias_t = plan.bias, a.res_t = plan.res, a.act = plan.act;
-  // With one split the fault drops the MMA path's last warp's K chunks instead.
-  a.warps_used = G::kWarps - (plan.mma && plan.splits == 1 && fault::skinny_drop_split() ? 1 : 0);
+  // The seeded error: the last split's sums left out; with one split, mma.sync's last warp's, or
+  // on the Hopper path the last 64-K step.
+  const bool drop = fault::skinny_drop_split();
+  a.splits_used = int(plan.splits) - (drop && plan.splits > 1 ? 1 : 0);
+  a.warps_used = G::kWarps - (drop && plan.mma && plan.splits == 1 ? 1 : 0);
+  a.drop_step = drop && plan.wgmma;
   if (!plan.shape.has_bias) a.bias = nullptr;
   if (!plan.shape.has_residual) a.res = nullptr;
+  if (plan.wgmma) return launch_skinny_sm90(plan, a, stream);
   GEXEC_CUDA_TRY(plan.ab == DType::bf16 ? launch_typed<__nv_bfloat16>(plan, a, stream)
                                         : launch_typed<__half>(plan, a, stream));
   if (plan.splits > 1) {
-    const int used = int(plan.splits) - (fault::skinny_drop_split() ? 1 : 0);
     const int64_t total = plan.shape.m * plan.shape.n;
     const int blocks = int(std::min<int64_t>((total + 255) / 256, 4096));
-    skinny_sum<<<blocks, 256, 0, stream>>>(a, used);
+    skinny_sum<<<blocks, 256, 0, stream>>>(a);
     GEXEC_CUDA_TRY(cudaGetLastError());
   }
   return {};

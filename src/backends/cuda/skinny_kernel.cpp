@@ -32,6 +32,10 @@ class SkinnyGemm final : public Kernel, public Tunable {
     return launch_skinny_gemm(plan_, o, device_->stream());
   }
   std::string algo_description() const override {
+    if (plan_.wgmma)
+      return "skinny [N,K] weight on WGMMA + TMA, " + std::to_string(plan_.ctas()) + " CTAs of " +
+             std::to_string(plan_.block_n) + " weight rows x " + std::to_string(plan_.row_tile) + " rows of A, " +
+             std::to_string(plan_.stages) + " stages; " + skinny_order(plan_);
     return "skinny " + std::string(plan_.nk ? "[N,K]" : "[K,N]") + " weight, " + std::to_string(plan_.ctas()) +
            " CTAs (" + std::to_string(plan_.row_tiles) + " row tiles of " + std::to_string(plan_.row_tile) + " x " +
            std::to_string(plan_.col_blocks) + " column blocks x " + std::to_string(plan_.splits) + " K splits); " +
@@ -80,7 +84,7 @@ class SkinnyGemm final : public Kernel, public Tunable {
 
 Result<std::unique_ptr<Kernel>> make_skinny_gemm(CudaDevice& device, const KernelDef& def, const Graph& g,
                                                  const Op& op, const Binding& binding) {
-  SkinnyPlan plan = plan_skinny(g, op, device.caps().sm_count);
+  SkinnyPlan plan = plan_skinny(g, op, device.caps().sm_count, device.caps().cc);
   if (!plan.rejected.empty()) return runtime_error("kernel " + def.name + " for op " + op.name + ": " + plan.rejected);
   if (binding.inputs.size() != op.inputs.size() || binding.outputs.size() != 1 || binding.inputs.size() < 2)
     return runtime_error("kernel " + def.name + " was bound to " + std::to_string(binding.inputs.size()) +

@@ -36,6 +36,18 @@ struct SkinnyGeometry {
   // more, whose activation fragments take the registers.
   static constexpr int mma_unroll(int m_tiles) { return m_tiles == 1 ? 4 : 2; }
   static constexpr int kMmaCtasPerSm = 2;    // resident CTAs per SM (its __launch_bounds__)
+  // The Hopper path ([N,K] weight on an sm_90 device: wgmma.mma_async fed by TMA,
+  // skinny_gemm_sm90.cu). A CTA takes a block of 32, 64 or 128 weight rows (WGMMA's N) and all of
+  // K, in steps of one 128-byte swizzle row; its rows of A are WGMMA's M, 64 a consumer warpgroup
+  // (one where M <= 64, two above), TMA filling the rows past M with zeros.
+  static constexpr int kWgStepK = 64;           // K per pipeline stage (16-bit values)
+  // M from which an sm_90 device takes this path; below, mma.sync with the weight loaded straight
+  // into registers was faster (H100, cold weights, 1 x 4096 x 4096: 14.46 us in an earlier run,
+  // this path 20.59; 16 rows: 15.80 and 19.11).
+  static constexpr int kWgMinM = 17;
+  static constexpr int kWgSmemPerSm = 220 * 1024;  // the stages' share of an SM's 227 KiB of shared memory
+  static constexpr int kWgMaxStages = 16;
+  static constexpr int wg_stage_bytes(int block_n, int row_tile) { return (block_n + row_tile) * 128; }
 };
 
 // The launch of one product: the CTAs, the K splits, and where the partial sums go.
@@ -45,9 +57,12 @@ struct SkinnyPlan {
   DType ab = DType::f16, c = DType::f16, bias = DType::f16, res = DType::f16;
   Act act = Act::none;
   bool nk = false;       // the weight is stored [N,K] (trans_b): K runs along its rows
-  bool mma = false;      // the tensor-core path (nk): row_tile is 16 x m-tiles (1, 2 or 4)
+  bool mma = false;      // a tensor-core path (nk): row_tile is 16 x m-tiles (1, 2 or 4) on mma.sync
+  bool wgmma = false;    // the Hopper path (nk, sm_90): row_tile 64 or 128, row_tiles 1, K not split
+  int block_n = 0;       // the Hopper path: weight rows per CTA (32, 64 or 128)
+  int stages = 0;        // the Hopper path: its ring of shared-memory buffers
   int mma_warps_n = 1;   // its CTA's warps along N (1 or 8; the rest split the CTA's K range)
-  int row_tile = 1;      // rows of A per CTA (1, 2, 4 or 8; on the MMA path 16, 32 or 64)
+  int row_tile = 1;      // rows of A per CTA (1, 2, 4 or 8; mma.sync 16, 32 or 64; WGMMA 64 or 128)
   int64_t row_tiles = 1; // ceil(M / row_tile)
   int64_t col_blocks = 1;
   int64_t splits = 1;    // K cut into this many consecutive parts of split_k elements (the last may be shorter)
@@ -65,6 +80,9 @@ struct SkinnyPlan {
 // order passes each product through at most K f32 roundings, so the check's f32 bound over the
 // whole of K (Precision's default) covers it; the order is fixed, so runs are bit-identical.
 inline std::string skinny_order(const SkinnyPlan& p) {
+  if (p.wgmma)
+    return "tensor cores (wgmma m64n" + std::to_string(p.block_n) + "k16, f32 accumulation); all of K in one CTA, " +
+           "its 64-K steps in increasing order";
   if (p.mma)
     return "tensor cores (mma m16n8k16, f32 accumulation); K in " + std::to_string(p.splits) + " split(s) of " +
            std::to_string(p.split_k) + ", each warp's 32-K chunks in increasing order" +
@@ -81,8 +99,9 @@ inline bool float_type(DType t) { return t == DType::f16 || t == DType::bf16 || 
 // The CTAs per SM the grid aims at: enough loads in flight to keep HBM busy.
 constexpr int64_t kSkinnyCtasPerSm = 4;
 
-// `sm_count` 0: not known (a dry-run without a device); the H200's 132 is assumed.
-inline SkinnyPlan plan_skinny(const Graph& g, const Op& op, int sm_count) {
+// `sm_count` 0: not known (a dry-run without a device); the H200's 132 is assumed. `cc`: the
+// device's compute capability (major * 10 + minor); 90 takes the Hopper path for [N,K].
+inline SkinnyPlan plan_skinny(const Graph& g, const Op& op, int sm_count, int cc) {
   SkinnyPlan p;
   const auto s = gemm_shape(g, op, &p.rejected);
   if (!s) {
@@ -131,9 +150,27 @@ inline SkinnyPlan plan_skinny(const Graph& g, const Op& op, int sm_count) {
   p.act = op.type == OpType::GEMM_BIAS_ACT ? op.attrs.act : Act::none;
   const int64_t sms = sm_count > 0 ? sm_count : 132;
 
+  if (p.nk && cc == 90 && s->m >= G::kWgMinM) {
+    // Hopper: the widest block of weight rows (128, 64, 32) that still gives every SM a CTA, so
+    // that K need not be split (no partial sums to add); as many stages as the shared memory of
+    // the CTAs an SM then holds (one or two) takes, up to 16.
+    if (s->n > INT32_MAX || s->k > INT32_MAX) return refuse("N and K must be below 2^31 (TMA's coordinates)");
+    p.mma = p.wgmma = true;
+    p.row_tile = s->m <= 64 ? 64 : 128;
+    p.row_tiles = 1;
+    p.block_n = 128;
+    while (p.block_n > 32 && (s->n + p.block_n - 1) / p.block_n < sms) p.block_n /= 2;
+    p.col_blocks = (s->n + p.block_n - 1) / p.block_n;
+    p.splits = 1;
+    p.split_k = s->k;
+    const int64_t per_sm = std::clamp<int64_t>((p.col_blocks + sms - 1) / sms, 1, 2);
+    p.stages = int(std::clamp<int64_t>(G::kWgSmemPerSm / per_sm / G::wg_stage_bytes(p.block_n, p.row_tile), 2,
+                                       G::kWgMaxStages));
+    return p;
+  }
   if (p.nk) {
-    // Tensor cores: row tiles of whole m-tiles (1, 2 or 4: the kernel is compiled for these). Up
-    // to 32 rows, CTAs of 16 weight rows whose 8 warps split K: each warp then waits for few
+    // Tensor cores (mma.sync, sm_80 on): row tiles of whole m-tiles (1, 2 or 4: the kernel is
+    // compiled for these). Up to 32 rows, CTAs of 16 weight rows whose 8 warps split K: each warp then waits for few
     // passes of loads (with the 8 warps along N at 32 rows, each warp took a quarter of K alone
     // and the product took twice as long as at 16 rows). At 64 rows the activations that each
     // column block reads would outweigh the weight, so 8 warps side by side along N share them.
