@@ -1,7 +1,8 @@
-// One f16, bf16 or f32 element of a device array read as f32 (exactly) or written from it (rounded
-// once), its dtype known at run time: the epilogues' bias and residual reads and stores of the
-// skinny and grouped GEMMs, and the quantizing CAST's values coded one by one. Internal linkage:
-// each file has its own copy.
+// f16, bf16 and f32 elements read as f32 (exactly) or written from it (rounded once): typed (one
+// value, or two adjacent ones in one store), and one element of a device array whose dtype is
+// known at run time. The epilogues' bias and residual reads and stores of the skinny and grouped
+// GEMMs, and the quantizing CAST's values coded one by one. Internal linkage: each file has its
+// own copy.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -13,6 +14,19 @@
 
 namespace gexec::cuda {
 namespace {
+
+__device__ __forceinline__ float as_f32(__half v) { return __half2float(v); }
+__device__ __forceinline__ float as_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float as_f32(float v) { return v; }
+
+// x and y into c[0] and c[1], each rounded once: one 4- or 8-byte store (c aligned to the pair).
+__device__ __forceinline__ void store_pair(__half* c, float x, float y) {
+  *reinterpret_cast<__half2*>(c) = __floats2half2_rn(x, y);
+}
+__device__ __forceinline__ void store_pair(__nv_bfloat16* c, float x, float y) {
+  *reinterpret_cast<__nv_bfloat162*>(c) = __floats2bfloat162_rn(x, y);
+}
+__device__ __forceinline__ void store_pair(float* c, float x, float y) { *reinterpret_cast<float2*>(c) = make_float2(x, y); }
 
 __device__ __forceinline__ float load_f32(const void* p, DType t, int64_t i) {
   switch (t) {

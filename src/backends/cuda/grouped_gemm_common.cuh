@@ -26,11 +26,9 @@ __device__ __forceinline__ float activate(Act a, float v) {
 // Two adjacent columns (i even, N even: 4- or 8-byte aligned), each rounded once.
 __device__ __forceinline__ void store2(void* y, DType t, int64_t i, float v0, float v1) {
   switch (t) {
-    case DType::f16: *reinterpret_cast<__half2*>(static_cast<__half*>(y) + i) = __floats2half2_rn(v0, v1); break;
-    case DType::bf16:
-      *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(y) + i) = __floats2bfloat162_rn(v0, v1);
-      break;
-    default: *reinterpret_cast<float2*>(static_cast<float*>(y) + i) = make_float2(v0, v1); break;
+    case DType::f16: store_pair(static_cast<__half*>(y) + i, v0, v1); break;
+    case DType::bf16: store_pair(static_cast<__nv_bfloat16*>(y) + i, v0, v1); break;
+    default: store_pair(static_cast<float*>(y) + i, v0, v1); break;
   }
 }
 

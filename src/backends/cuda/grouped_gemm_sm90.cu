@@ -331,18 +331,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (p.out == DType::bf16) {
         auto* y = static_cast<__nv_bfloat16*>(p.y) + at;
 #pragma unroll
-        for (int j = 0; j < kAcc / 4; ++j)
-          *reinterpret_cast<__nv_bfloat162*>(y + 8 * j) = __floats2bfloat162_rn(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+        for (int j = 0; j < kAcc / 4; ++j) store_pair(y + 8 * j, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
       } else if (p.out == DType::f16) {
         auto* y = static_cast<__half*>(p.y) + at;
 #pragma unroll
-        for (int j = 0; j < kAcc / 4; ++j)
-          *reinterpret_cast<__half2*>(y + 8 * j) = __floats2half2_rn(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+        for (int j = 0; j < kAcc / 4; ++j) store_pair(y + 8 * j, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
       } else {
         auto* y = static_cast<float*>(p.y) + at;
 #pragma unroll
-        for (int j = 0; j < kAcc / 4; ++j)
-          *reinterpret_cast<float2*>(y + 8 * j) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+        for (int j = 0; j < kAcc / 4; ++j) store_pair(y + 8 * j, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
       }
     }
   }

@@ -38,10 +38,6 @@ namespace {
 using G = SkinnyGeometry;
 using Args = SkinnyArgs;
 
-template <class T> __device__ __forceinline__ float to_f32(T v);
-template <> __device__ __forceinline__ float to_f32<__half>(__half v) { return __half2float(v); }
-template <> __device__ __forceinline__ float to_f32<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
-
 // Eight weight elements of one 16-byte vector, widened to f32 (exactly).
 template <class T> __device__ __forceinline__ void widen8(const uint4& v, float* f);
 template <> __device__ __forceinline__ void widen8<__half>(const uint4& v, float* f) {
@@ -77,7 +73,7 @@ __device__ __forceinline__ void stage_a(const Args& p, float* as, int64_t m0, in
 #pragma unroll
   for (int r = 0; r < RT; ++r)
     for (int kk = threadIdx.x; kk < split; kk += G::kThreads)
-      as[r * split + kk] = m0 + r < p.m && k0 + kk < p.k ? to_f32(a[(m0 + r) * p.k + k0 + kk]) : 0.0f;
+      as[r * split + kk] = m0 + r < p.m && k0 + kk < p.k ? as_f32(a[(m0 + r) * p.k + k0 + kk]) : 0.0f;
   __syncthreads();
 }
 

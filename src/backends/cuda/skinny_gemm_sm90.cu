@@ -48,10 +48,6 @@ struct Place {
   __device__ __forceinline__ int64_t offset(int h, int j) const { return (m0 + 8 * h) * n + col0 + 8 * j; }
 };
 
-__device__ __forceinline__ float as_f32(__half v) { return __half2float(v); }
-__device__ __forceinline__ float as_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float as_f32(float v) { return v; }
-
 template <class R, int N>
 __device__ __forceinline__ void add_residual(float (&d)[N], const Place& at, const void* res, float beta) {
   const R* r = static_cast<const R*>(res);
@@ -82,14 +78,6 @@ __device__ __forceinline__ void apply(float (&d)[N]) {
   for (int i = 0; i < N; ++i)
     d[i] = A == Act::relu ? act::relu(d[i]) : A == Act::gelu ? act::gelu_tanh(d[i]) : act::silu(d[i]);
 }
-
-__device__ __forceinline__ void store_pair(__half* c, float x, float y) {
-  *reinterpret_cast<__half2*>(c) = __floats2half2_rn(x, y);
-}
-__device__ __forceinline__ void store_pair(__nv_bfloat16* c, float x, float y) {
-  *reinterpret_cast<__nv_bfloat162*>(c) = __floats2bfloat162_rn(x, y);
-}
-__device__ __forceinline__ void store_pair(float* c, float x, float y) { *reinterpret_cast<float2*>(c) = make_float2(x, y); }
 
 // Two consecutive columns a store (col0 even, N even: aligned to the pair).
 template <class C, int N>

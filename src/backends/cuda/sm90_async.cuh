@@ -78,19 +78,6 @@ __device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
 #define GEXEC_D128 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 #define GEXEC_D64_LIST "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
 #define GEXEC_D64 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-// D (64 x N, f32) += A B for one instruction's k (16 of f16/bf16, 32 of f8: 32 bytes either way);
-// D = A B where scale_d == 0. SHAPE_TYPES: "m64n256k16.f32.bf16.bf16" and the like; TAIL: the
-// immediates after the predicate (the scales, and for 16-bit types the transposes, 0: K-major).
-#define GEXEC_WGMMA_256(SHAPE_TYPES, TAIL)                                                        \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned." SHAPE_TYPES \
-               " " GEXEC_D128_LIST ", %128, %129, p" TAIL ";\n}\n"                                 \
-               : GEXEC_D128                                                                        \
-               : "l"(da), "l"(db), "r"(scale_d))
-#define GEXEC_WGMMA_128(SHAPE_TYPES, TAIL)                                                        \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned." SHAPE_TYPES \
-               " " GEXEC_D64_LIST ", %64, %65, p" TAIL ";\n}\n"                                    \
-               : GEXEC_D64                                                                         \
-               : "l"(da), "l"(db), "r"(scale_d))
 // The same for .m64n16 (8 a thread), .m64n32 (16) and .m64n64 (32): the skinny GEMM's token tiles.
 #define GEXEC_D8_LIST "{%0, %1, %2, %3, %4, %5, %6, %7}"
 #define GEXEC_D8 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
@@ -98,21 +85,21 @@ __device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
 #define GEXEC_D16 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
 #define GEXEC_D32_LIST "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
 #define GEXEC_D32 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-#define GEXEC_WGMMA_16(SHAPE_TYPES, TAIL)                                                         \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\nwgmma.mma_async.sync.aligned." SHAPE_TYPES \
-               " " GEXEC_D8_LIST ", %8, %9, p" TAIL ";\n}\n"                                      \
-               : GEXEC_D8                                                                         \
+// D (64 x N, f32) += A B for one instruction's k (16 of f16/bf16, 32 of f8: 32 bytes either way);
+// D = A B where scale_d == 0. SHAPE_TYPES: "m64n256k16.f32.bf16.bf16" and the like; TAIL: the
+// immediates after the predicate (the scales, and for 16-bit types the transposes, 0: K-major).
+// GEXEC_WGMMA: the instruction with R accumulators (LIST, OPERANDS), then da, db and scale_d as
+// operands R, R + 1 and R + 2.
+#define GEXEC_WGMMA(SHAPE_TYPES, TAIL, LIST, OPERANDS, DA, DB, SCALE)                                  \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #SCALE ", 0;\nwgmma.mma_async.sync.aligned." SHAPE_TYPES \
+               " " LIST ", %" #DA ", %" #DB ", p" TAIL ";\n}\n"                                        \
+               : OPERANDS                                                                            \
                : "l"(da), "l"(db), "r"(scale_d))
-#define GEXEC_WGMMA_32(SHAPE_TYPES, TAIL)                                                         \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\nwgmma.mma_async.sync.aligned." SHAPE_TYPES \
-               " " GEXEC_D16_LIST ", %16, %17, p" TAIL ";\n}\n"                                   \
-               : GEXEC_D16                                                                        \
-               : "l"(da), "l"(db), "r"(scale_d))
-#define GEXEC_WGMMA_64(SHAPE_TYPES, TAIL)                                                         \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\nwgmma.mma_async.sync.aligned." SHAPE_TYPES \
-               " " GEXEC_D32_LIST ", %32, %33, p" TAIL ";\n}\n"                                   \
-               : GEXEC_D32                                                                        \
-               : "l"(da), "l"(db), "r"(scale_d))
+#define GEXEC_WGMMA_256(S, T) GEXEC_WGMMA(S, T, GEXEC_D128_LIST, GEXEC_D128, 128, 129, 130)
+#define GEXEC_WGMMA_128(S, T) GEXEC_WGMMA(S, T, GEXEC_D64_LIST, GEXEC_D64, 64, 65, 66)
+#define GEXEC_WGMMA_64(S, T) GEXEC_WGMMA(S, T, GEXEC_D32_LIST, GEXEC_D32, 32, 33, 34)
+#define GEXEC_WGMMA_32(S, T) GEXEC_WGMMA(S, T, GEXEC_D16_LIST, GEXEC_D16, 16, 17, 18)
+#define GEXEC_WGMMA_16(S, T) GEXEC_WGMMA(S, T, GEXEC_D8_LIST, GEXEC_D8, 8, 9, 10)
 
 }  // namespace
 }  // namespace gexec::cuda
