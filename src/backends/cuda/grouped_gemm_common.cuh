@@ -1,27 +1,18 @@
 // Device helpers shared by the grouped GEMM's kernels (grouped_gemm.cu: mma.sync, any sm_80+;
-// grouped_gemm_sm90.cu: WGMMA + TMA, sm_90a): the epilogue's reads of the bias, its activation and
-// its rounded stores. Internal linkage: each file has its own copy.
+// grouped_gemm_sm90.cu: WGMMA + TMA, sm_90a): the epilogue's reads of the bias and its rounded
+// stores (its activation: activate.cuh). Internal linkage: each file has its own copy.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "activations.cuh"
+#include "activate.cuh"
 #include "element_f32.cuh"
 #include "gexec/ir/dtype.hpp"
 #include "gexec/ir/op.hpp"
 
 namespace gexec::cuda {
 namespace {
-
-__device__ __forceinline__ float activate(Act a, float v) {
-  switch (a) {
-    case Act::relu: return act::relu(v);
-    case Act::gelu: return act::gelu_tanh(v);
-    case Act::silu: return act::silu(v);
-    default: return v;
-  }
-}
 
 // Two adjacent columns (i even, N even: 4- or 8-byte aligned), each rounded once.
 __device__ __forceinline__ void store2(void* y, DType t, int64_t i, float v0, float v1) {

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "activations.cuh"
+#include "activate.cuh"
 #include "element_f32.cuh"
 #include "gexec/status.hpp"
 #include "skinny_plan.hpp"
@@ -41,12 +41,7 @@ __device__ __forceinline__ float skinny_finish(const SkinnyArgs& p, float sum, f
   float v = p.alpha * sum;
   if (p.res) v += p.beta * r;
   if (p.bias) v += b;
-  switch (p.act) {
-    case Act::relu: return act::relu(v);
-    case Act::gelu: return act::gelu_tanh(v);
-    case Act::silu: return act::silu(v);
-    default: return v;
-  }
+  return activate(p.act, v);
 }
 
 // The same, reading R[m, n] and bias[n].
