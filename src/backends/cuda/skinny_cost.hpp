@@ -37,16 +37,17 @@ struct SkinnyRates {
   double mma_l2_gbps = 20000;
   double mma_pass_us = 2.2;
   double mma_tflops = 300;
-  // The Hopper path (WGMMA fed by TMA, one launch, sm_90 at M >= 17): its bytes at a fraction of
-  // the copy bandwidth, and A read again from L2 by every column block. Fitted to gexec gemm
-  // --cold-l2 on an H100 (f16, 2026-12-05; no H200 lent): 64 x 4096 x 4096 in 16.59 us (67 MB of
-  // A from L2), 128 x 4096 x 4096 in 19.83 (134 MB: about 20 TB/s for the 67 more), 32 x 11008 x
-  // 4096 in 39.60. TMA's zero fill of the tile's rows past M costs about 1 ns a row and 64-K step
-  // on each SM: with one CTA an SM and 64 steps, 20.59 us at M = 1 (63 rows filled) down to 16.59 at
-  // M = 64 (none).
-  double wg_bw_fraction = 0.85;
+  // The Hopper path (WGMMA fed by TMA, one launch, sm_90 at M >= 17): a fixed cost, its bytes at
+  // a fraction of the copy bandwidth, and A read again from L2 by every column block. Fitted to
+  // gexec gemm --cold-l2 on an H100 (f16, 2026-12-06; no H200 lent), the time against the weight's
+  // bytes from 32 to 64 rows: 17.51 and 16.68 us at 4096 x 4096 (34 MB), 36.13 and 36.96 at 11008
+  // x 4096 (90 MB), 51.28 and 51.95 at 16384 x 4096 (134 MB): 5.5 us, then 0.343 us a MB (0.72 of
+  // the H200's copy rate, as the H100's times are read here against the H200's cuBLASLt); 19.38
+  // at 128 x 4096 x 4096 (67 MB more of A from L2, at about 20 TB/s). A's rows past M cost
+  // nothing: they are zeroed once in shared memory, not read.
+  double wg_fixed_us = 5.5;
+  double wg_bw_fraction = 0.72;
   double wg_l2_gbps = 20000;
-  double wg_fill_row_us = 1.0e-3;
   double wg_tflops = 600;         // a lead: the product's padded rows on WGMMA never bound it here
   double l2_gbps = 10000;         // the FMA path's weight re-read from L2 by each further row tile (a lead)
   double launch_us = 2.0;         // one more launch in a replayed graph (the split-K sum; a lead)
@@ -110,9 +111,7 @@ inline SkinnyCost skinny_cost(const SkinnyPlan& p, int sm_count, const SkinnyRat
   double mem, math, l2 = 0, latency = 0;
   if (p.wgmma) {
     const double reread = double(p.col_blocks) * double(s.m) * double(s.k) * 2;
-    const double steps = std::ceil(double(s.k) / SkinnyGeometry::kWgStepK);
-    const double fill = double(p.row_tile - s.m) * steps * std::ceil(double(p.col_blocks) / sms) * r.wg_fill_row_us;
-    mem = traffic / (r.copy_gbps * r.wg_bw_fraction * 1e3) + reread / (r.wg_l2_gbps * 1e3) + fill;
+    mem = r.wg_fixed_us + traffic / (r.copy_gbps * r.wg_bw_fraction * 1e3) + reread / (r.wg_l2_gbps * 1e3);
     math = 2.0 * double(p.row_tile) * double(s.n) * double(s.k) / (r.wg_tflops * 1e6);
   } else if (p.mma) {
     // Its bytes and the activations' reads from L2 add up; a warp's passes of loads, each one
