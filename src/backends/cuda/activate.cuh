@@ -1,6 +1,7 @@
-// An epilogue's activation chosen at run time (Act, from the op's attributes), for the CUDA
-// kernels compiled by nvcc: the skinny GEMM's and the grouped GEMM's epilogues. Kept apart from
-// activations.cuh, which NVRTC receives too and so includes nothing (Act is gexec's type).
+// An epilogue's activation chosen at run time (Act, from the op's attributes), for one value or a
+// thread's accumulators, for the CUDA kernels compiled by nvcc: the skinny GEMM's and the grouped
+// GEMM's epilogues. Kept apart from activations.cuh, which NVRTC receives too and so includes
+// nothing (Act is gexec's type).
 #pragma once
 
 #include "activations.cuh"
@@ -15,6 +16,23 @@ __device__ __forceinline__ float activate(Act a, float v) {
     case Act::gelu: return act::gelu_tanh(v);
     case Act::silu: return act::silu(v);
     default: return v;
+  }
+}
+
+// The activation over a thread's accumulators, the switch outside the unrolled loop (so that the
+// accumulators stay in registers): the skinny GEMM's WGMMA epilogue.
+template <Act A, int N>
+__device__ __forceinline__ void activate_each(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) d[i] = activate(A, d[i]);
+}
+template <int N>
+__device__ __forceinline__ void activate_all(Act a, float (&d)[N]) {
+  switch (a) {
+    case Act::relu: activate_each<Act::relu>(d); break;
+    case Act::gelu: activate_each<Act::gelu>(d); break;
+    case Act::silu: activate_each<Act::silu>(d); break;
+    default: break;
   }
 }
 

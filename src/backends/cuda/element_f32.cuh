@@ -30,8 +30,8 @@ __device__ __forceinline__ void store_pair(float* c, float x, float y) { *reinte
 
 __device__ __forceinline__ float load_f32(const void* p, DType t, int64_t i) {
   switch (t) {
-    case DType::f16: return __half2float(static_cast<const __half*>(p)[i]);
-    case DType::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    case DType::f16: return as_f32(static_cast<const __half*>(p)[i]);
+    case DType::bf16: return as_f32(static_cast<const __nv_bfloat16*>(p)[i]);
     default: return static_cast<const float*>(p)[i];
   }
 }

@@ -72,13 +72,6 @@ __device__ __forceinline__ void add_bias(float (&d)[N], const Place& at, const v
   }
 }
 
-template <Act A, int N>
-__device__ __forceinline__ void apply(float (&d)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i)
-    d[i] = A == Act::relu ? act::relu(d[i]) : A == Act::gelu ? act::gelu_tanh(d[i]) : act::silu(d[i]);
-}
-
 // Two consecutive columns a store (col0 even, N even: aligned to the pair).
 template <class C, int N>
 __device__ __forceinline__ void store(const float (&d)[N], const Place& at, void* out) {
@@ -215,12 +208,7 @@ __global__ void __launch_bounds__(threads_for(WG), 1)
       case DType::bf16: add_bias<__nv_bfloat16>(acc, at, p.bias); break;
       default: add_bias<float>(acc, at, p.bias); break;
     }
-  switch (p.act) {
-    case Act::relu: apply<Act::relu>(acc); break;
-    case Act::gelu: apply<Act::gelu>(acc); break;
-    case Act::silu: apply<Act::silu>(acc); break;
-    default: break;
-  }
+  activate_all(p.act, acc);
   switch (p.c_t) {
     case DType::f16: store<__half>(acc, at, p.c); break;
     case DType::bf16: store<__nv_bfloat16>(acc, at, p.c); break;
