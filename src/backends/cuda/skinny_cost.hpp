@@ -31,8 +31,11 @@ struct SkinnyRates {
   // latency per pass of loads, in each wave of CTAs: 2.2 us, the longest seen (32 x 4096 x 4096,
   // one wave of 8 passes: 17.81 us; 32 x 11008 x 4096, three of 8: 45.10). The MMAs themselves
   // never bound it here (16 padded rows ran at 52 TFLOP/s or more, bound by the bytes); 300
-  // TFLOP/s for mma.sync is a lead.
-  double mma_fixed_us = 2.3;
+  // TFLOP/s for mma.sync is a lead. Launched as a programmatic dependent (pdl.cuh) since, which
+  // took 0.7 to 2.0 us off its times on an H100 (13.75 us at 1 x 4096 x 4096, 14.81 at 16 rows,
+  // 33.10 at 1 x 11008 x 4096; cuBLASLt 15.86, 17.42, 35.14 in the same run): its fixed cost 1 us
+  // less.
+  double mma_fixed_us = 1.3;
   double mma_bw_fraction = 0.87;
   double mma_l2_gbps = 20000;
   double mma_pass_us = 2.2;
@@ -44,8 +47,10 @@ struct SkinnyRates {
   // x 4096 (90 MB), 51.28 and 51.95 at 16384 x 4096 (134 MB): 5.5 us, then 0.343 us a MB (0.72 of
   // the H200's copy rate, as the H100's times are read here against the H200's cuBLASLt); 19.38
   // at 128 x 4096 x 4096 (67 MB more of A from L2, at about 20 TB/s). A's rows past M cost
-  // nothing: they are zeroed once in shared memory, not read.
-  double wg_fixed_us = 5.5;
+  // nothing: they are not read. Launched as a programmatic dependent since, and no longer zeroing
+  // the rows past M: 15.52, 15.68 and 19.16 us at 32, 64 and 128 x 4096 x 4096 (cuBLASLt 15.37,
+  // 15.60, 16.01 in the same run), 34.66 at 32 x 11008 x 4096 (36.33): a fixed cost 1 us less.
+  double wg_fixed_us = 4.5;
   double wg_bw_fraction = 0.72;
   double wg_l2_gbps = 20000;
   double wg_tflops = 600;         // a lead: the product's padded rows on WGMMA never bound it here

@@ -29,6 +29,7 @@
 
 #include "check.hpp"
 #include "fault.hpp"
+#include "pdl.cuh"
 #include "skinny_args.cuh"
 #include "skinny_gemm.hpp"
 
@@ -80,6 +81,8 @@ __device__ __forceinline__ void stage_a(const Args& p, float* as, int64_t m0, in
 // W [K,N]: grid (row tiles, column blocks of 256, splits).
 template <class T, int RT>
 __global__ void __launch_bounds__(G::kThreads) skinny_kn(const Args p) {
+  allow_dependents();
+  dependency_wait();  // launched as a programmatic dependent: nothing read or written before
   extern __shared__ float smem[];
   float* as = smem;                    // RT x split_k
   float* red = smem + RT * p.split_k;  // RT x kColsKN
@@ -167,6 +170,8 @@ __device__ __forceinline__ void mma16816(float (&d)[4], uint32_t a0, uint32_t a1
 // ends early and the loads never wait behind a branch.
 template <class T, int MT, int WN>
 __global__ void __launch_bounds__(G::kThreads, G::kMmaCtasPerSm) skinny_mma(const Args p) {
+  allow_dependents();
+  dependency_wait();  // launched as a programmatic dependent: nothing read or written before
   constexpr int WK = G::kWarps / WN;
   constexpr int kCols = WN * G::kMmaCols;
   constexpr int kTile = MT * G::kMmaRows * kCols;  // the CTA's outputs
@@ -257,15 +262,13 @@ template <class T, int RT>
 cudaError_t launch_main(const SkinnyPlan& plan, const Args& args, cudaStream_t stream) {
   const dim3 grid(unsigned(plan.row_tiles), unsigned(plan.col_blocks), unsigned(plan.splits));
   const size_t smem = size_t(RT) * size_t(plan.split_k) * 4 + size_t(RT) * G::kColsKN * 4;
-  skinny_kn<T, RT><<<grid, G::kThreads, smem, stream>>>(args);
-  return cudaGetLastError();
+  return launch_pdl(skinny_kn<T, RT>, grid, dim3(G::kThreads), smem, stream, plan.pdl, args);
 }
 
 template <class T, int MT, int WN>
 cudaError_t launch_mma(const SkinnyPlan& plan, const Args& args, cudaStream_t stream) {
   const dim3 grid(unsigned(plan.col_blocks), unsigned(plan.splits), unsigned(plan.row_tiles));
-  skinny_mma<T, MT, WN><<<grid, G::kThreads, 0, stream>>>(args);
-  return cudaGetLastError();
+  return launch_pdl(skinny_mma<T, MT, WN>, grid, dim3(G::kThreads), 0, stream, plan.pdl, args);
 }
 
 template <class T>

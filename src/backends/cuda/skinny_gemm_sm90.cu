@@ -6,8 +6,8 @@
 //
 // A CTA takes BN = 32, 64 or 128 rows of W (skinny_plan.hpp: the widest that still gives each SM
 // a CTA) and all of K. It is WG consumer warpgroups (1 where M <= 64, else 2), warpgroup c
-// computing rows 64c .. 64c + 63 of C (the buffers' rows past M hold zeros, which add nothing;
-// their results are not stored), and a producer warp. The producer's one thread issues, for each
+// computing rows 64c .. 64c + 63 of C (the buffers' rows past M are never loaded; their results
+// are not stored), and a producer warp. The producer's one thread issues, for each
 // 64-K step, the TMA loads of W's BN-row box and A's M-row box into a ring of `stages` buffers
 // (as many as the shared memory of the plan's CTAs per SM holds), each guarded by two mbarriers:
 // `full` (armed with the two boxes' bytes; the loads complete it) and `empty` (the consumer warps
@@ -26,6 +26,7 @@
 #include <type_traits>
 
 #include "check.hpp"
+#include "pdl.cuh"
 #include "skinny_args.cuh"
 #include "sm90_async.cuh"
 #include "tma_map.hpp"
@@ -120,18 +121,13 @@ __global__ void __launch_bounds__(threads_for(WG), 1)
   const int n0 = int(blockIdx.x) * BN;
   const int steps = int((p.k + G::kWgStepK - 1) / G::kWgStepK);
 
-  // A's box is its M rows. The rows past M of every stage's buffer, which WGMMA reads too, are
-  // zeroed once here and never written again: their products are zero. (A box of all 64 rows,
-  // TMA filling those past the tensor with zeros, took about 1 ns more a filled row and step on
-  // each SM: at 1 x 4096 x 4096 on an H100, 20.59 us against 16.59 at 64 rows.)
+  // A's box is its M rows. The rows past M of every stage's buffer, which WGMMA reads too, hold
+  // whatever the shared memory held: row r of D is row r of A times W, whatever the other rows
+  // hold (NaN included), and the rows past M of D are not stored. (A box of all 64 rows, TMA
+  // filling those past the tensor with zeros, took about 1 ns more a filled row and step on each
+  // SM: at 1 x 4096 x 4096 on an H100, 20.59 us against 16.59 at 64 rows; zeroing them once at
+  // the start cost 0.9 us at 32 rows.)
   const int rows_a = int(p.m);
-  {
-    const int first = rows_a * kTmaRowBytes / 16, per_stage = kABytes / 16;  // 16-byte chunks
-    uint4* a4 = reinterpret_cast<uint4*>(smem_raw + (s_a - smem_u32(smem_raw)));
-    for (int i = tid; i < stages * (per_stage - first); i += threads_for(WG))
-      a4[i / (per_stage - first) * per_stage + first + i % (per_stage - first)] = make_uint4(0, 0, 0, 0);
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // visible to WGMMA's reads
-  }
   if (tid == 0) {
     for (int s = 0; s < stages; ++s) {
       mbar_init(full0 + 8 * s, 1);
@@ -141,11 +137,17 @@ __global__ void __launch_bounds__(threads_for(WG), 1)
   }
   __syncthreads();
 
+  // Launched as a programmatic dependent (pdl.cuh): the grid behind may start as our CTAs leave
+  // their SMs, and nothing global is touched before the grid ahead is done: its outputs may be A,
+  // W, the bias or the residual, and it may still read C. (An L2 prefetch of W's first boxes
+  // meanwhile, a hint that reads no value, cost 1 to 2 us more than it saved on an H100.)
+  allow_dependents();
   if (warp == kConsumerWarps) {
     // The producer.
     if (lane == 0) {
       tma_prefetch_map(&map_w);
       tma_prefetch_map(&map_a);
+      dependency_wait();
       int stage = 0;
       uint32_t phase = 0;
       for (int s = 0; s < steps; ++s) {
@@ -189,6 +191,7 @@ __global__ void __launch_bounds__(threads_for(WG), 1)
   }
   wgmma_wait<0>();
   fence_regs(acc);
+  dependency_wait();  // the bias and the residual are read, C written, below
 
   // The epilogue, in place on the accumulators (static indices, the dtype switches outside the
   // loops: the loops unroll and the accumulators stay in registers): alpha, the residual, the
@@ -223,8 +226,8 @@ Status launch_typed(const SkinnyPlan& plan, const CUtensorMap& mw, const CUtenso
   auto* kernel = skinny_wgmma<T, BN, WG>;
   const int smem = smem_for(plan.stages, BN, WG);
   GEXEC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  kernel<<<unsigned(plan.col_blocks), threads_for(WG), size_t(smem), stream>>>(mw, ma, args, plan.stages);
-  GEXEC_CUDA_TRY(cudaGetLastError());
+  GEXEC_CUDA_TRY(launch_pdl(kernel, dim3(unsigned(plan.col_blocks)), dim3(threads_for(WG)), size_t(smem), stream,
+                            plan.pdl, mw, ma, args, plan.stages));
   return Status::success();
 }
 

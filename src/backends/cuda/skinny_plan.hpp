@@ -61,6 +61,7 @@ struct SkinnyPlan {
   bool wgmma = false;    // the Hopper path (nk, sm_90): row_tile 64 or 128, row_tiles 1, K not split
   int block_n = 0;       // the Hopper path: weight rows per CTA (32, 64 or 128)
   int stages = 0;        // the Hopper path: its ring of shared-memory buffers
+  bool pdl = false;      // launched as a programmatic dependent (sm_90: pdl.cuh)
   int mma_warps_n = 1;   // its CTA's warps along N (1 or 8; the rest split the CTA's K range)
   int row_tile = 1;      // rows of A per CTA (1, 2, 4 or 8; mma.sync 16, 32 or 64; WGMMA 64 or 128)
   int64_t row_tiles = 1; // ceil(M / row_tile)
@@ -109,6 +110,7 @@ inline SkinnyPlan plan_skinny(const Graph& g, const Op& op, int sm_count, int cc
     return p;
   }
   p.shape = *s;
+  p.pdl = cc >= 90;
   using G = SkinnyGeometry;
   const Tensor& a = g.tensor(op.inputs[0]);
   const Tensor& b = g.tensor(op.inputs[1]);
