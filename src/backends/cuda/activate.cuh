@@ -20,7 +20,7 @@ __device__ __forceinline__ float activate(Act a, float v) {
 }
 
 // The activation over a thread's accumulators, the switch outside the unrolled loop (so that the
-// accumulators stay in registers): the skinny GEMM's WGMMA epilogue.
+// accumulators stay in registers): the WGMMA epilogues of the skinny and grouped GEMMs.
 template <Act A, int N>
 __device__ __forceinline__ void activate_each(float (&d)[N]) {
 #pragma unroll

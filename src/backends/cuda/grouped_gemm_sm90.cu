@@ -171,6 +171,15 @@ __device__ __forceinline__ void promote(float (&acc)[R], float (&part)[R], float
 #pragma unroll
   for (int i = 0; i < R; ++i) acc[i] = fmaf(part[i], (i & 2) ? s1 : s0, acc[i]);
 }
+
+// A consumer thread's values of its row h (0: its first row, 1: the row 8 below), columns 8j and
+// 8j + 1 from `at` in Y's elements, each rounded once, two a store.
+template <class Y, int R>
+__device__ __forceinline__ void store_row(void* y, int64_t at, const float (&acc)[R], int h) {
+  Y* out = static_cast<Y*>(y) + at;
+#pragma unroll
+  for (int j = 0; j < R / 4; ++j) store_pair(out + 8 * j, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+}
 #endif  // GEXEC_SM90A
 
 template <class A, class B, int kBN>
@@ -308,39 +317,15 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int i = 0; i < kAcc; ++i) acc[i] = __fmul_rn(p.alpha, acc[i]) + 0.0f;
     }
-    switch (p.act) {
-      case Act::relu:
-#pragma unroll
-        for (int i = 0; i < kAcc; ++i) acc[i] = act::relu(acc[i]);
-        break;
-      case Act::gelu:
-#pragma unroll
-        for (int i = 0; i < kAcc; ++i) acc[i] = act::gelu_tanh(acc[i]);
-        break;
-      case Act::silu:
-#pragma unroll
-        for (int i = 0; i < kAcc; ++i) acc[i] = act::silu(acc[i]);
-        break;
-      default: break;
-    }
+    activate_all(p.act, acc);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int rl = 64 * c + 16 * wq + (lane >> 2) + 8 * h;
       if (rl >= t.rows) continue;
       const int64_t at = (t.m0 + rl) * p.n + col0;
-      if (p.out == DType::bf16) {
-        auto* y = static_cast<__nv_bfloat16*>(p.y) + at;
-#pragma unroll
-        for (int j = 0; j < kAcc / 4; ++j) store_pair(y + 8 * j, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-      } else if (p.out == DType::f16) {
-        auto* y = static_cast<__half*>(p.y) + at;
-#pragma unroll
-        for (int j = 0; j < kAcc / 4; ++j) store_pair(y + 8 * j, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-      } else {
-        auto* y = static_cast<float*>(p.y) + at;
-#pragma unroll
-        for (int j = 0; j < kAcc / 4; ++j) store_pair(y + 8 * j, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-      }
+      if (p.out == DType::bf16) store_row<__nv_bfloat16>(p.y, at, acc, h);
+      else if (p.out == DType::f16) store_row<__half>(p.y, at, acc, h);
+      else store_row<float>(p.y, at, acc, h);
     }
   }
 #endif  // GEXEC_SM90A
