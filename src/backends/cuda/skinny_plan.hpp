@@ -39,7 +39,7 @@ struct SkinnyGeometry {
   // The Hopper path ([N,K] weight on an sm_90 device: wgmma.mma_async fed by TMA,
   // skinny_gemm_sm90.cu). A CTA takes a block of 32, 64 or 128 weight rows (WGMMA's N) and all of
   // K, in steps of one 128-byte swizzle row; its rows of A are WGMMA's M, 64 a consumer warpgroup
-  // (one where M <= 64, two above), the rows past M zeros in shared memory.
+  // (one where M <= 64, two above); the rows past M are never loaded, their results not stored.
   static constexpr int kWgStepK = 64;           // K per pipeline stage (16-bit values)
   // M from which an sm_90 device takes this path; below, mma.sync with the weight loaded straight
   // into registers was faster (H100, cold weights, 1 x 4096 x 4096: 14.46 us in an earlier run,
