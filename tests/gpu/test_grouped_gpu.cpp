@@ -29,11 +29,24 @@ TEST_CASE("gpu grouped gemm: many tiles, uneven and empty groups, both layouts, 
       cases.push_back(c);
     }
   // Shapes the WGMMA kernel takes on a Hopper (W [G, N, K], K % 64, N % 128, 64+ rows a group
-  // on average): 128- and 256-wide tiles, a group of one row, an unowned tail; f16 and bf16.
+  // on average; 128-wide tiles at these sizes), a group of one row, an unowned tail; f16 and bf16
+  // into an f32 Y, which the kernel stores from the registers.
   for (const auto& [n, in] : {std::pair<int64_t, DType>{384, DType::bf16}, {512, DType::f16}}) {
     test::GroupedCase c;
     c.tokens = 2100, c.k = 576, c.n = n, c.trans_b = true, c.in = in, c.out = DType::f32, c.act = Act::silu;
     c.ends = {640, 640, 1100, 1101, 1500, 1800, 2000, 2090};
+    cases.push_back(c);
+  }
+  // A 16-bit Y leaves the WGMMA kernel through shared memory and TMA stores, but for a warpgroup's
+  // 64 rows that a group ends inside (stored from the registers): 128-wide tiles (N 384), and
+  // 256-wide ones (N 2048: tiles enough for the plan to take them on a 132-SM Hopper).
+  const size_t wgmma_f32 = cases.size() - 1, wide = cases.size() + 1;
+  for (const auto& [n, in] : {std::pair<int64_t, DType>{384, DType::bf16}, {2048, DType::f16}}) {
+    test::GroupedCase c;
+    c.tokens = n == 384 ? 2100 : 4100, c.k = n == 384 ? 576 : 192, c.n = n, c.trans_b = true, c.in = in, c.out = in;
+    c.act = n == 384 ? Act::silu : Act::gelu;
+    c.ends = n == 384 ? std::vector<double>{640, 640, 1100, 1101, 1500, 1800, 2000, 2090}
+                      : std::vector<double>{1000, 1000, 2050, 3000, 4090};
     cases.push_back(c);
   }
   // f8 X and W on the FP8 WGMMA kernel where the device is a Hopper (K % 128, N % 128, W [G,N,K];
@@ -60,8 +73,10 @@ TEST_CASE("gpu grouped gemm: many tiles, uneven and empty groups, both layouts, 
   const Graph g = test::grouped_graph(cases[0]);
   CHECK_FALSE(test::run_case(**dev, g, nullptr, {}, test::with_offsets({700, 700, 1099, 1350, 1351, 1700, 1900, 1990})).pass());
   CHECK_FALSE(test::run_case(**dev, g, nullptr, {}, test::with_offsets({700, 700, 1100, 1350, 1351, 1700, 1900, 2000})).pass());
-  const Graph gw = test::grouped_graph(cases[first_f8 - 1]);  // on the WGMMA kernel
+  const Graph gw = test::grouped_graph(cases[wgmma_f32]);  // on the WGMMA kernel
   CHECK_FALSE(test::run_case(**dev, gw, nullptr, {}, test::with_offsets({640, 640, 1100, 1100, 1500, 1800, 2000, 2090})).pass());
+  const Graph g16 = test::grouped_graph(cases[wide]);  // 16-bit Y by TMA stores, 256-wide tiles
+  CHECK_FALSE(test::run_case(**dev, g16, nullptr, {}, test::with_offsets({1000, 1000, 2049, 3000, 4090})).pass());
   const Graph g8 = test::grouped_graph(cases[first_f8]);  // f8: FP8 WGMMA on a Hopper
   CHECK_FALSE(test::run_case(**dev, g8, nullptr, {}, test::with_offsets({700, 700, 1100, 1100, 1500, 1800, 2000, 2090})).pass());
 }

@@ -365,6 +365,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) grouped_main(const MainA
     // The epilogue: a thread holds rows lane/4 and lane/4 + 8 of each m16 fragment, columns
     // 2 (lane % 4) and the next of each n8 fragment.
     const int lr = lane >> 2, lc = (lane & 3) * 2;
+    const bool fast = p.out != DType::f32;  // rounded to 16 bits right after (activate.cuh)
     float bv[4][2];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
@@ -384,8 +385,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm) grouped_main(const MainA
         for (int j = 0; j < 4; ++j) {
           const int64_t col = n0 + wn * 32 + j * 8 + lc;
           if (col >= p.n) continue;
-          const float v0 = activate(p.act, __fmul_rn(p.alpha, acc[i][j][2 * h]) + bv[j][0]);
-          const float v1 = activate(p.act, __fmul_rn(p.alpha, acc[i][j][2 * h + 1]) + bv[j][1]);
+          const float v0 = activate(p.act, __fmul_rn(p.alpha, acc[i][j][2 * h]) + bv[j][0], fast);
+          const float v1 = activate(p.act, __fmul_rn(p.alpha, acc[i][j][2 * h + 1]) + bv[j][1], fast);
           store2(p.y, p.out, base + col, v0, v1);
         }
       }
@@ -541,6 +542,7 @@ std::string describe(const GroupedGemmPlan& p) {
                   " (" + std::to_string(p.sm_count) + " SMs x " + std::to_string(p.ctas_per_sm) + ")";
   if (p.in_w != p.in) s += ", W " + name(p.in_w);
   if (p.wgmma) s += ", W tiles by TMA, 128-byte swizzle";
+  if (p.wgmma && p.out != DType::f32) s += ", Y tiles staged in shared memory and stored by TMA";
   if (is_f8(p.in)) s += ", FP8 tensor cores, partial sums promoted to f32 every 128 of K";
   if (p.block_scales) s += ", block scales (X 1x128, W 128x128) applied as they are promoted";
   if (p.has_bias) s += ", bias " + name(p.bias);

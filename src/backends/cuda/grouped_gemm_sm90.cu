@@ -24,12 +24,17 @@
 //    sums in fewer bits than f32, and this bounds how far they run (128 of K). With block scales
 //    (X 1 x 128, W 128 x 128: a k step is one block of each, a tile's 128 columns one of W's)
 //    the set is multiplied by its row's X scale times the tile's W scale as it is added. Then the
-//    epilogue from the registers: alpha, bias, activation in f32, rounded once, stored straight
-//    to global memory (rows of the tile past the group's end are not stored: they belong to the
-//    next group, or lie past T, where TMA filled zeros).
+//    epilogue from the registers: alpha, bias, activation in f32, rounded once. A 16-bit Y leaves
+//    through the warpgroup's staging buffer in shared memory and TMA stores (store_tile_tma),
+//    which drain while the next tile's products run; where the group ends inside the
+//    warpgroup's 64 rows (the rows past its end belong to the next group, or lie past T, where
+//    TMA filled zeros), and for an f32 Y, each thread stores its values straight to global memory.
+//    On an H100, 4096 x 16384 x 4096 f16 spent about a tenth of its warps' samples (ncu) in the
+//    direct stores.
 // The producer runs ahead into the next tile's k steps while the consumers store.
 //
-// Shared memory: stages x (X tile 16 KiB, W tile block_n x 128 B), each buffer 1024-byte
+// Shared memory: stages x (X tile 16 KiB, W tile block_n x 128 B), then the two consumers'
+// staging buffers for Y (16 KiB each: 64 rows x 128 columns of 16 bits), each buffer 1024-byte
 // aligned, in TMA's 128-byte swizzle (CU_TENSOR_MAP_SWIZZLE_128B): row r (128 bytes of k) at
 // r * 128, its 16-byte chunk c at chunk c ^ (r % 8) -- the XOR of address bits
 // [4,7) with bits [7,10), hence the 1024-byte alignment. WGMMA reads the same layout through its
@@ -80,8 +85,16 @@ constexpr const char* kWho = "grouped GEMM (WGMMA)";
 
 constexpr int stages_for_bn(int bn) { return bn == 256 ? 4 : 6; }  // 192 KiB of the 227 an SM gives a CTA
 constexpr int stage_bytes(int bn) { return (kBM + bn) * kBytesK; }
-// The dynamic shared memory a launch asks for: the stages, the alignment slack, the barriers.
-constexpr int smem_for_bn(int bn) { return stages_for_bn(bn) * stage_bytes(bn) + kAlign + 2 * stages_for_bn(bn) * 8; }
+// A consumer warpgroup's staging of its 64 rows of Y, 128 columns of 16 bits at a time, for the
+// TMA stores: two boxes of 64 rows x 128 bytes in the 128-byte swizzle.
+constexpr int kYBox = 64 * kTmaRowBytes;
+constexpr int kYBytes = 2 * kYBox;
+// The dynamic shared memory a launch asks for: the stages, the two staging buffers, the alignment
+// slack, the barriers (230,496 bytes at most, of the 232,448 an H100 or H200 gives a CTA).
+constexpr int smem_for_bn(int bn) {
+  return stages_for_bn(bn) * stage_bytes(bn) + 2 * kYBytes + kAlign + 2 * stages_for_bn(bn) * 8;
+}
+static_assert(smem_for_bn(128) <= 232448 && smem_for_bn(256) <= 232448, "beyond what a Hopper SM gives a CTA");
 
 struct Sm90Args {
   const int32_t* offsets;
@@ -95,6 +108,7 @@ struct Sm90Args {
   DType out, bias_t;
   Act act;
   bool has_bias;
+  bool tma_y;  // Y is f16 or bf16, 16-byte aligned, and map_y describes it: full tiles leave by TMA
 };
 
 // A tile's place: group, first row (of X and Y), rows of the group in it (>= 1), first column.
@@ -180,12 +194,53 @@ __device__ __forceinline__ void store_row(void* y, int64_t at, const float (&acc
 #pragma unroll
   for (int j = 0; j < R / 4; ++j) store_pair(out + 8 * j, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
 }
+
+__device__ __forceinline__ uint32_t pack2(__half, float a, float b) {
+  const __half2 v = __floats2half2_rn(a, b);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+__device__ __forceinline__ uint32_t pack2(__nv_bfloat16, float a, float b) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+// A consumer warpgroup's 64 rows of the tile (all of them the group's) out through its staging
+// buffer `ys` and TMA stores, 128 columns at a time, so that the stores' traffic overlaps the
+// next tile's products instead of holding the warpgroup: each thread writes its values rounded,
+// two a 32-bit word, at row r (in the 128-byte swizzle: 16-byte chunk j ^ (r % 8), which puts a
+// warp's 32 words of one instruction in 32 banks), then one thread issues the two boxes' stores.
+// Before writing, that thread waits until the buffer's last stores have read it. ys is
+// 1024-byte aligned, as the swizzle needs.
+template <class Y, int R>
+__device__ __forceinline__ void store_tile_tma(const float (&acc)[R], uint32_t ys, const CUtensorMap* map_y, int col0,
+                                               int row0, int wg_id, bool leader, int wq, int lane) {
+#pragma unroll
+  for (int half = 0; half < R / 64; ++half) {
+    if (leader) bulk_wait_read<0>();
+    named_sync(wg_id, 128);
+#pragma unroll
+    for (int jj = 0; jj < 16; ++jj) {
+      const int j = 16 * half + jj;
+      const uint32_t box = ys + (jj >> 3) * kYBox + (((jj & 7) ^ (lane >> 2)) << 4) + (lane & 3) * 4;
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        st_shared_u32(box + (16 * wq + (lane >> 2) + 8 * h) * kTmaRowBytes, pack2(Y{}, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]));
+    }
+    fence_async_smem();
+    named_sync(wg_id, 128);
+    if (leader) {
+      tma_store_2d(map_y, ys, col0 + 128 * half, row0);
+      tma_store_2d(map_y, ys + kYBox, col0 + 128 * half + 64, row0);
+      bulk_commit();
+    }
+  }
+}
 #endif  // GEXEC_SM90A
 
 template <class A, class B, int kBN>
 __global__ void __launch_bounds__(kThreads, 1)
     grouped_wgmma(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
-                  const Sm90Args p) {
+                  const __grid_constant__ CUtensorMap map_y, const Sm90Args p) {
 #ifdef GEXEC_SM90A
   constexpr int kStages = stages_for_bn(kBN);
   constexpr int kABytes = kBM * kBytesK, kBBytes = kBN * kBytesK;
@@ -196,7 +251,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ unsigned char smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + kAlign - 1) & ~uint32_t(kAlign - 1);
   const uint32_t s_a = base, s_b = base + kStages * kABytes;
-  const uint32_t full0 = s_b + kStages * kBBytes, empty0 = full0 + kStages * 8;  // 8 bytes a barrier
+  const uint32_t s_y = s_b + kStages * kBBytes;  // the consumers' staging buffers, kYBytes each
+  const uint32_t full0 = s_y + 2 * kYBytes, empty0 = full0 + kStages * 8;  // 8 bytes a barrier
   const int tid = threadIdx.x, wg = tid >> 7;
 
   if (tid == 0) {
@@ -317,7 +373,15 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int i = 0; i < kAcc; ++i) acc[i] = __fmul_rn(p.alpha, acc[i]) + 0.0f;
     }
-    activate_all(p.act, acc);
+    activate_all(p.act, p.out != DType::f32, acc);
+    if (p.tma_y && t.rows >= 64 * (c + 1)) {
+      const uint32_t ys = s_y + c * kYBytes;
+      const int row0 = int(t.m0) + 64 * c;  // below 2^31: grouped_sm90_unfit
+      if (p.out == DType::bf16) store_tile_tma<__nv_bfloat16>(acc, ys, &map_y, t.n0, row0, 1 + c, (tid & 127) == 0, wq, lane);
+      else store_tile_tma<__half>(acc, ys, &map_y, t.n0, row0, 1 + c, (tid & 127) == 0, wq, lane);
+      continue;
+    }
+    // A tile that the group ends inside (its rows past the end belong to the next group), or f32.
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int rl = 64 * c + 16 * wq + (lane >> 2) + 8 * h;
@@ -328,29 +392,31 @@ __global__ void __launch_bounds__(kThreads, 1)
       else store_row<float>(p.y, at, acc, h);
     }
   }
+  // The shared memory stays until the stores have read it; done, their writes are the kernel's.
+  if (p.tma_y && (tid & 127) == 0) bulk_wait<0>();
 #endif  // GEXEC_SM90A
 }
 
 // ---- The host side.
 
 template <class A, class B, int kBN>
-Status launch_typed(const GroupedGemmPlan& plan, const CUtensorMap& mx, const CUtensorMap& mw, const Sm90Args& args,
-                    cudaStream_t stream) {
+Status launch_typed(const GroupedGemmPlan& plan, const CUtensorMap& mx, const CUtensorMap& mw, const CUtensorMap& my,
+                    const Sm90Args& args, cudaStream_t stream) {
   auto* kernel = grouped_wgmma<A, B, kBN>;
   constexpr int smem = smem_for_bn(kBN);
   GEXEC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const unsigned grid = unsigned(std::max(1, std::min(plan.grid, plan.sm_count)));
-  kernel<<<grid, kThreads, size_t(smem), stream>>>(mx, mw, args);
+  kernel<<<grid, kThreads, size_t(smem), stream>>>(mx, mw, my, args);
   GEXEC_CUDA_TRY(cudaGetLastError());
   return Status::success();
 }
 
 // The f8 instances: X's code by W's, 128-column tiles.
 template <class A>
-Status launch_f8(const GroupedGemmPlan& p, const CUtensorMap& mx, const CUtensorMap& mw, const Sm90Args& a,
-                 cudaStream_t stream) {
-  return p.in_w == DType::f8e4m3 ? launch_typed<A, __nv_fp8_e4m3, 128>(p, mx, mw, a, stream)
-                                 : launch_typed<A, __nv_fp8_e5m2, 128>(p, mx, mw, a, stream);
+Status launch_f8(const GroupedGemmPlan& p, const CUtensorMap& mx, const CUtensorMap& mw, const CUtensorMap& my,
+                 const Sm90Args& a, cudaStream_t stream) {
+  return p.in_w == DType::f8e4m3 ? launch_typed<A, __nv_fp8_e4m3, 128>(p, mx, mw, my, a, stream)
+                                 : launch_typed<A, __nv_fp8_e5m2, 128>(p, mx, mw, my, a, stream);
 }
 
 }  // namespace
@@ -396,15 +462,21 @@ Status launch_grouped_sm90(const GroupedGemmPlan& p, const GroupedOperands& o, c
   a.tokens = p.tokens, a.n = p.n;
   a.groups = p.groups, a.n_tiles = int(p.n_tiles), a.m_panel = p.m_panel, a.ktiles = int(p.k / p.block_k);
   a.alpha = p.alpha, a.out = p.out, a.bias_t = p.bias, a.act = p.act, a.has_bias = p.has_bias;
+  // Y's map (16-bit Y, 16-byte aligned: TMA's condition; n % 128 == 0 makes its rows so); an f32
+  // Y is stored from the registers, and the kernel receives X's map in its place, unread.
+  CUtensorMap my = mx;
+  a.tma_y = p.out != DType::f32 && (reinterpret_cast<uintptr_t>(o.y) & 15) == 0;
+  if (a.tma_y)
+    if (Status s = encode_tma_map(&my, p.out, o.y, uint64_t(p.tokens), uint64_t(p.n), 64, kWho); !s.ok()) return s;
   switch (p.in) {
-    case DType::f8e4m3: return launch_f8<__nv_fp8_e4m3>(p, mx, mw, a, stream);
-    case DType::f8e5m2: return launch_f8<__nv_fp8_e5m2>(p, mx, mw, a, stream);
+    case DType::f8e4m3: return launch_f8<__nv_fp8_e4m3>(p, mx, mw, my, a, stream);
+    case DType::f8e5m2: return launch_f8<__nv_fp8_e5m2>(p, mx, mw, my, a, stream);
     case DType::bf16:
-      return p.block_n == 256 ? launch_typed<__nv_bfloat16, __nv_bfloat16, 256>(p, mx, mw, a, stream)
-                              : launch_typed<__nv_bfloat16, __nv_bfloat16, 128>(p, mx, mw, a, stream);
+      return p.block_n == 256 ? launch_typed<__nv_bfloat16, __nv_bfloat16, 256>(p, mx, mw, my, a, stream)
+                              : launch_typed<__nv_bfloat16, __nv_bfloat16, 128>(p, mx, mw, my, a, stream);
     default:
-      return p.block_n == 256 ? launch_typed<__half, __half, 256>(p, mx, mw, a, stream)
-                              : launch_typed<__half, __half, 128>(p, mx, mw, a, stream);
+      return p.block_n == 256 ? launch_typed<__half, __half, 256>(p, mx, mw, my, a, stream)
+                              : launch_typed<__half, __half, 128>(p, mx, mw, my, a, stream);
   }
 }
 

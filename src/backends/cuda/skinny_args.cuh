@@ -41,7 +41,7 @@ __device__ __forceinline__ float skinny_finish(const SkinnyArgs& p, float sum, f
   float v = p.alpha * sum;
   if (p.res) v += p.beta * r;
   if (p.bias) v += b;
-  return activate(p.act, v);
+  return activate(p.act, v, p.c_t != DType::f32);
 }
 
 // The same, reading R[m, n] and bias[n].

@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(threads_for(WG), 1)
       case DType::bf16: add_bias<__nv_bfloat16>(acc, at, p.bias); break;
       default: add_bias<float>(acc, at, p.bias); break;
     }
-  activate_all(p.act, acc);
+  activate_all(p.act, p.c_t != DType::f32, acc);
   switch (p.c_t) {
     case DType::f16: store<__half>(acc, at, p.c); break;
     case DType::bf16: store<__nv_bfloat16>(acc, at, p.c); break;
