@@ -19,12 +19,21 @@ __device__ __forceinline__ float as_f32(__half v) { return __half2float(v); }
 __device__ __forceinline__ float as_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float as_f32(float v) { return v; }
 
-// x and y into c[0] and c[1], each rounded once: one 4- or 8-byte store (c aligned to the pair).
-__device__ __forceinline__ void store_pair(__half* c, float x, float y) {
-  *reinterpret_cast<__half2*>(c) = __floats2half2_rn(x, y);
+// x and y as two adjacent 16-bit elements of type T, each rounded once: the 32-bit word that holds
+// them (x in the lower half, the earlier address).
+__device__ __forceinline__ uint32_t pack_pair(__half, float x, float y) {
+  const __half2 v = __floats2half2_rn(x, y);
+  return *reinterpret_cast<const uint32_t*>(&v);
 }
-__device__ __forceinline__ void store_pair(__nv_bfloat16* c, float x, float y) {
-  *reinterpret_cast<__nv_bfloat162*>(c) = __floats2bfloat162_rn(x, y);
+__device__ __forceinline__ uint32_t pack_pair(__nv_bfloat16, float x, float y) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+// x and y into c[0] and c[1], each rounded once: one 4- or 8-byte store (c aligned to the pair).
+template <class T>
+__device__ __forceinline__ void store_pair(T* c, float x, float y) {
+  *reinterpret_cast<uint32_t*>(c) = pack_pair(T{}, x, y);
 }
 __device__ __forceinline__ void store_pair(float* c, float x, float y) { *reinterpret_cast<float2*>(c) = make_float2(x, y); }
 

@@ -195,15 +195,6 @@ __device__ __forceinline__ void store_row(void* y, int64_t at, const float (&acc
   for (int j = 0; j < R / 4; ++j) store_pair(out + 8 * j, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
 }
 
-__device__ __forceinline__ uint32_t pack2(__half, float a, float b) {
-  const __half2 v = __floats2half2_rn(a, b);
-  return *reinterpret_cast<const uint32_t*>(&v);
-}
-__device__ __forceinline__ uint32_t pack2(__nv_bfloat16, float a, float b) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(a, b);
-  return *reinterpret_cast<const uint32_t*>(&v);
-}
-
 // A consumer warpgroup's 64 rows of the tile (all of them the group's) out through its staging
 // buffer `ys` and TMA stores, 128 columns at a time, so that the stores' traffic overlaps the
 // next tile's products instead of holding the warpgroup: each thread writes its values rounded,
@@ -224,7 +215,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[R], uint32_t y
       const uint32_t box = ys + (jj >> 3) * kYBox + (((jj & 7) ^ (lane >> 2)) << 4) + (lane & 3) * 4;
 #pragma unroll
       for (int h = 0; h < 2; ++h)
-        st_shared_u32(box + (16 * wq + (lane >> 2) + 8 * h) * kTmaRowBytes, pack2(Y{}, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]));
+        st_shared_u32(box + (16 * wq + (lane >> 2) + 8 * h) * kTmaRowBytes, pack_pair(Y{}, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]));
     }
     fence_async_smem();
     named_sync(wg_id, 128);
