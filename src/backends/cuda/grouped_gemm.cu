@@ -542,7 +542,7 @@ std::string describe(const GroupedGemmPlan& p) {
                   " (" + std::to_string(p.sm_count) + " SMs x " + std::to_string(p.ctas_per_sm) + ")";
   if (p.in_w != p.in) s += ", W " + name(p.in_w);
   if (p.wgmma) s += ", W tiles by TMA, 128-byte swizzle";
-  if (p.wgmma && p.out != DType::f32) s += ", Y tiles staged in shared memory and stored by TMA";
+  if (p.wgmma && p.out != DType::f32) s += ", Y tiles staged in shared memory and stored by TMA where Y is 16-byte aligned";
   if (is_f8(p.in)) s += ", FP8 tensor cores, partial sums promoted to f32 every 128 of K";
   if (p.block_scales) s += ", block scales (X 1x128, W 128x128) applied as they are promoted";
   if (p.has_bias) s += ", bias " + name(p.bias);
