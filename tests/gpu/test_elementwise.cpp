@@ -124,6 +124,7 @@ std::string kernel_for(OpType t) {
     case OpType::ADD: return "cuda.add";
     case OpType::RELU: return "cuda.relu";
     case OpType::GELU: return "cuda.gelu";
+    case OpType::SILU: return "cuda.silu";
     default: return "cuda.cast";
   }
 }
@@ -137,6 +138,7 @@ struct Case {
   Layout out_layout = Layout::rowmajor;
   GeluApprox approx = GeluApprox::tanh;
   bool misalign = false;
+  std::vector<double> x_values;  // X's values where given, else drawn uniformly from [-5, 5]
 };
 
 // Runs one op through Device::make_kernel and checks it against the reference; CAST and RELU,
@@ -149,6 +151,7 @@ void run_case(const Case& c) {
   auto in_layout = [&](size_t i) { return i < c.in_layout.size() ? c.in_layout[i] : Layout::rowmajor; };
   Tensor x = make_tensor("X", c.shape, c.in[0], in_layout(0));
   x.init = uniform_init(-5.0, 5.0);  // reaches GELU's tails and both signs
+  if (!c.x_values.empty()) x.init->kind = InitKind::values, x.init->values = c.x_values;
   std::vector<TensorId> inputs = {g.add_tensor(x)};
   if (c.in.size() > 1) {
     const bool bias = c.type == OpType::BIAS_ADD;
@@ -241,6 +244,24 @@ TEST_CASE("RELU and GELU (tanh and erf) for every input and output dtype", "[gpu
         run_case({OpType::RELU, shape, {from}, to, {}, {}, {}, misalign});
         run_case({OpType::GELU, shape, {from}, to, {}, {}, GeluApprox::tanh, misalign});
         run_case({OpType::GELU, shape, {from}, to, {}, {}, GeluApprox::none, misalign});
+      }
+}
+
+// Every f16 value, the infinities and NaNs included: the 16-bit results take the fast forms
+// (activations.cuh), which must hold the check's rounding margin at every input, the far tails too.
+TEST_CASE("GELU (tanh and erf) and SILU of every f16 value into f16 and bf16", "[gpu]") {
+  std::vector<double> all(65536);
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const uint16_t bits = uint16_t(h);
+    all[h] = load_as_float(&bits, DType::f16, 0);
+  }
+  for (DType to : {DType::f16, DType::bf16})
+    for (OpType op : {OpType::GELU, OpType::SILU})
+      for (GeluApprox form : {GeluApprox::none, GeluApprox::tanh}) {
+        if (op == OpType::SILU && form == GeluApprox::none) continue;
+        Case c{op, {256, 256}, {DType::f16}, to, {}, {}, form, false};
+        c.x_values = all;
+        run_case(c);
       }
 }
 

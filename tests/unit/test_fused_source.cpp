@@ -29,10 +29,11 @@ TEST_CASE("fused source: every step type and dtype compiles with NVRTC", "[block
     Attrs a;
     a.steps = {{OpType::ADD, {0, 1}, dt},          {OpType::MUL, {3, 0}, dt},  {OpType::BIAS_ADD, {4, 2}, dt},
                {OpType::RELU, {5}, dt},            {OpType::GELU, {6}, dt},    {OpType::SILU, {7}, dt},
-               {OpType::CAST, {8}, DType::f32},    {OpType::GELU, {9}, DType::f32, GeluApprox::none}};
-    a.results = {10, 8};
+               {OpType::CAST, {8}, DType::f32},    {OpType::GELU, {9}, DType::f32, GeluApprox::none},
+               {OpType::GELU, {6}, dt, GeluApprox::none}};
+    a.results = {10, 8, 11};
     const std::vector<FusedOperand> in = {{dt, false}, {DType::f32, false}, {DType::bf16, true}};
-    const std::string src = fused_source(a, in, {DType::f32, dt});
+    const std::string src = fused_source(a, in, {DType::f32, dt, dt});
     CHECK(has(src, kFusedEntry));
     // 16-bit steps take the fast intrinsics, f32 steps the full-precision functions; 16-bit
     // steps round their elements in pairs (one packed conversion), f32 steps not at all.
@@ -40,6 +41,7 @@ TEST_CASE("fused source: every step type and dtype compiles with NVRTC", "[block
     CHECK(has(src, std::string("v8[j] = ") + (narrow ? "silu_fast(v7[j]);" : "silu(v7[j]);")));
     CHECK(has(src, std::string("v7[j] = ") + (narrow ? "gelu_tanh_fast(v6[j]);" : "gelu_tanh(v6[j]);")));
     CHECK(has(src, "v10[j] = gelu_erf(v9[j]); v10[j + 1] = gelu_erf(v9[j + 1]);\n"));
+    CHECK(has(src, std::string("v11[j] = ") + (narrow ? "gelu_erf_fast(v6[j]);" : "gelu_erf(v6[j]);")));
     CHECK(has(src, "v5[j] = v4[j] + v2[j]; v5[j + 1] = v4[j + 1] + v2[j + 1];"));
     CHECK(has(src, "r2_" + std::string(dtype_name(dt)) + "(v8[j], v8[j + 1]);") == narrow);
     CHECK_FALSE(has(src, "r2_f32"));

@@ -79,7 +79,8 @@ __device__ inline void store8(void* base, int64_t chunk, const float v[8]) {
 // The second operand: absent, same shape, per column, or the constant k.
 enum class Second : int { none, same, bias, scalar };
 enum class Combine : int { add, sub, mul, div };  // how x meets the second operand
-enum class Post : int { none, relu, gelu_tanh, gelu_erf, silu, sigmoid, tanh, erf, pow };
+// The _fast forms: activations.cuh's, for a result rounded to f16 or bf16 right after.
+enum class Post : int { none, relu, gelu_tanh, gelu_erf, silu, sigmoid, tanh, erf, pow, gelu_tanh_fast, gelu_erf_fast, silu_fast };
 
 struct EwArgs {
   const void* a = nullptr;
@@ -120,6 +121,9 @@ __device__ __forceinline__ float post_of(float x, float k) {
   if constexpr (P == Post::tanh) return act::act_tanh(x);
   if constexpr (P == Post::erf) return act::act_erf(x);
   if constexpr (P == Post::pow) return act::act_pow(x, k);
+  if constexpr (P == Post::gelu_tanh_fast) return act::gelu_tanh_fast(x);
+  if constexpr (P == Post::gelu_erf_fast) return act::gelu_erf_fast(x);
+  if constexpr (P == Post::silu_fast) return act::silu_fast(x);
   return x;  // Post::none: a CAST between f16, bf16 and f32
 }
 
@@ -135,6 +139,9 @@ __device__ inline float apply_post(const EwArgs& a, float x) {
     case Post::tanh: return post_of<Post::tanh>(x, a.k);
     case Post::erf: return post_of<Post::erf>(x, a.k);
     case Post::pow: return post_of<Post::pow>(x, a.k);
+    case Post::gelu_tanh_fast: return post_of<Post::gelu_tanh_fast>(x, a.k);
+    case Post::gelu_erf_fast: return post_of<Post::gelu_erf_fast>(x, a.k);
+    case Post::silu_fast: return post_of<Post::silu_fast>(x, a.k);
   }
   return x;
 }
@@ -267,6 +274,9 @@ void launch_unary(const EwArgs& p, int threads, cudaStream_t stream) {
     case Post::tanh: return launch_unary<TA, TO, Post::tanh>(p, threads, stream);
     case Post::erf: return launch_unary<TA, TO, Post::erf>(p, threads, stream);
     case Post::pow: return launch_unary<TA, TO, Post::pow>(p, threads, stream);
+    case Post::gelu_tanh_fast: return launch_unary<TA, TO, Post::gelu_tanh_fast>(p, threads, stream);
+    case Post::gelu_erf_fast: return launch_unary<TA, TO, Post::gelu_erf_fast>(p, threads, stream);
+    case Post::silu_fast: return launch_unary<TA, TO, Post::silu_fast>(p, threads, stream);
   }
 }
 
@@ -375,6 +385,10 @@ Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const KernelDef& def, co
   p.a_col = is_col(x);
   p.out_col = is_col(y);
   DType tb = DType::f32;
+  // A result rounded to f16 or bf16 takes the fast GELU and SiLU (activations.cuh), whose error
+  // vanishes in that rounding: these kernels are bound by their instructions rather than their
+  // bytes (above), and the exact forms' IEEE division and erff are most of them.
+  const bool fast = y.dtype == DType::f16 || y.dtype == DType::bf16;
   switch (op.type) {
     case OpType::BIAS_ADD: {
       const Tensor& bias = g.tensor(op.inputs[1]);
@@ -408,7 +422,7 @@ Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const KernelDef& def, co
       break;
     }
     case OpType::RELU: p.post = Post::relu; break;
-    case OpType::SILU: p.post = Post::silu; break;
+    case OpType::SILU: p.post = fast ? Post::silu_fast : Post::silu; break;
     case OpType::SIGMOID: p.post = Post::sigmoid; break;
     case OpType::TANH: p.post = Post::tanh; break;
     case OpType::ERF: p.post = Post::erf; break;
@@ -416,7 +430,10 @@ Result<std::unique_ptr<Kernel>> make_elementwise_kernel(const KernelDef& def, co
       p.post = Post::pow;
       p.k = float(op.attrs.constant.value_or(1.0));
       break;
-    case OpType::GELU: p.post = op.attrs.approximate == GeluApprox::tanh ? Post::gelu_tanh : Post::gelu_erf; break;
+    case OpType::GELU:
+      p.post = op.attrs.approximate == GeluApprox::tanh ? (fast ? Post::gelu_tanh_fast : Post::gelu_tanh)
+                                                        : (fast ? Post::gelu_erf_fast : Post::gelu_erf);
+      break;
     case OpType::CAST: break;
     default: return runtime_error(where + ": not an elementwise op");
   }
@@ -451,7 +468,11 @@ Status launch_bias_act(void* c, DType c_t, int64_t batch, int64_t rows, int64_t 
     p.b = bias;
     p.second = Second::bias;
   }
-  p.post = act == Act::relu ? Post::relu : act == Act::gelu ? Post::gelu_tanh : act == Act::silu ? Post::silu : Post::none;
+  const bool fast = c_t == DType::f16 || c_t == DType::bf16;  // as for the ops (make_elementwise_kernel)
+  p.post = act == Act::relu   ? Post::relu
+           : act == Act::gelu ? (fast ? Post::gelu_tanh_fast : Post::gelu_tanh)
+           : act == Act::silu ? (fast ? Post::silu_fast : Post::silu)
+                              : Post::none;
   if (!bias && p.post == Post::none) return Status::success();
   // Rows of at least 32 chunks of 8 take the row-wise kernel; narrower ones, column-major C and
   // unaligned buffers the general one (same arithmetic: x + bias in f32, then the activation).
@@ -468,6 +489,10 @@ Status launch_bias_act(void* c, DType c_t, int64_t batch, int64_t rows, int64_t 
       case Post::relu: ew_bias_rows<TC, TB, Post::relu><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks); break;
       case Post::gelu_tanh: ew_bias_rows<TC, TB, Post::gelu_tanh><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks); break;
       case Post::silu: ew_bias_rows<TC, TB, Post::silu><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks); break;
+      case Post::gelu_tanh_fast:
+        ew_bias_rows<TC, TB, Post::gelu_tanh_fast><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks);
+        break;
+      case Post::silu_fast: ew_bias_rows<TC, TB, Post::silu_fast><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks); break;
       default: ew_bias_rows<TC, TB, Post::none><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks); break;
     }
     GEXEC_CUDA_TRY(cudaGetLastError());
