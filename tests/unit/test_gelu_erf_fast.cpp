@@ -4,13 +4,13 @@
 // result's ulp in f16 and bf16 (2^-13 of the result), the margin the check's rounding allowance
 // leaves (verify/bound.hpp, kOutputUlps). On the device the reciprocal and exp2 each add an error
 // of a few 2^-24, far inside the margin this test asserts (2^-15.5, against 2^-13).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <algorithm>
-#include <cstring>
 #include <random>
 
 #include "catch.hpp"
+#include "gexec/ir/rounding.hpp"
 
 // The header is written for nvcc and NVRTC, which give its functions these qualifiers and the
 // fast-division intrinsic; on the host they become plain functions and an exact division.
@@ -27,20 +27,6 @@
 namespace {
 
 double gelu_exact(double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }
-
-float from_bits(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, sizeof f);
-  return f;
-}
-
-float from_f16_bits(uint16_t h) {  // exact: every f16 is an f32
-  const int exp = (h >> 10) & 31, man = h & 1023;
-  const double mag = exp == 0 ? std::ldexp(double(man), -24)
-                     : exp == 31 ? (man ? std::nan("") : INFINITY)
-                                 : std::ldexp(double(man + 1024), exp - 25);
-  return float((h & 0x8000) ? -mag : mag);
-}
 
 // The worst error relative to the exact result, over results above f32's normal range floor
 // (below it the result is a subnormal of bf16 at most, and the absolute error is asserted).
@@ -60,8 +46,10 @@ struct Worst {
 
 TEST_CASE("the fast erf GELU stays within a quarter ulp of f16 and bf16 results", "[elementwise][gelu]") {
   Worst f16, bf16, f32;
-  for (uint32_t h = 0; h < 65536; ++h) f16.add(from_f16_bits(uint16_t(h)));
-  for (uint32_t b = 0; b < 65536; ++b) bf16.add(from_bits(b << 16));
+  for (uint32_t h = 0; h < 65536; ++h) {
+    f16.add(gexec::f16_to_float(uint16_t(h)));
+    bf16.add(gexec::bf16_to_float(uint16_t(h)));
+  }
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 4.0f);
   for (int i = 0; i < 1000000; ++i) f32.add(normal(rng));
