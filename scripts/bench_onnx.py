@@ -60,7 +60,8 @@ def parse_args():
                    help="torch.compile's mode (\"default\" compiles in seconds, max-autotune in minutes per model)")
     p.add_argument("--small-only", action="store_true", help="d 256 only (a quick trial)")
     p.add_argument("--autotune", action="store_true",
-                   help="also time gexec on the GPU with --autotune (each product's cuBLASLt candidates timed first)")
+                   help="also time gexec on the GPU with --autotune --algo-space all (every cuBLASLt configuration of "
+                        "each product timed first, all of them: --autotune-top 2048)")
     p.add_argument("--check-only", action="store_true",
                    help="export, onnxruntime's outputs and gexec's checked runs with their tables; no timings")
     a = p.parse_args()
@@ -181,9 +182,12 @@ def gexec_checked(args, model, folder, tokens, backend, expect):
 
 def gexec_us(args, model, tokens, backend, autotune=False):
     env = {"OPENBLAS_NUM_THREADS": str(args.threads)} if backend == "cpu" else None
+    # Autotuned: every cuBLASLt configuration of each product timed (the whole space, not only the
+    # heuristic's first few), as a user chasing the last microsecond would run it.
+    tune = ["--autotune", "--algo-space", "all", "--autotune-top", "2048"] if autotune else []
     rc, out, err = gexec(args, ["run", str(model), "--backend", backend, "--dim", f"tokens={tokens}", "--precision",
                                 "f32", "--verify", "none", "--iters", str(args.iters), "--warmup-ms",
-                                str(args.warmup_ms)] + (["--autotune"] if autotune else []), env)
+                                str(args.warmup_ms)] + tune, env)
     if rc != 0:
         raise RuntimeError(f"gexec exited {rc}: {(err.strip().splitlines() or ['no output'])[-1]}")
     for line in out.splitlines():
