@@ -150,23 +150,38 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
     GEXEC_TRY(set_attribute(*ld, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, int64_t(view.stride_d)));
   }
 
-  auto pref = make_preference();
-  if (!pref) return pref.error();
-  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(kGemmWorkspaceBytes)));
-  GEXEC_TRY(allow_compute_type_reductions_only(*pref));
-  // The actual alignments, so that no algorithm assumes more than the buffers give.
-  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment(x, view.x.stride, ab_bytes)));
-  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment(y, view.y.stride, ab_bytes)));
   const void* c = res_ && !plan_.res_into_d ? res_ : d;
-  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment(c, view.stride_d, d_bytes)));
-  GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment(d, view.stride_d, d_bytes)));
+  auto preference = [&](uint64_t workspace) -> Result<MatmulPreference> {
+    auto pref = make_preference();
+    if (!pref) return pref.error();
+    GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace));
+    GEXEC_TRY(allow_compute_type_reductions_only(*pref));
+    // The actual alignments, so that no algorithm assumes more than the buffers give.
+    GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment(x, view.x.stride, ab_bytes)));
+    GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment(y, view.y.stride, ab_bytes)));
+    GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment(c, view.stride_d, d_bytes)));
+    GEXEC_TRY(set_attribute(*pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment(d, view.stride_d, d_bytes)));
+    return pref;
+  };
+  auto pref = preference(kGemmWorkspaceBytes);
+  if (!pref) return pref.error();
 
   LtCandidates usable;
   const LtCandidates::Answer ans = usable.query_heuristic(device_->cublaslt(), *desc, *lx, *ly, *ld, *ld, *pref);
   const cublasStatus_t st = ans.status;
   if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED)
     return cublas_error(st, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__).with(describe());
-  if (algo_space_all_ && st == CUBLAS_STATUS_SUCCESS) {  // --algo-space all: the heuristic's first stays the default
+  {
+    // The default: the heuristic's first answer within kDefaultChoiceWorkspace (lt_algo.hpp says
+    // why), ahead of its answers within the whole workspace, which --autotune times.
+    auto small = preference(kDefaultChoiceWorkspace);
+    if (!small) return small.error();
+    LtCandidates first;
+    if (first.query_heuristic(device_->cublaslt(), *desc, *lx, *ly, *ld, *ld, *small, 1).status == CUBLAS_STATUS_SUCCESS &&
+        !first.empty())
+      usable.make_first(first.at(0));
+  }
+  if (algo_space_all_ && st == CUBLAS_STATUS_SUCCESS) {  // --algo-space all: the default stays first
     AlgoSpaceTypes at;
     at.compute = compute;
     at.a = at.b = lt_data_type(types.ab);

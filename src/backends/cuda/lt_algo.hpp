@@ -43,6 +43,14 @@ inline uint64_t algo_attr(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoCo
 // more than the graph's GEMM_BIAS_ACT, which the kernels declare (Precision::product_rounded).
 inline bool splits_k(const cublasLtMatmulAlgo_t& algo) { return algo_attr(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM) > 1; }
 
+// The workspace the default choice is asked for: the heuristic's first answer within it leads the
+// candidates, which --autotune times within all of kGemmWorkspaceBytes. PyTorch's F.linear asks
+// with 1 MiB. On an H100 (cuBLASLt 13.1, f16, bias epilogue, 2026-12-06), allowed 32 MiB the
+// heuristic's first for 256 x 4096 x 16384 was split-K 2 on 0.48 waves, 65.5 us (67.2 with a
+// residual as C); within 1 MiB it was a 0.97-wave tile without split, 63.9 (65.6). Other shapes:
+// docs/onnx.md, "The default cuBLASLt choice".
+constexpr size_t kDefaultChoiceWorkspace = size_t(1) << 20;
+
 // Split-K partial sums reduced in the compute type (f32) only: the INPLACE and OUTPUT_TYPE schemes
 // round every partial sum to D's dtype and add them in it, which on the H200 put small f16 results
 // of a 127x65x33 product off by up to 9% (errors of about ulp(partial sum)).
@@ -82,6 +90,18 @@ class LtCandidates {
   bool add(const cublasLtMatmulHeuristicResult_t& r) {
     if (r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > kGemmWorkspaceBytes) return false;
     list_.push_back(r);
+    return true;
+  }
+  // Makes r the first candidate (the default): moved there where the list holds its configuration,
+  // put there otherwise. False (and nothing changes) where r is not usable.
+  bool make_first(const cublasLtMatmulHeuristicResult_t& r) {
+    LtCandidates one;
+    if (!one.add(r)) return false;
+    const std::string wanted = one.name(0);
+    int i = 0;
+    while (i < count() && name(i) != wanted) ++i;
+    if (i < count()) list_.erase(list_.begin() + i);
+    list_.insert(list_.begin(), r);
     return true;
   }
   void clear() {
