@@ -177,9 +177,8 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
     auto small = preference(kDefaultChoiceWorkspace);
     if (!small) return small.error();
     LtCandidates first;
-    if (first.query_heuristic(device_->cublaslt(), *desc, *lx, *ly, *ld, *ld, *small, 1).status == CUBLAS_STATUS_SUCCESS &&
-        !first.empty())
-      usable.make_first(first.at(0));
+    const auto got = first.query_heuristic(device_->cublaslt(), *desc, *lx, *ly, *ld, *ld, *small, 1);
+    if (got.status == CUBLAS_STATUS_SUCCESS && !first.empty()) usable.make_first(first.at(0));
   }
   if (algo_space_all_ && st == CUBLAS_STATUS_SUCCESS) {  // --algo-space all: the default stays first
     AlgoSpaceTypes at;
