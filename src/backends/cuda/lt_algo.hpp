@@ -86,18 +86,21 @@ class LtCandidates {
       add(results[size_t(i)]);
     return ans;
   }
-  // Keeps a candidate that cuBLASLt accepted and whose workspace fits gexec's; false otherwise.
+  // Whether a result can be a candidate: cuBLASLt accepted it and its workspace fits gexec's.
+  static bool usable(const cublasLtMatmulHeuristicResult_t& r) {
+    return r.state == CUBLAS_STATUS_SUCCESS && r.workspaceSize <= kGemmWorkspaceBytes;
+  }
+  // Keeps a usable candidate; false otherwise.
   bool add(const cublasLtMatmulHeuristicResult_t& r) {
-    if (r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > kGemmWorkspaceBytes) return false;
+    if (!usable(r)) return false;
     list_.push_back(r);
     return true;
   }
   // Makes r the first candidate (the default): moved there where the list holds its configuration,
   // put there otherwise. False (and nothing changes) where r is not usable.
   bool make_first(const cublasLtMatmulHeuristicResult_t& r) {
-    LtCandidates one;
-    if (!one.add(r)) return false;
-    const std::string wanted = one.name(0);
+    if (!usable(r)) return false;
+    const std::string wanted = config_name(r.algo);
     int i = 0;
     while (i < count() && name(i) != wanted) ++i;
     if (i < count()) list_.erase(list_.begin() + i);
@@ -124,11 +127,12 @@ class LtCandidates {
   // Whether the chosen algorithm splits K (splits_k); false when there is none.
   bool chosen_splits_k() const { return chosen_ >= 0 && chosen_ < count() && splits_k(algo()); }
 
-  // The candidate's algorithm configuration (id, tile, stages, split-K, ...): what the tuning cache
-  // stores to find it again; "none" for a candidate that does not exist.
-  std::string name(int i) const {
-    if (i < 0 || i >= count()) return "none";
-    const cublasLtMatmulAlgo_t& algo = list_[size_t(i)].algo;
+  // The candidate's algorithm configuration (config_name); "none" for a candidate that does not
+  // exist.
+  std::string name(int i) const { return i < 0 || i >= count() ? "none" : config_name(list_[size_t(i)].algo); }
+  // An algorithm's configuration (id, tile, stages, split-K, ...): what the tuning cache stores to
+  // find it again.
+  static std::string config_name(const cublasLtMatmulAlgo_t& algo) {
     auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr) { return algo_attr(algo, attr); };
     return "algo " + std::to_string(int32_t(get(CUBLASLT_ALGO_CONFIG_ID))) +
            " tile " + std::to_string(get(CUBLASLT_ALGO_CONFIG_TILE_ID)) +

@@ -67,9 +67,8 @@ int add_algo_space(cublasLtHandle_t handle, const AlgoSpaceTypes& t, const Matmu
           continue;
         r.algo = algo;  // AlgoCheck never writes it
         r.state = CUBLAS_STATUS_SUCCESS;
-        LtCandidates one;
-        if (!one.add(r)) continue;  // workspace beyond gexec's
-        if (!seen.insert(one.name(0)).second) continue;
+        if (!LtCandidates::usable(r)) continue;  // workspace beyond gexec's
+        if (!seen.insert(LtCandidates::config_name(r.algo)).second) continue;
         c.add(r);
         ++added;
       }
