@@ -16,7 +16,8 @@
 //    (the 8 consumer warps arrive when their WGMMAs no longer read it). It gives its registers
 //    away (setmaxnreg.dec 40).
 //  - warpgroups 1 and 2, the consumers (setmaxnreg.inc 232): warpgroup c computes rows
-//    64c .. 64c + 63 of the 128-row tile by all block_n columns, with
+//    64c .. 64c + 63 of the 128-row tile by all block_n columns (or, where all of them lie past
+//    the group's end, only passes the stages on), with
 //    wgmma.mma_async.m64n{block_n}k16 (k32 for f8), f32 accumulators in registers (block_n / 2 a
 //    thread), four per k step, one k step's group kept in flight (wgmma.wait_group 1) before the
 //    stage it read is released. f8 (block_n 128): each k step's four sum into a partial set,
@@ -305,6 +306,19 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
     const Tile t = locate(p, tile, kBN);
+    if (t.rows <= 64 * c) {
+      // All of this warpgroup's rows lie past the group's end (a group's last tile of 64 rows or
+      // fewer: most tiles where groups are small): their products would never be stored, so it
+      // only passes the stages on, each once it is full (so that its arrival counts in that
+      // fill's phase of `empty`, never the next). The other warpgroup alone keeps the tensor
+      // cores busy, and the tile costs about half the arithmetic.
+      for (int kt = 0; kt < p.ktiles; ++kt) {
+        mbar_wait(full0 + 8 * stage, phase);
+        if (lane == 0) mbar_arrive(empty0 + 8 * stage);
+        if (++stage == kStages) stage = 0, phase ^= 1;
+      }
+      continue;
+    }
     if constexpr (kF8) {
 #pragma unroll
       for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
