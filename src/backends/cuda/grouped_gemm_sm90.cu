@@ -326,17 +326,18 @@ __global__ void __launch_bounds__(kThreads, 1)
       // 0: reading part while a later group may write it makes ptxas serialize every WGMMA). The
       // other consumer warpgroup's WGMMAs keep the tensor cores busy meanwhile.
       // Block scales: this thread's two rows' scales of X (rows past T read T - 1's: their sums
-      // are not stored) times the tile's block of W, loaded a k step ahead of their use.
+      // are not stored) times the tile's block of W, loaded before the step's wait.
       const int64_t r0 = t.m0 + 64 * c + 16 * wq + (lane >> 2);
       const int64_t last = p.tokens - 1;
       const float* sx0 = p.sx ? p.sx + (r0 < last ? r0 : last) * p.ktiles : nullptr;
       const float* sx1 = p.sx ? p.sx + (r0 + 8 < last ? r0 + 8 : last) * p.ktiles : nullptr;
       const float* sw = p.sw ? p.sw + (int64_t(t.g) * (p.n / kBN) + t.n0 / kBN) * p.ktiles : nullptr;
-      float x0 = 1.0f, x1 = 1.0f, w = 1.0f;  // the next k step's
-      if (sx0) x0 = __ldg(sx0), x1 = __ldg(sx1), w = __ldg(sw);
       for (int kt = 0; kt < p.ktiles; ++kt) {
-        const float s0 = x0 * w, s1 = x1 * w;
-        if (sx0 && kt + 1 < p.ktiles) x0 = __ldg(sx0 + kt + 1), x1 = __ldg(sx1 + kt + 1), w = __ldg(sw + kt + 1);
+        float s0 = 1.0f, s1 = 1.0f;
+        if (sx0) {
+          const float w = __ldg(sw + kt);
+          s0 = __ldg(sx0 + kt) * w, s1 = __ldg(sx1 + kt) * w;
+        }
         mbar_wait(full0 + 8 * stage, phase);
         mma_stage<A, B, kBN>(part, s_a + stage * kABytes + c * (64 * kBytesK), s_b + stage * kBBytes, false);
         wgmma_wait<0>();
