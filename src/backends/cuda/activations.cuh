@@ -50,9 +50,7 @@ __device__ __forceinline__ float silu_fast(float x) { return __fdividef(x, 1.0f 
 // 0. Its error against the exact GELU, before rounding, is at most 2^-16.3 of the result
 // (tests/unit/test_gelu_erf_fast.cpp sweeps every f16 and bf16 value and a million f32), under a
 // quarter of the result's ulp in either type, which the check's rounding margin holds (bound.hpp,
-// kOutputUlps). The GELU op's kernel takes it for 16-bit results (elementwise.cu); f32 results, and
-// the generated group kernels, whose use of it has not yet run on a GPU, keep gelu_erf. An
-// infinity and a NaN give what gelu_erf gives.
+// kOutputUlps). f32 results keep gelu_erf. An infinity and a NaN give what gelu_erf gives.
 __device__ __forceinline__ float gelu_erf_fast(float x) {
   const float w = fabsf(x) * 0.8493218f;
   const float t = __fdividef(1.0f, fmaf(0.312207979f, w, 1.0f));

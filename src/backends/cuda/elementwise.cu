@@ -469,7 +469,11 @@ Status launch_bias_act(void* c, DType c_t, int64_t batch, int64_t rows, int64_t 
     p.b = bias;
     p.second = Second::bias;
   }
-  p.post = act == Act::relu ? Post::relu : act == Act::gelu ? Post::gelu_tanh : act == Act::silu ? Post::silu : Post::none;
+  const bool fast = c_t == DType::f16 || c_t == DType::bf16;  // as for the ops (make_elementwise_kernel)
+  p.post = act == Act::relu   ? Post::relu
+           : act == Act::gelu ? (fast ? Post::gelu_tanh_fast : Post::gelu_tanh)
+           : act == Act::silu ? (fast ? Post::silu_fast : Post::silu)
+                              : Post::none;
   if (!bias && p.post == Post::none) return Status::success();
   // Rows of at least 32 chunks of 8 take the row-wise kernel; narrower ones, column-major C and
   // unaligned buffers the general one (same arithmetic: x + bias in f32, then the activation).
@@ -486,6 +490,10 @@ Status launch_bias_act(void* c, DType c_t, int64_t batch, int64_t rows, int64_t 
       case Post::relu: ew_bias_rows<TC, TB, Post::relu><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks); break;
       case Post::gelu_tanh: ew_bias_rows<TC, TB, Post::gelu_tanh><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks); break;
       case Post::silu: ew_bias_rows<TC, TB, Post::silu><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks); break;
+      case Post::gelu_tanh_fast:
+        ew_bias_rows<TC, TB, Post::gelu_tanh_fast><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks);
+        break;
+      case Post::silu_fast: ew_bias_rows<TC, TB, Post::silu_fast><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks); break;
       default: ew_bias_rows<TC, TB, Post::none><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks); break;
     }
     GEXEC_CUDA_TRY(cudaGetLastError());

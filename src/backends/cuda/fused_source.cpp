@@ -8,8 +8,9 @@
 // out element by element, and the outputs stored the same way. A step rounded to f16 or bf16
 // rounds its elements in pairs with the packed conversion (cvt.rn.f16x2.f32 / bf16x2): sm_90
 // runs the scalar bf16 conversion on its slow conversion pipe, which made the bf16 chain 1.4x
-// slower than the f16 one. Such a step also uses the fast exp and division intrinsics (their
-// error, about 2^-21 relative, vanishes in a rounding to 11 or 8 bits, which the check bounds);
+// slower than the f16 one. Such a step also uses the fast exp and division intrinsics and the
+// erf GELU's branch-free form (their error, about 2^-21 and 2^-16 relative, vanishes in a
+// rounding to 11 or 8 bits, which the check bounds);
 // an f32 step uses expf and true division, the formulas of elementwise.cu. The activations are
 // those of activations.cuh, which NVRTC receives as a named header (nvrtc_kernel.cpp); the
 // conversions are PTX cvt instructions, so that the source needs no CUDA headers.
@@ -110,7 +111,8 @@ std::string step_expr(const GroupStep& st, const std::string& j) {
     case OpType::POW: s << "act_pow(" << x.str() << ", " << y.str() << ")"; break;
     case OpType::RELU: s << "relu(" << x.str() << ")"; break;
     case OpType::GELU:
-      s << (st.approximate == GeluApprox::none ? "gelu_erf(" : fast ? "gelu_tanh_fast(" : "gelu_tanh(") << x.str() << ")";
+      if (st.approximate == GeluApprox::none) s << (fast ? "gelu_erf_fast(" : "gelu_erf(") << x.str() << ")";
+      else s << (fast ? "gelu_tanh_fast(" : "gelu_tanh(") << x.str() << ")";
       break;
     case OpType::SILU: s << (fast ? "silu_fast(" : "silu(") << x.str() << ")"; break;
     default: s << x.str(); break;  // CAST: the rounding alone
