@@ -5,7 +5,8 @@
 // grouped_gemm.cu's prep launch (offsets checked, tile_end: the groups' cumulative tile counts
 // for block_m 128 and this plan's n_tiles, then the tail start) runs first; this kernel walks the
 // same tile map as grouped_main there (persistent grid, binary search in tile_end, panels of
-// m_panel m-tiles n-block by n-block) and zeroes the rows no group owns in the same way.
+// m_panel m-tiles n-block by n-block), but for a short last wave, whose tiles it takes in halves
+// (grouped_work.hpp), and zeroes the rows no group owns in the same way.
 //
 // A CTA is 3 warpgroups (384 threads), warp-specialized:
 //  - warpgroup 0, the producer: one thread issues the TMA loads of each k step (128 bytes of K:
@@ -71,6 +72,7 @@
 #include "grouped_gemm.hpp"
 #include "grouped_gemm_common.cuh"
 #include "grouped_gemm_sm90.hpp"
+#include "grouped_work.hpp"
 #include "sm90_async.cuh"
 #include "tma_map.hpp"
 
@@ -142,6 +144,18 @@ __device__ __forceinline__ Tile locate(const Sm90Args& p, int tile, int bn) {
   t.m0 = int64_t(row0) + int64_t(m_tile) * kBM;
   t.rows = min(kBM, int(row_end - t.m0));
   t.n0 = n_tile * bn;
+  return t;
+}
+
+// The unit's tile (grouped_work.hpp), or its half: rows 64h .. 64h + 63 of the tile as a tile
+// of its own (rows <= 0: the tile had none there, nothing to do).
+__device__ __forceinline__ Tile locate_unit(const Sm90Args& p, const GroupedWork& w, int unit, int bn) {
+  const GroupedUnit u = grouped_unit(w, unit);
+  Tile t = locate(p, u.tile, bn);
+  if (u.half >= 0) {
+    t.m0 += 64 * u.half;
+    t.rows = min(64, t.rows - 64 * u.half);
+  }
   return t;
 }
 
@@ -267,7 +281,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
 
-  const int total = p.tile_end[p.groups - 1];
+  const GroupedWork work = grouped_work(p.tile_end[p.groups - 1], int(gridDim.x));
 
   if (wg == 0) {
     // The producer. 40 registers: the sum with 2 x 232 fits the 168 x 3 the launch allotted.
@@ -277,8 +291,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       tma_prefetch_map(&map_w);
       int stage = 0;
       uint32_t phase = 0;
-      for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
-        const Tile t = locate(p, tile, kBN);
+      for (int unit = blockIdx.x; unit < work.count; unit += gridDim.x) {
+        const Tile t = locate_unit(p, work, unit, kBN);
+        if (t.rows <= 0) continue;
         const int row_x = int(t.m0), row_w = t.g * int(p.n) + t.n0;  // the plan keeps both below 2^31
         for (int kt = 0; kt < p.ktiles; ++kt) {
           const uint32_t full = full0 + 8 * stage;
@@ -304,14 +319,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   // than f32: the promotion every 128 of K bounds what it loses, as Precision's block model says).
   float part[kF8 ? kAcc : 1];
 
-  for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
-    const Tile t = locate(p, tile, kBN);
+  for (int unit = blockIdx.x; unit < work.count; unit += gridDim.x) {
+    const Tile t = locate_unit(p, work, unit, kBN);
+    if (t.rows <= 0) continue;
     if (t.rows <= 64 * c) {
       // All of this warpgroup's rows lie past the group's end (a group's last tile of 64 rows or
-      // fewer: most tiles where groups are small): their products would never be stored, so it
-      // only passes the stages on, each once it is full (so that its arrival counts in that
-      // fill's phase of `empty`, never the next). The other warpgroup alone keeps the tensor
-      // cores busy, and the tile costs about half the arithmetic.
+      // fewer: most tiles where groups are small) or past the half (grouped_work.hpp): their
+      // products would never be stored, so it only passes the stages on, each once it is full
+      // (so that its arrival counts in that fill's phase of `empty`, never the next). The other
+      // warpgroup alone keeps the tensor cores busy, and the tile costs about half the arithmetic.
       for (int kt = 0; kt < p.ktiles; ++kt) {
         mbar_wait(full0 + 8 * stage, phase);
         if (lane == 0) mbar_arrive(empty0 + 8 * stage);
