@@ -34,17 +34,18 @@ TEST_CASE("grouped work: a last wave of at most half the grid goes in halves, ea
     for (int tiles = 0; tiles < 700; ++tiles) {
       INFO(tiles << " tiles on " << ctas << " CTAs");
       const auto w2 = grouped_work(tiles, ctas);
-      std::vector<int> whole(size_t(tiles), 0), halves(size_t(tiles), 0);
+      std::vector<int> whole(size_t(tiles), 0), half0(size_t(tiles), 0), half1(size_t(tiles), 0);
       bool in_range = true;
       for (int u = 0; u < w2.count; ++u) {
         const auto unit = grouped_unit(w2, u);
         if (unit.tile < 0 || unit.tile >= tiles) in_range = false;
         else if (unit.half < 0) ++whole[size_t(unit.tile)];
-        else halves[size_t(unit.tile)] += 1 << unit.half;
+        else ++(unit.half == 0 ? half0 : half1)[size_t(unit.tile)];
       }
       REQUIRE(in_range);
       bool once = true;  // whole once, or each half once
-      for (int t = 0; t < tiles; ++t) once = once && (whole[size_t(t)] == 1 ? halves[size_t(t)] == 0 : halves[size_t(t)] == 3);
+      for (size_t t = 0; t < size_t(tiles); ++t)
+        once = once && (whole[t] == 1 ? half0[t] + half1[t] == 0 : whole[t] == 0 && half0[t] == 1 && half1[t] == 1);
       REQUIRE(once);
       // The units after the whole waves make at most one wave: the split shortens the last wave.
       REQUIRE(w2.count - (w2.whole / ctas) * ctas <= ctas);
