@@ -60,7 +60,16 @@ TEST_CASE("LtCandidates::make_first: the default choice leads the list", "[lt]")
   CHECK(c.chosen() == 0);
   CHECK(algo_attr(c.algo(), CUBLASLT_ALGO_CONFIG_TILE_ID) == 135);
 }
+
+TEST_CASE("small_workspace_default: full f32 products keep the whole workspace's first answer", "[lt]") {
+  CHECK_FALSE(small_workspace_default(CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  CHECK(small_workspace_default(CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F));
+  for (cudaDataType_t t : {CUDA_R_16F, CUDA_R_16BF, CUDA_R_8F_E4M3, CUDA_R_8F_E5M2})
+    CHECK(small_workspace_default(CUBLAS_COMPUTE_32F, t));
+}
 #else
+GEXEC_SKIPPED_TEST("small_workspace_default: full f32 products keep the whole workspace's first answer", "[lt]",
+                   "this build has no CUDA backend (no nvcc found, or configured with -DGEXEC_CUDA=OFF)")
 GEXEC_SKIPPED_TEST("LtCandidates::make_first: the default choice leads the list", "[lt]",
                    "this build has no CUDA backend (no nvcc found, or configured with -DGEXEC_CUDA=OFF)")
 #endif

@@ -171,7 +171,7 @@ Status CublasLtGemm::build(bool fuse, bool* refused) {
   const cublasStatus_t st = ans.status;
   if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED)
     return cublas_error(st, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__).with(describe());
-  {
+  if (small_workspace_default(compute, lt_data_type(types.ab))) {
     // The default: the heuristic's first answer within kDefaultChoiceWorkspace (lt_algo.hpp says
     // why), ahead of its answers within the whole workspace, which --autotune times.
     auto small = preference(kDefaultChoiceWorkspace);
