@@ -307,7 +307,7 @@ struct GemmCommand {
                     "Grouped products (mixture of experts): G experts, as --m; each point is a GROUPED_GEMM of --tokens "
                     "rows routed to G products of --n x --k");
     cmd->add_option("--tokens", opts.sweep.tokens, "With --groups: the tokens T (rows of X), as --m");
-    cmd->add_option("--routing", opts.sweep.routing, "With --groups: uniform (default), zipf:S or file:F (a JSON list of G counts)");
+    cmd->add_option("--routing", opts.sweep.routing, "With --groups: uniform (default), zipf:S or file:F (a JSON list of G counts); a list");
     cmd->add_option("--dtype", opts.sweep.dtype, "Input dtype(s) of A and B: f16, bf16, f32, f8e4m3 (a list; default f16)");
     cmd->add_option("--out-dtype", opts.sweep.out_dtype, "Output dtype (default: the input's; bf16 for f8e4m3)");
     cmd->add_option("--bias", opts.sweep.bias, "Bias: none, f16, bf16 or f32 (a list; default none)");

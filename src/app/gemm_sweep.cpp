@@ -300,6 +300,12 @@ Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
     return *a;
   });
   if (!acts) return acts.error();
+  // --routing is a list as the sizes are (a file's path with a comma cannot be one of its items).
+  auto routings = parse_list<std::string>(t.routing, "--routing", [](std::string_view s) -> Result<std::string> {
+    if (s.empty()) return bad_input("--routing: an empty item");
+    return std::string(s);
+  });
+  if (!routings) return routings.error();
   std::vector<int64_t> group_counts = {0};
   if (grouped) {
     auto gs = parse_sizes(t.groups, "--groups");
@@ -313,8 +319,10 @@ Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
         !trim(t.scale_c).empty() || t.fast_accum)
       return bad_input("--groups: a grouped product takes no --op matmul, --residual, --amax, --layout, --scale, "
                        "--scale-a/-b/-c, --fast-accum or --shared-b (f8 experts run with scale 1)");
-  } else if (trim(t.routing) != "uniform") {
-    return bad_input("--routing: goes with --groups (a grouped product)");
+  } else {
+    for (const std::string& r : *routings)
+      if (r != "uniform") return bad_input("--routing: goes with --groups (a grouped product)");
+    *routings = {"uniform"};
   }
   auto trans = parse_list<std::pair<bool, bool>>(t.trans, "--trans", [](std::string_view s) -> Result<std::pair<bool, bool>> {
     if (s.size() != 2 || (s[0] != 'n' && s[0] != 't') || (s[1] != 'n' && s[1] != 't'))
@@ -326,33 +334,35 @@ Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
   auto extra = product_extras(t);
   if (!extra) return extra.error();
 
-  const double count = double(group_counts.size()) * double(shapes->size()) * double(batches->size()) *
-                       double(dtypes->size()) * double(biases->size()) * double(acts->size()) * double(trans->size());
+  const double count = double(group_counts.size()) * double(routings->size()) * double(shapes->size()) *
+                       double(batches->size()) * double(dtypes->size()) * double(biases->size()) *
+                       double(acts->size()) * double(trans->size());
   if (count > double(kMaxSweepPoints)) return too_many_points(count);
   std::vector<GemmPoint> out;
   for (int64_t groups : group_counts)
-    for (const auto& [m, n, k] : *shapes)
-      for (int64_t b : *batches)
-        for (DType d : *dtypes)
-          for (const auto& bias : *biases)
-            for (Act a : *acts)
-              for (const auto& [ta, tb] : *trans) {
-                GemmPoint p = extra->point;
-                p.m = m, p.n = n, p.k = k, p.batch = b, p.dtype = d, p.bias = bias, p.act = a, p.trans_a = ta,
-                p.trans_b = tb, p.alpha = t.alpha;
-                if (!extra->dtype_b_given) p.dtype_b = d;
-                p.out_dtype = out_dtype.value_or(is_f8(d) ? DType::bf16 : d);
-                p.fast_accum = t.fast_accum && is_f8(d);
-                // What does not apply keeps its default, so that equal products are equal points.
-                if (!p.bias) p.constant_bias = true;
-                if (b == 1) p.shared_b = false;
-                if (groups > 0) {
-                  auto ends = routing_ends(trim(t.routing), groups, m);
-                  if (!ends) return ends.error();
-                  p.groups = groups, p.routing = std::string(trim(t.routing)), p.ends = std::move(*ends);
+    for (const std::string& routing : *routings)
+      for (const auto& [m, n, k] : *shapes)
+        for (int64_t b : *batches)
+          for (DType d : *dtypes)
+            for (const auto& bias : *biases)
+              for (Act a : *acts)
+                for (const auto& [ta, tb] : *trans) {
+                  GemmPoint p = extra->point;
+                  p.m = m, p.n = n, p.k = k, p.batch = b, p.dtype = d, p.bias = bias, p.act = a, p.trans_a = ta,
+                  p.trans_b = tb, p.alpha = t.alpha;
+                  if (!extra->dtype_b_given) p.dtype_b = d;
+                  p.out_dtype = out_dtype.value_or(is_f8(d) ? DType::bf16 : d);
+                  p.fast_accum = t.fast_accum && is_f8(d);
+                  // What does not apply keeps its default, so that equal products are equal points.
+                  if (!p.bias) p.constant_bias = true;
+                  if (b == 1) p.shared_b = false;
+                  if (groups > 0) {
+                    auto ends = routing_ends(routing, groups, m);
+                    if (!ends) return ends.error();
+                    p.groups = groups, p.routing = routing, p.ends = std::move(*ends);
+                  }
+                  out.push_back(p);
                 }
-                out.push_back(p);
-              }
   for (const GemmPoint& p : out)
     if (p.matmul && (p.bias || p.act != Act::none || p.residual))
       return bad_input("--op matmul: a MATMUL has no bias, activation or residual (--op gemm_bias_act has)");

@@ -84,6 +84,23 @@ TEST_CASE("gemm --groups: grouped points, their graphs and refusals", "[gemm][gr
   bad([](GemmSweepText& b) { b.trans = "tn"; }, "reads X as stored");
   bad([](GemmSweepText& b) { b.batch = "2"; }, "no batch");
   bad([](GemmSweepText& b) { b.routing = "zipf:-1"; }, "positive exponent");
+  bad([](GemmSweepText& b) { b.routing = "uniform,zipf:0"; }, "positive exponent");
+  bad([](GemmSweepText& b) { b.routing = "uniform,,zipf:1.2"; }, "--routing: an empty item");
+  bad([](GemmSweepText& b) { b.routing = "uniform,zipfian"; }, "'zipfian' is not uniform, zipf:S or file:F");
+  {
+    // A list of routings: each G with each, in the order given, the same tokens split otherwise.
+    GemmSweepText both = t;
+    both.routing = "uniform, zipf:1.2";
+    auto two = expand_sweep(both);
+    REQUIRE(two.ok());
+    REQUIRE(two->size() == 4);
+    CHECK((*two)[0].routing == "uniform");
+    CHECK((*two)[1].routing == "zipf:1.2");
+    CHECK((*two)[0].groups == 4);
+    CHECK((*two)[2].groups == 8);
+    CHECK((*two)[2].ends == *routing_ends("uniform", 8, 64));
+    CHECK((*two)[3] == p);
+  }
   // Options a grouped point has no use for are refused, not dropped.
   bad([](GemmSweepText& b) { b.scale_a = "0.5"; }, "takes no --op matmul");
   bad([](GemmSweepText& b) { b.dtype = "f8e4m3", b.fast_accum = true; }, "takes no --op matmul");
@@ -121,6 +138,14 @@ TEST_CASE("gemm --groups: grouped points, their graphs and refusals", "[gemm][gr
   r = expand_sweep(plain);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message.find("--routing: goes with --groups") != std::string::npos);
+  plain.routing = "uniform,zipf:1.2";
+  r = expand_sweep(plain);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("--routing: goes with --groups") != std::string::npos);
+  plain.routing = "uniform";
+  r = expand_sweep(plain);
+  REQUIRE(r.ok());
+  CHECK(r->size() == 1);
 }
 
 #if GEXEC_HAVE_CPU
