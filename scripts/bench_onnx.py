@@ -10,12 +10,12 @@ gexec has no LayerNorm), at d 4096 and d 256, in f32 and f16, the token count a 
 
 Per model and dtype: `gexec run --dry-run` (the ops after the passes: one GEMM per Linear, the
 activations in epilogues or groups); on the GPU, for each --gpu-tokens, gexec's checked run
-(reference check and --expect against onnxruntime's outputs on the same input) and its time, and
-PyTorch eager, eager in a CUDA graph and torch.compile (--compile-mode, default
-max-autotune-no-cudagraphs); on the CPU,
-for each --cpu-tokens (f32), gexec's CPU backend and onnxruntime's CPU provider, both with
---threads threads (OPENBLAS_NUM_THREADS, intra_op_num_threads). f32 products run in full f32
-(gexec --precision f32; PyTorch's default, TF32 off). The timings of a row are taken in --rounds
+(reference check and --expect against onnxruntime's outputs on the same input) and its time on
+that input, and PyTorch eager, eager in a CUDA graph and torch.compile (--compile-mode, default
+max-autotune-no-cudagraphs); on the CPU, for each --cpu-tokens (f32), gexec's CPU backend and
+onnxruntime's CPU provider, both with --threads threads (OPENBLAS_NUM_THREADS,
+intra_op_num_threads). f32 products run in full f32 (gexec --precision f32; PyTorch's default,
+TF32 off). The timings of a row are taken in --rounds
 rounds, each timing every variant once in the same order, and each variant's figure is the median
 of its rounds: the GPU's clocks drift over a run (its power limit after sustained load: a 200 ms
 warm-up alone put gexec's BERT f16 at 142 us, against 122 us with a warm-up of 10 iterations),
@@ -180,14 +180,16 @@ def gexec_checked(args, model, folder, tokens, backend, expect):
     return ("pass" if rc == 0 else "FAIL") + (" (expect)" if expect else " (reference only)"), lines
 
 
-def gexec_us(args, model, tokens, backend, autotune=False):
+def gexec_us(args, model, folder, tokens, backend, autotune=False):
     env = {"OPENBLAS_NUM_THREADS": str(args.threads)} if backend == "cpu" else None
     # Autotuned: every cuBLASLt configuration of each product timed (the whole space, not only the
     # heuristic's first few), as a user chasing the last microsecond would run it.
     tune = ["--autotune", "--algo-space", "all", "--autotune-top", "2048"] if autotune else []
+    # The input that PyTorch and onnxruntime are timed on (folder's input_0.pb), not one drawn from
+    # gexec's seed: a product's power draw, and so the clocks it runs at, depend on its data.
     rc, out, err = gexec(args, ["run", str(model), "--backend", backend, "--dim", f"tokens={tokens}", "--precision",
-                                "f32", "--verify", "none", "--iters", str(args.iters), "--warmup-ms",
-                                str(args.warmup_ms)] + tune, env)
+                                "f32", "--load-inputs", str(folder), "--verify", "none", "--iters", str(args.iters),
+                                "--warmup-ms", str(args.warmup_ms)] + tune, env)
     if rc != 0:
         raise RuntimeError(f"gexec exited {rc}: {(err.strip().splitlines() or ['no output'])[-1]}")
     for line in out.splitlines():
@@ -261,9 +263,9 @@ def run_model(args, torch, np, onnx, kind, d, dt, out):
             row["check"], row["check_lines"] = checked
         if args.check_only:
             continue
-        timers = {f"gexec {backend}": lambda: gexec_us(args, path, tokens, backend)}
+        timers = {f"gexec {backend}": lambda: gexec_us(args, path, folder, tokens, backend)}
         if args.autotune and backend == "cuda":
-            timers["gexec cuda autotuned"] = lambda: gexec_us(args, path, tokens, backend, True)
+            timers["gexec cuda autotuned"] = lambda: gexec_us(args, path, folder, tokens, backend, True)
         if where == "cpu" and sess:
             timers["onnxruntime cpu"] = lambda: ort_us(args, sess, x)
         if where == "gpu" and on_gpu:
