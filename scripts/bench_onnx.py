@@ -15,12 +15,12 @@ that input, and PyTorch eager, eager in a CUDA graph and torch.compile (--compil
 max-autotune-no-cudagraphs); on the CPU, for each --cpu-tokens (f32), gexec's CPU backend and
 onnxruntime's CPU provider, both with --threads threads (OPENBLAS_NUM_THREADS,
 intra_op_num_threads). f32 products run in full f32 (gexec --precision f32; PyTorch's default,
-TF32 off). The timings of a row are taken in --rounds
-rounds, each timing every variant once in the same order, and each variant's figure is the median
-of its rounds: the GPU's clocks drift over a run (its power limit after sustained load: a 200 ms
-warm-up alone put gexec's BERT f16 at 142 us, against 122 us with a warm-up of 10 iterations),
-and variants timed one after the other would each meet another state. Every step is in a try: a failure is
-recorded in the row's errors, naming the step, and the run goes on. Prints one table and writes
+TF32 off). The timings of a row are taken in --rounds rounds, each timing every variant once in
+the same order, and each variant's figure is the median of its rounds: the GPU's clocks drift
+over a run (its power limit after sustained load: a 200 ms warm-up alone put gexec's BERT f16 at
+142 us, against 122 us with a warm-up of 10 iterations), and variants timed one after the other
+would each meet another state. Every step is in a try: a failure is recorded in the row's errors,
+naming the step, and the run goes on. Prints one table and writes
 results.json and results.md under --out.
 """
 import argparse
@@ -168,10 +168,16 @@ def ort_us(args, sess, x):
     return statistics.median(t)
 
 
-def gexec_checked(args, model, folder, tokens, backend, expect):
+def gexec_run(args, model, folder, tokens, backend, extra):
+    """`gexec run` of the model on folder's input_0.pb (the input PyTorch and onnxruntime get, so
+    that every variant, checked or timed, runs on the same data), with extra options."""
     cmd = ["run", str(model), "--backend", backend, "--dim", f"tokens={tokens}", "--precision", "f32",
-           "--load-inputs", str(folder)] + (["--expect", str(folder)] if expect else [])
-    rc, out, err = gexec(args, cmd, {"OPENBLAS_NUM_THREADS": str(args.threads)} if backend == "cpu" else None)
+           "--load-inputs", str(folder)] + extra
+    return gexec(args, cmd, {"OPENBLAS_NUM_THREADS": str(args.threads)} if backend == "cpu" else None)
+
+
+def gexec_checked(args, model, folder, tokens, backend, expect):
+    rc, out, err = gexec_run(args, model, folder, tokens, backend, ["--expect", str(folder)] if expect else [])
     if rc not in (0, 1):
         raise RuntimeError(f"gexec exited {rc}: {(err.strip().splitlines() or ['no output'])[-1]}")
     # The check's and --expect's tables whole (their worst elements say what failed), not only the verdict.
@@ -181,15 +187,11 @@ def gexec_checked(args, model, folder, tokens, backend, expect):
 
 
 def gexec_us(args, model, folder, tokens, backend, autotune=False):
-    env = {"OPENBLAS_NUM_THREADS": str(args.threads)} if backend == "cpu" else None
     # Autotuned: every cuBLASLt configuration of each product timed (the whole space, not only the
     # heuristic's first few), as a user chasing the last microsecond would run it.
     tune = ["--autotune", "--algo-space", "all", "--autotune-top", "2048"] if autotune else []
-    # The input that PyTorch and onnxruntime are timed on (folder's input_0.pb), not one drawn from
-    # gexec's seed: a product's power draw, and so the clocks it runs at, depend on its data.
-    rc, out, err = gexec(args, ["run", str(model), "--backend", backend, "--dim", f"tokens={tokens}", "--precision",
-                                "f32", "--load-inputs", str(folder), "--verify", "none", "--iters", str(args.iters),
-                                "--warmup-ms", str(args.warmup_ms)] + tune, env)
+    rc, out, err = gexec_run(args, model, folder, tokens, backend, ["--verify", "none", "--iters", str(args.iters),
+                                                                    "--warmup-ms", str(args.warmup_ms)] + tune)
     if rc != 0:
         raise RuntimeError(f"gexec exited {rc}: {(err.strip().splitlines() or ['no output'])[-1]}")
     for line in out.splitlines():
