@@ -590,6 +590,22 @@ inline std::vector<OpCase> gemm_cases(const KernelDef& def) {
       g.trans_b = shared && def.transposes;
       cases.push_back(gemm_graph(def.op, g, shared ? "batched A, shared B" : "batched A and B"));
     }
+  if (bias && def.transposes)
+    for (int which = 0; which < 2; ++which) {
+      // Tiles of a Hopper kernel (the one-group GEMM's WGMMA: K % 64, N % 128, M >= 64 with a
+      // partial last tile): B [N,K], then a constant B [K,N] (copied transposed once), each
+      // activation the declaration has last.
+      GemmCase g;
+      g.m = 200, g.n = 256, g.k = 128;
+      g.a = g.b = which == 0 ? DType::f16 : DType::bf16;
+      g.c = which == 0 ? DType::f16 : DType::f32;
+      g.bias = DType::bf16;
+      g.trans_b = which == 0;
+      g.b_constant = which == 1;
+      g.act = which == 0 ? act0 : def.acts.empty() ? Act::none : def.acts[def.acts.size() > 1 ? def.acts.size() - 2 : 0];
+      cases.push_back(gemm_graph(def.op, g, std::string("200x256x128, ") + (which == 0 ? "B [N,K]" : "constant B [K,N]") +
+                                                ", act " + std::string(act_name(g.act))));
+    }
   if (bias && def.inputs.size() > 3) residual_cases(def, act0, cases);
   {
     GemmCase g;  // odd sizes: nothing aligned

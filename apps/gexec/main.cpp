@@ -311,7 +311,7 @@ struct GemmCommand {
     cmd->add_option("--dtype", opts.sweep.dtype, "Input dtype(s) of A and B: f16, bf16, f32, f8e4m3 (a list; default f16)");
     cmd->add_option("--out-dtype", opts.sweep.out_dtype, "Output dtype (default: the input's; bf16 for f8e4m3)");
     cmd->add_option("--bias", opts.sweep.bias, "Bias: none, f16, bf16 or f32 (a list; default none)");
-    cmd->add_option("--act", opts.sweep.act, "Activation(s): none, relu, gelu, silu (a list; default none)");
+    cmd->add_option("--act", opts.sweep.act, "Activation(s): none, relu, gelu (tanh), gelu_erf, silu (a list; default none)");
     cmd->add_option("--trans", opts.sweep.trans, "Transposes of A and B: nn, nt, tn, tt (a list; default nn)");
     cmd->add_option("--alpha", opts.sweep.alpha, "Scale of the product (default 1)")
         ->check(gexec::cli::finite_number());

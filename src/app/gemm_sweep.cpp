@@ -296,7 +296,7 @@ Result<std::vector<GemmPoint>> expand_sweep(const GemmSweepText& t) {
   const bool grouped = !trim(t.groups).empty();
   auto acts = parse_list<Act>(t.act, "--act", [](std::string_view s) -> Result<Act> {
     const auto a = parse_act(s);
-    if (!a) return bad_input("--act: '" + std::string(s) + "' is not none, relu, gelu or silu");
+    if (!a) return bad_input("--act: '" + std::string(s) + "' is not none, relu, gelu, gelu_erf or silu");
     return *a;
   });
   if (!acts) return acts.error();

@@ -208,7 +208,7 @@ bool load_attrs(Problems& p, const json& v, const std::string& ptr, OpType type,
       if (auto str = get_string(p, *j, ptr_key(ptr, "act"))) {
         act = parse_act(*str);
         if (!act)
-          p.add(ptr_key(ptr, "act"), "unknown activation " + quote(*str) + "; expected one of none, relu, gelu, silu");
+          p.add(ptr_key(ptr, "act"), "unknown activation " + quote(*str) + "; expected one of none, relu, gelu, gelu_erf, silu");
       }
       ok = ok && act.has_value();
       if (act) a.act = *act;

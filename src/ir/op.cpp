@@ -41,12 +41,13 @@ std::string_view act_name(Act a) {
     case Act::relu: return "relu";
     case Act::gelu: return "gelu";
     case Act::silu: return "silu";
+    case Act::gelu_erf: return "gelu_erf";
   }
   return "?";
 }
 
 std::optional<Act> parse_act(std::string_view s) {
-  for (Act a : {Act::none, Act::relu, Act::gelu, Act::silu})
+  for (Act a : {Act::none, Act::relu, Act::gelu, Act::gelu_erf, Act::silu})
     if (s == act_name(a)) return a;
   return std::nullopt;
 }

@@ -1,14 +1,14 @@
-// fuse_elementwise: MATMUL [-> BIAS_ADD] [-> RELU | GELU(tanh) | SILU] becomes one GEMM_BIAS_ACT, a
-// GROUPED_GEMM with act = none -> RELU | GELU(tanh) | SILU takes the activation, and
-// GEMM_BIAS_ACT with act = none -> RELU | GELU(tanh) | SILU takes the activation (a SILU only
-// where silu_stands_alone says; an ONNX Gemm maps to a GEMM_BIAS_ACT with its bias: the
-// activation after it belongs in its epilogue too; with a residual, act(alpha AB + beta R + Bias)
-// is what the two ops compute, less one rounding).
+// fuse_elementwise: MATMUL [-> BIAS_ADD] [-> RELU | GELU | SILU] becomes one GEMM_BIAS_ACT, a
+// GROUPED_GEMM with act = none -> RELU | GELU | SILU takes the activation, and GEMM_BIAS_ACT
+// with act = none -> RELU | GELU | SILU takes the activation (a SILU or an erf GELU only where
+// stands_alone says; an ONNX Gemm maps to a GEMM_BIAS_ACT with its bias: the activation after
+// it belongs in its epilogue too; with a residual, act(alpha AB + beta R + Bias) is what the two
+// ops compute, less one rounding). GELU's tanh form becomes act = gelu, its erf form (approximate
+// = none) act = gelu_erf.
 //
 // A chain fuses only where each intermediate tensor has exactly one reader and is not a graph
 // output (otherwise its value is still needed on its own). The bias must be rank 1 of length N,
-// the bias cuBLASLt's epilogue reads. GELU with approximate = none (erf) is not the tanh form
-// an epilogue computes, so it never becomes act = gelu; the chain stops before it.
+// the bias cuBLASLt's epilogue reads.
 //
 // The fused op takes the MATMUL's attributes (trans_a, trans_b, alpha) and its name, except
 // that a default name MATMUL_<n> becomes GEMM_BIAS_ACT_<n> (unless another op has that name),
@@ -88,14 +88,15 @@ std::string fused_name(const std::string& matmul_name, std::unordered_set<std::s
   return name;
 }
 
-// A SILU after a product becomes its epilogue only where nothing groups with it afterwards: no
-// product kernel of cuBLASLt has a SiLU epilogue, so there it is a second pass over C, which costs
-// what the SILU op alone costs but more than a group that reads C anyway (SwiGLU's SILU and MUL).
-// Not after an f8 product, whose kernel has no SiLU at all.
-bool silu_stands_alone(const Graph& g, const Readers& readers, const Op& product, const Op& silu) {
-  for (TensorId t : {product.inputs[0], product.inputs[1], silu.outputs[0]})
+// A SILU or an erf GELU after a product becomes its epilogue only where nothing groups with it
+// afterwards: cuBLASLt has no epilogue for either, so there it is a second pass over C, which
+// costs what the op alone costs but more than a group that reads C anyway (SwiGLU's SILU and
+// MUL); gexec's own product kernels apply them in theirs. Not after an f8 product, whose kernel
+// has neither.
+bool stands_alone(const Graph& g, const Readers& readers, const Op& product, const Op& act) {
+  for (TensorId t : {product.inputs[0], product.inputs[1], act.outputs[0]})
     if (is_f8(g.tensor(t).dtype)) return false;
-  const auto t = static_cast<size_t>(silu.outputs[0]);
+  const auto t = static_cast<size_t>(act.outputs[0]);
   if (readers.count[t] == 0) return true;
   return readers.count[t] == 1 && !is_group_step_type(g.ops[static_cast<size_t>(readers.last[t])].type);
 }
@@ -103,7 +104,8 @@ bool silu_stands_alone(const Graph& g, const Readers& readers, const Op& product
 std::optional<Act> act_of(const Graph& g, const Readers& readers, const Op& product, const Op& op) {
   if (op.type == OpType::RELU) return Act::relu;
   if (op.type == OpType::GELU && op.attrs.approximate == GeluApprox::tanh) return Act::gelu;
-  if (op.type == OpType::SILU && silu_stands_alone(g, readers, product, op)) return Act::silu;
+  if (op.type == OpType::GELU && stands_alone(g, readers, product, op)) return Act::gelu_erf;
+  if (op.type == OpType::SILU && stands_alone(g, readers, product, op)) return Act::silu;
   return std::nullopt;
 }
 

@@ -243,8 +243,10 @@ class Sharder {
       v = step(OpType::ADD, {v, r});
     }
     if (s->has_bias) v = step(OpType::BIAS_ADD, {v, whole(op.inputs[2])});
-    if (op.type == OpType::GEMM_BIAS_ACT && op.attrs.act != Act::none)
+    if (op.type == OpType::GEMM_BIAS_ACT && op.attrs.act != Act::none) {
       v = step(op.attrs.act == Act::relu ? OpType::RELU : op.attrs.act == Act::silu ? OpType::SILU : OpType::GELU, {v});
+      if (op.attrs.act == Act::gelu_erf) plan_.rank.ops.back().attrs.approximate = GeluApprox::none;
+    }
     if (!direct) {
       // The result in C's dtype: the last step writes it where C is f32, else a CAST.
       const TensorId out = scatter ? add_cut(C, 0, C.name + ".shard") : c;

@@ -235,6 +235,9 @@ struct ProductPlan {
     if (act == Act::gelu)
       var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec.gelu_tanh_rel),
       v = gelu_tanh(v), sc *= kGeluSlope;
+    if (act == Act::gelu_erf)  // as the GELU op of the erf form (ref_math.hpp)
+      var = var * kGeluSlope * kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec.gelu_tanh_rel),
+      v = gelu_erf(v), sc *= kGeluSlope;
     if (act == Act::silu)  // as the SILU op (ref_math.hpp)
       var = var * kSiluSlope * kSiluSlope + bound::gelu_eval_var(v), v = silu(v), sc *= kSiluSlope;
     local.add(v, sc, var);
@@ -530,8 +533,11 @@ Result<Vals> run_grouped(const Graph& g, const Op& op, const std::vector<const V
   const double a2 = s.alpha * s.alpha;
   const bool blocked = bound::blocked_accumulation(prec, s.k);
   const int64_t block = blocked ? prec.accumulate_block : s.k;
-  const OpType act_op = s.act == Act::relu ? OpType::RELU : s.act == Act::gelu ? OpType::GELU
-                        : s.act == Act::silu ? OpType::SILU : OpType::CAST;
+  const OpType act_op = s.act == Act::relu                            ? OpType::RELU
+                        : s.act == Act::gelu || s.act == Act::gelu_erf ? OpType::GELU
+                        : s.act == Act::silu                           ? OpType::SILU
+                                                                       : OpType::CAST;
+  const GeluApprox approx = s.act == Act::gelu_erf ? GeluApprox::none : GeluApprox::tanh;
   ref::for_chunks(int64_t(blocks.size()), 1, [&](int64_t, int64_t b0, int64_t b1) {
     std::vector<double> v(size_t(kRows * kCols)), sc(v.size()), var(v.size()), line, line_var;
     // Blocked accumulation (FP8 tensor cores): each element's blocks' squared magnitudes (bq),
@@ -632,7 +638,7 @@ Result<Vals> run_grouped(const Graph& g, const Op& op, const std::vector<const V
               vr += bias->carried(bx) + bound::epilogue_var(1, mag);
             }
             const ref::Elem pre{val, mag, vr, false, DType::f32};
-            const ref::Elem out = ref::elementwise(act_op, GeluApprox::tanh, yt.dtype, DType::f32, DType::f32, pre, {},
+            const ref::Elem out = ref::elementwise(act_op, approx, yt.dtype, DType::f32, DType::f32, pre, {},
                                                    prec.gelu_tanh_rel);
             y.value[at] = out.value, y.scale[at] = out.scale, y.var[at] = out.var;
           }

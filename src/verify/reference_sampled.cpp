@@ -214,6 +214,9 @@ class ElementEval {
     if (act == Act::gelu)
       var = var * ref::kGeluSlope * ref::kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec_.gelu_tanh_rel),
       v = ref::gelu_tanh(v), sc *= ref::kGeluSlope;
+    if (act == Act::gelu_erf)  // as the GELU op of the erf form (ref_math.hpp)
+      var = var * ref::kGeluSlope * ref::kGeluSlope + bound::gelu_eval_var(v) + bound::approx_gelu_var(v, prec_.gelu_tanh_rel),
+      v = ref::gelu_erf(v), sc *= ref::kGeluSlope;
     if (act == Act::silu)  // as reference.cpp
       var = var * ref::kSiluSlope * ref::kSiluSlope + bound::gelu_eval_var(v), v = ref::silu(v), sc *= ref::kSiluSlope;
     const double out = ref::round_real(g_.tensor(op.outputs[0]), l, v);

@@ -54,7 +54,7 @@ TEST_CASE("grouped gemm: the format's rules", "[grouped]") {
     CHECK(has(r.output, says));
   };
   check(grouped_json("[2, 2, 9]", R"({"act": "silu", "alpha": 0.5})"), 0, ": ok (");
-  check(grouped_json("[2, 2, 9]", R"({"act": "swish"})"), 2, "expected one of none, relu, gelu, silu");
+  check(grouped_json("[2, 2, 9]", R"({"act": "swish"})"), 2, "expected one of none, relu, gelu, gelu_erf, silu");
   check(grouped_json("[2, 2, 9]", R"({"trans_a": true})"), 2, "unknown key");
   check(grouped_json("[2, 2, 9]", "{}", "[3, 8, 16]"), 2, "(W is [G, K, N]; [G, N, K] needs trans_b)");
   check(grouped_json("[2, 2, 9]", R"({"trans_b": true})", "[3, 8, 16]"), 0, ": ok (");

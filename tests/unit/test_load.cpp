@@ -201,7 +201,7 @@ TEST_CASE("problem messages name the path and the values", "[load]") {
                        R"("outputs": ["X"], )")) == "t.json: /ops: cycle through RELU_0 -> RELU_1 -> RELU_0");
   CHECK(error_of(graph(R"({"name": "A", "shape": [4, 4], "dtype": "f16"}, {"name": "C", "shape": [4, 4], "dtype": "f16"})",
                        R"({"op_type": "GEMM_BIAS_ACT", "inputs": ["A", "A"], "outputs": ["C"], "attrs": {"act": "relux"}})")) ==
-        "t.json: /ops/0/attrs/act: unknown activation \"relux\"; expected one of none, relu, gelu, silu");
+        "t.json: /ops/0/attrs/act: unknown activation \"relux\"; expected one of none, relu, gelu, gelu_erf, silu");
   CHECK(error_of(graph(kVec, R"({"op_type": "RELU", "inputs": ["AB"], "outputs": ["Y"]})")) ==
         "t.json: /ops/0/inputs/0: tensor \"AB\" is not declared");
   CHECK(error_of(graph(kVec, R"({"op_type": "RELU", "inputs": ["X"], "outputs": ["Y"]})", R"("a/b~": 1, )")) ==

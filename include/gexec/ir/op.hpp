@@ -89,8 +89,9 @@ inline size_t operand_count(OpType t, bool has_constant) { return is_binary_type
 // The format's name of the constant: "scalar" or "exponent" (POW).
 std::string_view constant_key(OpType t);
 
-// gelu is the tanh form, as cuBLASLt computes it; silu (x * sigmoid(x)) only on GROUPED_GEMM.
-enum class Act : uint8_t { none, relu, gelu, silu };
+// gelu is the tanh form, as cuBLASLt computes it; gelu_erf the exact erf form (BERT's, which
+// cuBLASLt's epilogues lack); silu x * sigmoid(x).
+enum class Act : uint8_t { none, relu, gelu, silu, gelu_erf };
 enum class GeluApprox : uint8_t { tanh, none };  // none: the exact erf form
 
 std::string_view op_type_name(OpType t);

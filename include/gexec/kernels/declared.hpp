@@ -41,6 +41,7 @@ std::vector<KernelDef> cuda_fp8_kernel_defs();       // src/backends/cuda/fp8_ca
 std::vector<KernelDef> cuda_fused_kernel_defs();       // src/backends/cuda/fused_caps.cpp
 std::vector<KernelDef> cuda_skinny_kernel_defs();     // src/backends/cuda/skinny_caps.cpp
 std::vector<KernelDef> cuda_grouped_kernel_defs();    // src/backends/cuda/grouped_caps.cpp
+std::vector<KernelDef> cuda_one_group_kernel_defs();  // src/backends/cuda/one_group_caps.cpp
 std::vector<KernelDef> cuda_nccl_kernel_defs();       // src/backends/cuda/nccl_caps.cpp
 std::vector<KernelDef> cpu_kernel_defs();             // src/backends/cpu/cpu_caps.cpp
 
@@ -71,6 +72,7 @@ inline constexpr KernelDeclarations kKernelDeclarations[] = {
     {cuda_fused_kernel_defs, true},
     {cuda_skinny_kernel_defs, true},
     {cuda_grouped_kernel_defs, true},
+    {cuda_one_group_kernel_defs, true},
     {cuda_nccl_kernel_defs, true},
     {cpu_kernel_defs, kCpuBuilt},
 };

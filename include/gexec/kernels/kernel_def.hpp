@@ -82,7 +82,7 @@ enum class KernelImpl : uint8_t {
   cpu_elementwise,         // src/backends/cpu/cpu_elementwise.cpp (f8 CAST in cpu_f8.cpp)
   cpu_fused_elementwise,   // src/backends/cpu/cpu_fused.cpp (FUSED_ELEMENTWISE groups)
   cpu_grouped_gemm,        // src/backends/cpu/cpu_grouped.cpp (GROUPED_GEMM)
-  cuda_grouped_gemm,       // src/backends/cuda/grouped_gemm.cu, grouped_gemm_sm90.cu (GROUPED_GEMM)
+  cuda_grouped_gemm,       // src/backends/cuda/grouped_gemm.cu, grouped_gemm_sm90.cu (GROUPED_GEMM; GEMM_BIAS_ACT as one group)
   cuda_grouped_gemm_mma,   // the same family held to its mma.sync kernel (--kernel, to compare)
   cpu_collective,          // src/backends/cpu/cpu_collective.cpp (the CPU ranks of --tp, in host memory)
   nccl_collective,         // src/backends/cuda/nccl_collective.cpp (ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER)

@@ -68,7 +68,7 @@ std::vector<KernelDef> cpu_kernel_defs() {
                        "C = act(alpha * op(A) op(B) + beta * R + bias): OpenBLAS cblas_sgemm, then residual, bias "
                        "and activation in one pass while rounding to C's dtype");
   gemm.transposes = gemm.batched = true;
-  gemm.acts = {Act::none, Act::relu, Act::silu, Act::gelu};
+  gemm.acts = {Act::none, Act::relu, Act::silu, Act::gelu_erf, Act::gelu};
   gemm.check = check_gemm;
   KernelDef fused = def("cpu.fused_elementwise", OpType::FUSED_ELEMENTWISE, size_t(kGroupMaxInputs),
                         "the group's steps per element in f32, each rounded to its dtype; one read of each input, "

@@ -240,7 +240,7 @@ class GemmKernel final : public Kernel {
     const bool along = !c_colmajor_;
     // A thread from 16384 elements (about 0.5 ns each), or 2048 through the GELU's tanh or the
     // SiLU's exp (about 3 ns each): with 32768 a 64 x 1024 GELU epilogue ran on 2 of 16 threads.
-    const bool costly = act_ == Act::gelu || act_ == Act::silu;
+    const bool costly = act_ == Act::gelu || act_ == Act::gelu_erf || act_ == Act::silu;
     const int64_t per_thread = costly ? int64_t(1) << 11 : int64_t(1) << 14;
     parallel_for(lines, std::max<int64_t>(1, per_thread / len), [&](int64_t l0, int64_t l1) {
       finish(c, dst, bias, along, res, float(s_.beta), act_, len, l0, l1, 0, len);

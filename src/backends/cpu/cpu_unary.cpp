@@ -36,6 +36,7 @@ void activate_tile(Act act, float* v, int64_t n) {
   switch (act) {
     case Act::relu: return unary_tile(OpType::RELU, GeluApprox::tanh, 0, v, n);
     case Act::gelu: return unary_tile(OpType::GELU, GeluApprox::tanh, 0, v, n);
+    case Act::gelu_erf: return unary_tile(OpType::GELU, GeluApprox::none, 0, v, n);
     case Act::silu: return unary_tile(OpType::SILU, GeluApprox::tanh, 0, v, n);
     case Act::none: return;
   }

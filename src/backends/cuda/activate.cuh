@@ -22,6 +22,7 @@ __device__ __forceinline__ float activate(Act a, float v, bool fast = false) {
   switch (a) {
     case Act::relu: return act::relu(v);
     case Act::gelu: return fast ? act::gelu_tanh_fast(v) : act::gelu_tanh(v);
+    case Act::gelu_erf: return fast ? act::gelu_erf_fast(v) : act::gelu_erf(v);
     case Act::silu: return fast ? act::silu_fast(v) : act::silu(v);
     default: return v;
   }
@@ -39,6 +40,7 @@ __device__ __forceinline__ void activate_all(Act a, bool fast, float (&d)[N]) {
   switch (a) {
     case Act::relu: activate_each<Act::relu, false>(d); break;
     case Act::gelu: fast ? activate_each<Act::gelu, true>(d) : activate_each<Act::gelu, false>(d); break;
+    case Act::gelu_erf: fast ? activate_each<Act::gelu_erf, true>(d) : activate_each<Act::gelu_erf, false>(d); break;
     case Act::silu: fast ? activate_each<Act::silu, true>(d) : activate_each<Act::silu, false>(d); break;
     default: break;
   }

@@ -23,7 +23,7 @@ KernelDef gemm_def(std::string kernel_name, OpType op, std::string summary) {
   d.colmajor = true;
   d.transposes = true;
   d.batched = true;
-  d.acts = op == OpType::GEMM_BIAS_ACT ? std::vector<Act>{Act::none, Act::relu, Act::silu, Act::gelu} : std::vector<Act>{};
+  d.acts = op == OpType::GEMM_BIAS_ACT ? std::vector<Act>{Act::none, Act::relu, Act::silu, Act::gelu_erf, Act::gelu} : std::vector<Act>{};
   // Tensor-core kernels read 16-byte vectors; the preference passes the actual alignment too.
   d.align_bytes = 16;
   // bf16 tensor cores (and the bf16 GEMMs cuBLASLt offers) start with Ampere, sm_80.

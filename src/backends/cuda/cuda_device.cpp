@@ -243,6 +243,8 @@ Result<std::unique_ptr<Kernel>> CudaDevice::make_kernel(const KernelDef& def, co
     case KernelImpl::cuda_f8_cast: return make_f8_cast_kernel(g, op, binding, stream(), caps().sm_count);
     case KernelImpl::cuda_fused_elementwise: return make_fused_elementwise_kernel(def, g, op, binding, stream());
     case KernelImpl::cuda_grouped_gemm:
+      if (op.type == OpType::GEMM_BIAS_ACT) return make_one_group_gemm(*this, def, g, op, binding);
+      return make_grouped_gemm(*this, def, g, op, binding);
     case KernelImpl::cuda_grouped_gemm_mma: return make_grouped_gemm(*this, def, g, op, binding);
     case KernelImpl::nccl_collective: return make_nccl_collective(*this, g, op, binding);
     default: break;

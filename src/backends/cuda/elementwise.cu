@@ -472,6 +472,7 @@ Status launch_bias_act(void* c, DType c_t, int64_t batch, int64_t rows, int64_t 
   const bool fast = c_t == DType::f16 || c_t == DType::bf16;  // as for the ops (make_elementwise_kernel)
   p.post = act == Act::relu   ? Post::relu
            : act == Act::gelu ? (fast ? Post::gelu_tanh_fast : Post::gelu_tanh)
+           : act == Act::gelu_erf ? (fast ? Post::gelu_erf_fast : Post::gelu_erf)
            : act == Act::silu ? (fast ? Post::silu_fast : Post::silu)
                               : Post::none;
   if (!bias && p.post == Post::none) return Status::success();
@@ -490,11 +491,16 @@ Status launch_bias_act(void* c, DType c_t, int64_t batch, int64_t rows, int64_t 
       case Post::relu: ew_bias_rows<TC, TB, Post::relu><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks); break;
       case Post::gelu_tanh: ew_bias_rows<TC, TB, Post::gelu_tanh><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks); break;
       case Post::silu: ew_bias_rows<TC, TB, Post::silu><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks); break;
+      case Post::gelu_erf: ew_bias_rows<TC, TB, Post::gelu_erf><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks); break;
+      case Post::gelu_erf_fast:
+        ew_bias_rows<TC, TB, Post::gelu_erf_fast><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks);
+        break;
       case Post::gelu_tanh_fast:
         ew_bias_rows<TC, TB, Post::gelu_tanh_fast><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks);
         break;
       case Post::silu_fast: ew_bias_rows<TC, TB, Post::silu_fast><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks); break;
-      default: ew_bias_rows<TC, TB, Post::none><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks); break;
+      case Post::none: ew_bias_rows<TC, TB, Post::none><<<grid, threads, 0, stream>>>(c, bias, all_rows, row_chunks); break;
+      default: return runtime_error("bias and activation: an activation the row-wise kernel does not apply");
     }
     GEXEC_CUDA_TRY(cudaGetLastError());
     return Status::success();

@@ -2,6 +2,7 @@
 // value in double (stored x scale, real_value.cuh), divided by Y's scale in double, rounded once
 // with the shared codec (include/gexec/ir/f8.hpp), so that its bytes equal the reference's.
 #include "f8_convert.hpp"
+#include "transpose.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -351,21 +352,6 @@ __global__ void f8_cast(Side x, Side y, int64_t n, unsigned int* amax) {
   }
 }
 
-__global__ void transpose_u8(const uint8_t* in, uint8_t* out, int64_t rows, int64_t cols) {
-  __shared__ uint8_t tile[32][33];
-  const int64_t r0 = int64_t(blockIdx.y) * 32, c0 = int64_t(blockIdx.x) * 32;
-  // Read a tile of in ([cols, rows]) along its rows, write it along out's rows.
-  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
-    const int64_t c = c0 + i, r = r0 + threadIdx.x;
-    if (c < cols && r < rows) tile[i][threadIdx.x] = in[c * rows + r];
-  }
-  __syncthreads();
-  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
-    const int64_t r = r0 + i, c = c0 + threadIdx.x;
-    if (r < rows && c < cols) out[r * cols + c] = tile[threadIdx.x][i];
-  }
-}
-
 __global__ void pack_u8(const uint8_t* in, bool transposed, int64_t rows, int64_t cols, uint8_t* out, int64_t rows_p,
                         int64_t cols_p, int64_t batch, bool repeat_rows) {
   const int64_t per = rows_p * cols_p, n = per * batch;
@@ -431,12 +417,7 @@ Status launch_arrange_scales(const float* s, float* out, int64_t outer, int64_t 
 }
 
 Status launch_transpose_u8(const void* in, void* out, int64_t rows, int64_t cols, cudaStream_t stream) {
-  if (rows <= 0 || cols <= 0) return {};
-  const dim3 block(32, 8);
-  const dim3 grid(unsigned((cols + 31) / 32), unsigned((rows + 31) / 32));
-  transpose_u8<<<grid, block, 0, stream>>>(static_cast<const uint8_t*>(in), static_cast<uint8_t*>(out), rows, cols);
-  GEXEC_CUDA_TRY(cudaGetLastError());
-  return {};
+  return launch_transpose(in, out, rows, cols, 1, stream);
 }
 
 Status launch_pack_u8(const void* in, bool transposed, int64_t rows, int64_t cols, void* out, int64_t rows_p,

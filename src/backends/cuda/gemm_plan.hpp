@@ -48,6 +48,8 @@ inline std::string when(bool once) { return once ? "once, before the runs" : "in
 inline std::string tail_reason(Act act, bool has_bias) {
   const std::string what = has_bias ? act != Act::none ? "the bias and the activation" : "the bias" : "the activation";
   if (act == Act::silu) return "SiLU: cuBLASLt has no SiLU epilogue; a separate kernel applies " + what + " after the product";
+  if (act == Act::gelu_erf)
+    return "erf GELU: cuBLASLt's GELU epilogue is the tanh form; a separate kernel applies " + what + " after the product";
   return "colmajor C: the bias runs along C's columns, which cuBLASLt's bias epilogue cannot add there; a separate "
          "kernel applies " + what + " after the product";
 }

@@ -123,7 +123,7 @@ inline GemmEpilogue gemm_epilogue(const GemmView& v, const GemmTypes& t, bool ha
   GemmEpilogue e;
   const bool any = has_bias || act != Act::none;
   if (!any) return e;
-  e.fused = act != Act::silu && (!has_bias || v.bias_on_rows);
+  e.fused = act != Act::silu && act != Act::gelu_erf && (!has_bias || v.bias_on_rows);
   e.needs_tail = !e.fused;
   e.convert_bias = e.fused && has_bias && bias_t != t.d;
   return e;

@@ -494,7 +494,7 @@ GroupedGemmPlan plan_grouped_gemm(GroupedGemmPlan p) {
     return refuse("Y is " + name(p.out) + "; the grouped GEMM writes f16, bf16 or f32");
   if (p.has_bias && p.bias != DType::f16 && p.bias != DType::bf16 && p.bias != DType::f32)
     return refuse("the bias is " + name(p.bias) + "; the grouped GEMM reads f16, bf16 or f32");
-  if (p.act != Act::none && p.act != Act::relu && p.act != Act::gelu && p.act != Act::silu)
+  if (p.act != Act::none && p.act != Act::relu && p.act != Act::gelu && p.act != Act::gelu_erf && p.act != Act::silu)
     return refuse("an activation the grouped GEMM does not know");
   if (p.groups < 1) return refuse("groups is " + std::to_string(p.groups) + "; it takes at least one");
   if (p.tokens < 0 || p.k < 0 || p.n < 0) return refuse("a negative size");

@@ -28,7 +28,8 @@ inline cublasLtEpilogue_t lt_epilogue(bool bias, Act act) {
     case Act::relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
     case Act::gelu: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
     case Act::none:
-    case Act::silu: break;  // cuBLASLt has no SiLU epilogue: GemmEpilogue applies it after the product
+    case Act::silu:
+    case Act::gelu_erf: break;  // no SiLU or erf GELU epilogue in cuBLASLt: GemmEpilogue applies them after the product
   }
   return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
 }

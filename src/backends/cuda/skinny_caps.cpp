@@ -40,7 +40,7 @@ KernelDef skinny_def(std::string name, OpType op) {
                                "residual and alpha/beta in its epilogue");
   d.inputs[0] = d.inputs[1] = {DType::f16, DType::bf16};
   d.transposes = true;  // trans_b; a transposed A is refused by the check
-  d.acts = op == OpType::GEMM_BIAS_ACT ? std::vector<Act>{Act::none, Act::relu, Act::silu, Act::gelu} : std::vector<Act>{};
+  d.acts = op == OpType::GEMM_BIAS_ACT ? std::vector<Act>{Act::none, Act::relu, Act::silu, Act::gelu_erf, Act::gelu} : std::vector<Act>{};
   d.align_bytes = 16;  // 16-byte loads of the weight
   d.min_cc = 80;       // mma.sync m16n8k16 with f16 and bf16 operands
   d.check = [name](const Graph& g, const Op& o, const DeviceCaps& caps, const KernelOptions& options) {
