@@ -13,10 +13,11 @@
 //   SiLU, cuBLASLt     198.0           394.1           814.9
 //   erf GELU, this     210.0           406.5           803.8
 //   erf GELU, cuBLASLt 197.2           394.5           813.9
-// (the erf GELU's epilogue costs this kernel about 40 us at 4096 rows over the bias alone). Elsewhere
-// cuBLASLt's product (and its tail) is as fast or faster; `--kernel OP=cuda.gemm_one_group` takes
-// this kernel wherever it can run, on mma.sync where WGMMA does not fit. Compiled into the core
-// without CUDA headers, so that the dry-run shows its verdict.
+// (the erf GELU's epilogue costs this kernel about 40 us at 4096 rows over the bias alone; in that
+// run cuBLASLt's tail kernel applied the bias alone, a fault since fixed: the same bytes moved).
+// Elsewhere cuBLASLt's product (and its tail) is as fast or faster; `--kernel
+// OP=cuda.gemm_one_group` takes this kernel wherever it can run, on mma.sync where WGMMA does not
+// fit. Compiled into the core without CUDA headers, so that the dry-run shows its verdict.
 #include <string>
 
 #include "gexec/kernels/declared.hpp"
