@@ -984,6 +984,14 @@ inline std::vector<WrongCase> wrong_kernel_cases() {
                    random_graph(OpType::DIV, DType::f32, 3.0).g});
   pairs.push_back({"POW 0.5 with the exponent 0.51", random_graph(OpType::POW, DType::f32, 0.51).g,
                    random_graph(OpType::POW, DType::f32, 0.5).g});
+  // A product's erf GELU epilogue computed as the tanh form (at most about 5e-4 apart), f32.
+  detail::GemmCase erf;
+  erf.m = 64, erf.n = 64, erf.k = 16;
+  erf.act = Act::gelu_erf;
+  detail::GemmCase tanh_form = erf;
+  tanh_form.act = Act::gelu;
+  pairs.push_back({"GEMM_BIAS_ACT gelu_erf computed as gelu (tanh)", detail::gemm_graph(OpType::GEMM_BIAS_ACT, tanh_form, "tanh").graph,
+                   detail::gemm_graph(OpType::GEMM_BIAS_ACT, erf, "erf").graph});
   return pairs;
 }
 
