@@ -110,8 +110,12 @@ inline GemmTypes gemm_types(DType a, DType b, DType c) {
   return t;
 }
 
+// Whether cuBLASLt has an epilogue for the activation: ReLU and the tanh GELU (lt_types.hpp),
+// not SiLU or the erf GELU, which a tail kernel (or another product kernel) applies instead.
+inline bool lt_has_epilogue(Act act) { return act == Act::none || act == Act::relu || act == Act::gelu; }
+
 // Whether the bias and activation are added by cuBLASLt's epilogue: only where the bias runs
-// along D's rows, and not SiLU, which cuBLASLt has no epilogue for. The activation follows the
+// along D's rows, and where it has the activation (lt_has_epilogue). The activation follows the
 // bias, so it is fused only when the bias is (and the bias only when the activation is).
 struct GemmEpilogue {
   bool fused = false;         // bias and activation (whichever are present) in the epilogue
@@ -123,7 +127,7 @@ inline GemmEpilogue gemm_epilogue(const GemmView& v, const GemmTypes& t, bool ha
   GemmEpilogue e;
   const bool any = has_bias || act != Act::none;
   if (!any) return e;
-  e.fused = act != Act::silu && act != Act::gelu_erf && (!has_bias || v.bias_on_rows);
+  e.fused = lt_has_epilogue(act) && (!has_bias || v.bias_on_rows);
   e.needs_tail = !e.fused;
   e.convert_bias = e.fused && has_bias && bias_t != t.d;
   return e;

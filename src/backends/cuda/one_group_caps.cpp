@@ -20,6 +20,7 @@
 // fit. Compiled into the core without CUDA headers, so that the dry-run shows its verdict.
 #include <string>
 
+#include "gemm_view.hpp"
 #include "gexec/kernels/declared.hpp"
 
 namespace gexec {
@@ -53,7 +54,7 @@ Verdict check_one_group(const Graph& g, const Op& op, const DeviceCaps& caps, co
     if (!wgmma)
       return v.rejected = "chosen only where it runs on WGMMA (sm_90, M >= 64, K % 64 == 0, N % 128 == 0, B [N,K] or "
                           "a constant); cuBLASLt runs the rest", v;
-    if (act != Act::gelu_erf && act != Act::silu)
+    if (cuda::lt_has_epilogue(act))
       return v.rejected = "cuBLASLt's epilogue applies this activation (or none is asked): its product is the faster", v;
     if (s->m < min_rows(act))
       return v.rejected = "M = " + std::to_string(s->m) + " is below " + std::to_string(min_rows(act)) +

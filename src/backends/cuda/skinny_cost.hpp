@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <string>
 
+#include "gemm_view.hpp"
 #include "skinny_plan.hpp"
 
 namespace gexec::cuda {
@@ -146,7 +147,7 @@ inline SkinnyCost skinny_cost(const SkinnyPlan& p, int sm_count, const SkinnyRat
   const double lt_eff = 0.5 + 0.5 * fill;
   c.cublaslt_us = std::max(skinny_dram_bytes(p) / (r.copy_gbps * lt_eff * 1e3), flops / (r.tensor_tflops * 1e6));
   // SiLU and the erf GELU, which cuBLASLt has no epilogue for: one more kernel reads C and writes it back.
-  if (p.act == Act::silu || p.act == Act::gelu_erf) c.cublaslt_us += r.tail_us + 2.0 * double(s.m) * double(s.n) * (p.c == DType::f32 ? 4 : 2) / (r.copy_gbps * 1e3);
+  if (!lt_has_epilogue(p.act)) c.cublaslt_us += r.tail_us + 2.0 * double(s.m) * double(s.n) * (p.c == DType::f32 ? 4 : 2) / (r.copy_gbps * 1e3);
   return c;
 }
 
