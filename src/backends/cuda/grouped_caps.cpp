@@ -10,6 +10,7 @@
 
 #include "gexec/ir/grouped_shape.hpp"
 #include "gexec/kernels/declared.hpp"
+#include "grouped_fit.hpp"
 
 namespace gexec {
 namespace {
@@ -21,8 +22,8 @@ Verdict check_grouped(const Graph& g, const Op& op, const DeviceCaps& caps, bool
   if (!s) return v.rejected = why, v;
   const Tensor& x = g.tensor(op.inputs[0]);
   const Tensor& w = g.tensor(op.inputs[1]);
-  // The plan's rule (grouped_gemm.cu): FP8 tensor cores where the WGMMA kernel takes the shape.
-  const bool fp8_wgmma = !mma_only && caps.cc == 90 && s->trans_b && s->k % 128 == 0 && s->n % 128 == 0;
+  // The plan's rule (grouped_fit.hpp): FP8 tensor cores where the WGMMA kernel takes the shape.
+  const bool fp8_wgmma = !mma_only && cuda::grouped_wgmma_fits(caps.cc, s->trans_b, s->k, s->n, DType::f8e4m3);
   if ((is_f8(x.dtype) || is_f8(w.dtype)) && x.scale.is_block()) {  // the graph's rules: both, X 1x128, W 128x128
     if (!fp8_wgmma)
       return v.rejected = "block-scaled f8 X and W run on the FP8 WGMMA kernel only: an sm_90 device, W [G, N, K] "
@@ -48,8 +49,9 @@ Verdict check_grouped(const Graph& g, const Op& op, const DeviceCaps& caps, bool
                         " must be multiples of 8 (16-byte rows)", v;
   // The plan's own choice for 16-bit operands (grouped_gemm.cu) needs the device's figures; the
   // rule it follows (f8 ones take WGMMA whatever the groups' sizes, as said above):
-  if (!is_f8(x.dtype) && !mma_only && caps.cc == 90 && s->trans_b && s->k % 64 == 0 && s->n % 128 == 0)
-    v.notes.push_back("WGMMA + TMA on sm_90a where the groups average 64 rows or more, else mma.sync");
+  if (!is_f8(x.dtype) && !mma_only && cuda::grouped_wgmma_fits(caps.cc, s->trans_b, s->k, s->n, x.dtype))
+    v.notes.push_back("WGMMA + TMA on sm_90a where the groups average " + std::to_string(cuda::kWgmmaMinAvgRows) +
+                      " rows or more, else mma.sync");
   return v;
 }
 

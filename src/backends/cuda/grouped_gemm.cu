@@ -45,6 +45,7 @@
 #include <type_traits>
 
 #include "check.hpp"
+#include "grouped_fit.hpp"
 #include "grouped_gemm.hpp"
 #include "grouped_gemm_common.cuh"
 #include "grouped_gemm_sm90.hpp"
@@ -59,10 +60,6 @@ constexpr int kBK = 64;
 constexpr int kCtasPerSm = 2;      // __launch_bounds__: at most 128 registers a thread
 constexpr int kPanelRows = 2048;   // rows of a raster panel: m_panel = kPanelRows / block_m
 constexpr int kPrepThreads = 1024; // grouped_prep: groups per scan pass
-// The WGMMA kernel (grouped_gemm_sm90.cu) is for groups of this many rows on average and more:
-// its tiles have 128 rows, and fewer rows a group would waste most of them.
-constexpr int64_t kWgmmaMinAvgRows = 64;
-constexpr int kWgmmaBytesK = 128;  // the WGMMA kernel's k step: one 128-byte swizzle row
 
 constexpr int stages_for(int bm) { return bm == 128 ? 3 : 4; }  // 96 KiB (80 at 32 rows): two CTAs an SM
 

@@ -69,6 +69,7 @@
 #include <type_traits>
 
 #include "check.hpp"
+#include "grouped_fit.hpp"
 #include "grouped_gemm.hpp"
 #include "grouped_gemm_common.cuh"
 #include "grouped_gemm_sm90.hpp"
@@ -82,6 +83,7 @@ namespace {
 constexpr int kThreads = 384;  // producer warpgroup + 2 consumer warpgroups
 constexpr int kBM = 128;
 constexpr int kBytesK = kTmaRowBytes;  // a k step: one 128-byte swizzle row, 64 16-bit values or 128 f8
+static_assert(kBytesK == kWgmmaBytesK, "the rule the dry-run reads (grouped_fit.hpp) must match the kernel");
 constexpr int kConsumerWarps = 8;
 constexpr int kAlign = 1024;   // the 128-byte swizzle's period
 constexpr const char* kWho = "grouped GEMM (WGMMA)";

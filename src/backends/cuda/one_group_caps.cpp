@@ -21,6 +21,7 @@
 #include <string>
 
 #include "gemm_view.hpp"
+#include "grouped_fit.hpp"
 #include "gexec/kernels/declared.hpp"
 
 namespace gexec {
@@ -48,7 +49,9 @@ Verdict check_one_group(const Graph& g, const Op& op, const DeviceCaps& caps, co
                         ": both must be multiples of 8 (16-byte rows)", v;
   if (s->m > INT32_MAX) return v.rejected = "M beyond int32", v;
   const bool b_once = !s->trans_b && b.constant;  // B [K,N] copied to [N,K] once, before the runs
-  const bool wgmma = caps.cc == 90 && s->k % 64 == 0 && s->n % 128 == 0 && s->m >= 64 && (s->trans_b || b_once);
+  // The grouped GEMM plan's rule (grouped_fit.hpp) for one group of M rows, W [N,K] as copied.
+  const bool wgmma = cuda::grouped_wgmma_fits(caps.cc, s->trans_b || b_once, s->k, s->n, a.dtype) &&
+                     s->m >= cuda::kWgmmaMinAvgRows;
   const Act act = op.attrs.act;
   if (!options.is_forced(op, kName)) {
     if (!wgmma)
