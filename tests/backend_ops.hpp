@@ -984,8 +984,11 @@ inline std::vector<WrongCase> wrong_kernel_cases() {
                    random_graph(OpType::DIV, DType::f32, 3.0).g});
   pairs.push_back({"POW 0.5 with the exponent 0.51", random_graph(OpType::POW, DType::f32, 0.51).g,
                    random_graph(OpType::POW, DType::f32, 0.5).g});
-  // A product's erf GELU epilogue computed as the tanh form (at most about 5e-4 apart), f32.
+  // A product's erf GELU epilogue computed as the tanh form (at most about 5e-4 apart). f16 A and
+  // B, exact in any product, so that the bound is f32's accumulation and not TF32's rounding of f32
+  // operands (CUDA's default: its bound would hold the difference); C f32.
   detail::GemmCase erf;
+  erf.a = erf.b = DType::f16;
   erf.m = 64, erf.n = 64, erf.k = 16;
   erf.act = Act::gelu_erf;
   detail::GemmCase tanh_form = erf;
