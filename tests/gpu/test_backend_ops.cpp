@@ -58,8 +58,10 @@ TEST_CASE("backend ops: the new elementwise ops on edge values, generated kernel
   REQUIRE(cuda::fault::configure("").ok());
   for (const test::WrongCase& p : test::wrong_kernel_cases()) {
     INFO(p.what);
-    CHECK(test::run_case(**dev, p.right).pass());
-    const test::CaseResult wrong = test::run_case(**dev, p.wrong, &p.right);
+    const test::CaseResult right = test::run_case(**dev, p.right, nullptr, p.cuda_kernel);
+    INFO(right.describe());
+    CHECK(right.pass());
+    const test::CaseResult wrong = test::run_case(**dev, p.wrong, &p.right, p.cuda_kernel);
     INFO(wrong.describe());
     CHECK(wrong.error.empty());
     CHECK_FALSE(wrong.pass());
