@@ -23,6 +23,11 @@
 #include "backend_ops.hpp"
 #include "gexec/backends/cpu_device.hpp"
 #endif
+#ifdef GEXEC_HAVE_CUDA
+#include "../../src/backends/cuda/grouped_fit.hpp"
+#include "../../src/backends/cuda/grouped_gemm.hpp"
+#endif
+#include "unit/skip.hpp"
 
 using namespace gexec;
 using test::has;
@@ -224,3 +229,40 @@ TEST_CASE("grouped gemm: the FP8 block model bounds each group's products by the
     CHECK_FALSE(check_with(wrong, fp8).pass);
   }
 }
+
+// The rule the declarations read for the WGMMA kernel (grouped_fit.hpp: the GROUPED_GEMM and
+// one-group GEMM dry-run verdicts) and the plan that launches it (plan_grouped_gemm, whose WGMMA
+// kernel checks the shape again: grouped_sm90_unfit) take the same shapes, on any device figures.
+#ifdef GEXEC_HAVE_CUDA
+TEST_CASE("grouped gemm: the declarations' WGMMA rule is the plan's", "[grouped]") {
+  int wgmma = 0, mma = 0;
+  for (DType in : {DType::f16, DType::bf16, DType::f8e4m3})
+    for (int cc : {80, 90})
+      for (bool trans_b : {false, true})
+        for (int64_t k : {64, 96, 128, 4096, 4104})
+          for (int64_t n : {120, 128, 256, 2048, 2056})
+            for (auto [groups, tokens] : {std::pair{1, 64}, {1, 63}, {8, 512}, {8, 511}, {8, 4096}, {64, 512}}) {
+              cuda::GroupedGemmPlan p;
+              p.tokens = tokens, p.k = k, p.n = n, p.groups = groups, p.trans_b = trans_b, p.cc = cc;
+              p.in = p.in_w = in;
+              p.out = DType::bf16;
+              const bool rule = cuda::grouped_wgmma_fits(cc, trans_b, k, n, in) &&
+                                (is_f8(in) || tokens / groups >= cuda::kWgmmaMinAvgRows);
+              const cuda::GroupedGemmPlan q = cuda::plan_grouped_gemm(p);
+              INFO(dtype_name(in) << " cc " << cc << " trans_b " << trans_b << " K " << k << " N " << n << " G " << groups
+                                  << " T " << tokens << ": " << q.rejected);
+              if (is_f8(in) && !rule) {  // f8 operands run on WGMMA only: refused elsewhere
+                CHECK_FALSE(q.rejected.empty());
+                continue;
+              }
+              REQUIRE(q.rejected.empty());
+              CHECK(q.wgmma == rule);
+              ++(q.wgmma ? wgmma : mma);
+            }
+  CHECK(wgmma > 50);
+  CHECK(mma > 50);
+}
+#else
+GEXEC_SKIPPED_TEST("grouped gemm: the declarations' WGMMA rule is the plan's", "[grouped]",
+                   "this build has no CUDA backend (no nvcc found, or configured with -DGEXEC_CUDA=OFF)")
+#endif

@@ -1,7 +1,9 @@
-// Which shapes the grouped GEMM's WGMMA kernel (grouped_gemm_sm90.cu) takes, as one rule that its
-// plan (grouped_gemm.cu), the GROUPED_GEMM kernels' declaration (grouped_caps.cpp) and the
-// one-group GEMM's (one_group_caps.cpp) all read, so that the dry-run's verdict and the launch
-// agree. Pure C++ (no CUDA headers): the kernel table is compiled into the core.
+// Which shapes the grouped GEMM's WGMMA kernel (grouped_gemm_sm90.cu) takes, as one rule that the
+// GROUPED_GEMM kernels' declaration (grouped_caps.cpp) and the one-group GEMM's
+// (one_group_caps.cpp) read; the plan (grouped_gemm.cu) takes its constants, and the kernel's own
+// check (grouped_sm90_unfit) must take the same shapes: tests/unit/test_grouped_gemm.cpp compares
+// the plan with this rule over a sweep of shapes. Pure C++ (no CUDA headers): the kernel table is
+// compiled into the core.
 #pragma once
 
 #include <cstdint>
