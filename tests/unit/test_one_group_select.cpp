@@ -78,7 +78,13 @@ TEST_CASE("dry-run: an erf GELU or SiLU epilogue on the one-group GEMM where mea
   CHECK(forced.status == 0);
   CHECK(has(forced.output, "fc (GEMM_BIAS_ACT) -> cuda.gemm_one_group"));
   CHECK(has(forced.output, "forced by --kernel"));
-  CHECK(has(forced.output, "mma.sync (WGMMA takes sm_90"));
+  CHECK(has(forced.output, "mma.sync (WGMMA takes sm_90, M >= 64, K % 64 == 0, N % 128 == 0)"));
+
+  // Unforced there, the rule in the rejection is the f16 one (K in 64-value steps of 128 bytes).
+  const auto unfit = run_gexec("run " + act_graph(4096, 200, 128, "none", true) + " --dry-run --arch sm_90");
+  INFO(unfit.output);
+  CHECK(has(unfit.output, "rejected cuda.gemm_one_group: chosen only where it runs on WGMMA (sm_90, M >= 64, "
+                          "K % 64 == 0, N % 128 == 0, B [N,K] or a constant)"));
 }
 
 TEST_CASE("the erf GELU epilogue on the CPU backend against the reference", "[one-group]") {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "gexec/ir/dtype.hpp"
 
@@ -24,6 +25,14 @@ constexpr int64_t kWgmmaBlockN = 128;  // N is tiled by 128 (or 256 where N allo
 inline bool grouped_wgmma_fits(int cc, bool trans_b, int64_t k, int64_t n, DType in) {
   const int64_t step = kWgmmaBytesK / int64_t(dtype_size(in));
   return cc == 90 && trans_b && k > 0 && k % step == 0 && n > 0 && n % kWgmmaBlockN == 0;
+}
+
+// The rule in words for a product of one group (M rows), as the verdicts print it, written from
+// the constants above so that the text cannot drift from the rule.
+inline std::string one_group_wgmma_rule_text(DType in) {
+  const int64_t step = kWgmmaBytesK / int64_t(dtype_size(in));
+  return "sm_90, M >= " + std::to_string(kWgmmaMinAvgRows) + ", K % " + std::to_string(step) + " == 0, N % " +
+         std::to_string(kWgmmaBlockN) + " == 0";
 }
 
 }  // namespace gexec::cuda

@@ -57,8 +57,8 @@ Verdict check_one_group(const Graph& g, const Op& op, const DeviceCaps& caps, co
   const Act act = op.attrs.act;
   if (!options.is_forced(op, kName)) {
     if (!wgmma)
-      return v.rejected = "chosen only where it runs on WGMMA (sm_90, M >= 64, K % 64 == 0, N % 128 == 0, B [N,K] or "
-                          "a constant); cuBLASLt runs the rest", v;
+      return v.rejected = "chosen only where it runs on WGMMA (" + cuda::one_group_wgmma_rule_text(a.dtype) +
+                          ", B [N,K] or a constant); cuBLASLt runs the rest", v;
     if (cuda::lt_has_epilogue(act))
       return v.rejected = "cuBLASLt's epilogue applies this activation (or none is asked): its product is the faster", v;
     if (s->m < min_rows(act))
@@ -69,7 +69,8 @@ Verdict check_one_group(const Graph& g, const Op& op, const DeviceCaps& caps, co
     v.notes.push_back("forced by --kernel");
   }
   v.notes.push_back(std::string("one group of the grouped GEMM: ") +
-                    (wgmma ? "WGMMA + TMA (sm_90a)" : "mma.sync (WGMMA takes sm_90, M >= 64, K % 64 == 0, N % 128 == 0)") +
+                    (wgmma ? std::string("WGMMA + TMA (sm_90a)")
+                           : "mma.sync (WGMMA takes " + cuda::one_group_wgmma_rule_text(a.dtype) + ")") +
                     ", bias and " + std::string(act_name(act)) + " in its epilogue");
   if (wgmma && b_once)
     v.notes.push_back("B [K,N] is a constant: copied transposed into [N,K] once, before the runs (" +
