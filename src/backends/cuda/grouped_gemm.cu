@@ -457,7 +457,7 @@ std::string plan_wgmma(GroupedGemmPlan& p) {
   GroupedGemmPlan w = p;
   const int64_t m_tiles_even = int64_t(p.groups) * ((p.tokens / p.groups + 127) / 128);
   w.block_m = 128;
-  w.block_k = kWgmmaBytesK / int(dtype_size(p.in));
+  w.block_k = int(wgmma_step_k(p.in));
   w.block_n = !f8 && p.n % 256 == 0 && m_tiles_even * (p.n / 256) >= p.sm_count ? 256 : 128;
   w.stages = w.block_n == 256 ? 4 : 6;  // the kernel's (launch_grouped_sm90 checks)
   w.warps = 12;
