@@ -34,6 +34,11 @@
 //    On an H100, 4096 x 16384 x 4096 f16 spent about a tenth of its warps' samples (ncu) in the
 //    direct stores.
 // The producer runs ahead into the next tile's k steps while the consumers store.
+// Why the consumers split each tile rather than take whole tiles in turn (ping-pong, which hides
+// one's epilogue under the other's products): a whole 128 x 256 tile is 256 accumulators a
+// thread, more than a thread has, so ping-pong needs 128-column tiles, and on an H100 it lost
+// every A/B against the split form at the plan's tiles, by 2% to 28% (docs/performance.md, the
+// grouped GEMM's section).
 //
 // Shared memory: stages x (X tile 16 KiB, W tile block_n x 128 B), then the two consumers'
 // staging buffers for Y (16 KiB each: 64 rows x 128 columns of 16 bits), each buffer 1024-byte
