@@ -456,7 +456,7 @@ std::string grouped_sm90_unfit(const GroupedGemmPlan& p) {
   if (p.in != DType::f16 && p.in != DType::bf16 && !f8) return "X and W are not f16, bf16 or f8";
   if (f8 ? !is_f8(p.in_w) : p.in_w != p.in) return "X and W differ in dtype (other than two f8)";
   if (p.block_scales && !f8) return "block scales on operands that are not f8";
-  const int64_t step = kBytesK / dtype_size(p.in);
+  const int64_t step = wgmma_step_k(p.in);  // kBytesK of p.in (kBytesK == kWgmmaBytesK, asserted above)
   if (p.k <= 0 || p.k % step != 0)
     return "K = " + std::to_string(p.k) + " is not a positive multiple of " + std::to_string(step);
   if (p.block_n != 128 && !(p.block_n == 256 && !f8))
